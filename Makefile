@@ -1,0 +1,47 @@
+# The two commands of the README: `make run` and `make test`. Everything else is a helper.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+HOST ?= 127.0.0.1
+PORT ?= 8000
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/nqdc
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+
+.PHONY: run test venv lint bench clean
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) is needed (Python 3.11)"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet ".[test]"
+	rm -rf build *.egg-info
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+## make run: set up (venv, migrations, plan catalog, demo population) and start web, worker and beat.
+## Without DATABASE_URL/REDIS_URL it uses SQLite and kombu's filesystem broker under var/.
+run: $(STAMP)
+	DEBUG=$${DEBUG:-true} $(PY) manage.py migrate --noinput
+	DEBUG=$${DEBUG:-true} $(PY) manage.py load_catalog
+	DEBUG=$${DEBUG:-true} $(PY) manage.py load_demo
+	DEBUG=$${DEBUG:-true} $(PY) scripts/run_all.py --host $(HOST) --port $(PORT)
+
+## make test: the whole suite against PostgreSQL and Redis; stops at once if either is unreachable.
+test: $(STAMP)
+	@DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} $(PY) scripts/check_services.py
+	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} TESTING=true \
+		$(PY) manage.py makemigrations --check --dry-run > /dev/null
+	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} TESTING=true \
+		$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+
+bench: $(STAMP)
+	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(PY) manage.py bench crediting --participants $${N:-100000}
+
+clean:
+	rm -rf $(VENV) var

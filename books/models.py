@@ -1,0 +1,260 @@
+"""The plan's books: notional accounts, positions in notional funds, and an append-only ledger.
+
+Money moves in two steps. A credit or debit is first a PendingTransaction (the pay date or payment
+date is its effective date); the crediting job of the next Valuation Date turns it into
+LedgerEntry rows at that day's prices (EDCP 7.1, RRP 3.03/3.05). Every Valuation Date the job also
+writes one DailyValuation row per position: units, price, value and the earnings credited that day.
+LedgerEntry and DailyValuation rows are never updated or deleted (database triggers refuse it);
+a correction is a reversing entry.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from simple_history.models import HistoricalRecords
+
+from participants.models import Participation, Person
+from plans.models import Fund
+
+
+class Account(models.Model):
+    """A (sub-)account of a participation: Retirement/Termination, a Specified Date Account, Matching..."""
+
+    participation = models.ForeignKey(Participation, on_delete=models.PROTECT, related_name="accounts")
+    kind = models.CharField(max_length=30)
+    specified_month = models.DateField(null=True, blank=True,
+                                       help_text="Specified Date Accounts: the month first chosen (first day of month)")
+    opened_on = models.DateField()
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["participation", "kind", "specified_month"]
+        constraints = [
+            models.UniqueConstraint(fields=["participation", "kind"], condition=Q(specified_month__isnull=True),
+                                    name="one_account_per_kind"),
+            models.UniqueConstraint(fields=["participation", "kind", "specified_month"],
+                                    condition=Q(specified_month__isnull=False), name="one_specified_date_account_per_month"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.participation.person.employee_number} {self.participation.plan.code} {self.name}"
+
+    @property
+    def name(self) -> str:
+        if self.specified_month:
+            return f"{self.kind}:{self.specified_month:%Y-%m}"
+        return self.kind
+
+    @property
+    def label(self) -> str:
+        spec = self.participation.plan.version_on(self.opened_on).account_spec(self.kind)
+        base = spec["label"] if spec else self.kind.replace("_", " ").title()
+        if self.specified_month:
+            return f"{base} ({self.specified_month:%B %Y})"
+        return base
+
+
+class Position(models.Model):
+    """Units of one notional fund held by one account. Balances live in the ledger, not here."""
+
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="positions")
+    fund = models.ForeignKey(Fund, on_delete=models.PROTECT, related_name="positions")
+
+    class Meta:
+        ordering = ["account", "fund"]
+        constraints = [models.UniqueConstraint(fields=["account", "fund"], name="one_position_per_fund")]
+
+    def __str__(self) -> str:
+        return f"{self.account} {self.fund.code}"
+
+
+class Source(models.TextChoices):
+    DEFERRAL = "deferral", "Deferral"
+    MATCHING = "matching", "Matching contribution"
+    RESTORATION = "restoration", "Retirement restoration contribution"
+    COMPANY_MATCHING = "company_matching", "Company contribution (matching)"
+    COMPANY_RETIREMENT = "company_retirement", "Company contribution (retirement)"
+    DISTRIBUTION = "distribution", "Distribution"
+    FORFEITURE = "forfeiture", "Forfeiture"
+    EXCHANGE = "exchange", "Exchange"
+    ADJUSTMENT = "adjustment", "Adjustment"
+
+
+class EntryKind(models.TextChoices):
+    CREDIT = "credit", "Credit"
+    FORFEITURE = "forfeiture", "Forfeiture"
+    DISTRIBUTION = "distribution", "Distribution"
+    EXCHANGE = "exchange", "Exchange"
+    ADJUSTMENT = "adjustment", "Adjustment"
+    REVERSAL = "reversal", "Reversal"
+
+
+class PendingTransaction(models.Model):
+    """Money waiting for its Valuation Date. Positive amounts go into the account, negative come out.
+
+    `liquidate_all` sells every unit of the account (a final payment or a forfeiture of all); then
+    the amount posted is whatever the units are worth that day.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        APPLIED = "applied", "Applied"
+        CANCELLED = "cancelled", "Cancelled"
+
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="pending")
+    kind = models.CharField(max_length=12, choices=EntryKind.choices)
+    source = models.CharField(max_length=20, choices=Source.choices)
+    amount = models.DecimalField(max_digits=14, decimal_places=2)
+    liquidate_all = models.BooleanField(default=False)
+    effective_date = models.DateField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    applied_on = models.DateField(null=True, blank=True, help_text="The Valuation Date it was applied")
+    applied_amount = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
+    idempotency_key = models.CharField(max_length=200, unique=True)
+    actor = models.CharField(max_length=200)
+    created_at = models.DateTimeField()
+    memo = models.CharField(max_length=300, blank=True)
+    cite = models.CharField(max_length=60, blank=True)
+
+    class Meta:
+        ordering = ["effective_date", "id"]
+        indexes = [models.Index(fields=["status", "effective_date"]), models.Index(fields=["account", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.amount} {self.account} {self.effective_date} ({self.status})"
+
+
+class LedgerEntry(models.Model):
+    """A posted movement of units and money in one position. Append-only."""
+
+    position = models.ForeignKey(Position, on_delete=models.PROTECT, related_name="entries")
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="entries")
+    kind = models.CharField(max_length=12, choices=EntryKind.choices)
+    source = models.CharField(max_length=20, choices=Source.choices)
+    effective_date = models.DateField()
+    valuation_date = models.DateField()
+    units = models.DecimalField(max_digits=20, decimal_places=6)
+    price = models.DecimalField(max_digits=18, decimal_places=6)
+    amount = models.DecimalField(max_digits=14, decimal_places=2)
+    pending = models.ForeignKey(PendingTransaction, null=True, blank=True, on_delete=models.PROTECT, related_name="entries")
+    reverses = models.OneToOneField("self", null=True, blank=True, on_delete=models.PROTECT, related_name="reversed_by")
+    idempotency_key = models.CharField(max_length=220, unique=True)
+    actor = models.CharField(max_length=200)
+    posted_at = models.DateTimeField()
+    memo = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["valuation_date", "id"]
+        indexes = [models.Index(fields=["valuation_date"]), models.Index(fields=["account", "valuation_date"])]
+        verbose_name_plural = "ledger entries"
+
+    def __str__(self) -> str:
+        return f"{self.valuation_date} {self.kind} {self.amount} ({self.units} units) {self.position}"
+
+
+class DailyValuation(models.Model):
+    """A position valued on a Valuation Date: the earnings credited that day and the running totals.
+
+    value = round(units x price, 2); earnings = value - previous value - flow (the day's entries).
+    Written set-based by the crediting job; append-only. FKs are not enforced by the database on
+    this table so the daily insert stays fast; the rows are only ever written from existing positions.
+    """
+
+    position = models.ForeignKey(Position, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+")
+    account = models.ForeignKey(Account, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+")
+    fund = models.ForeignKey(Fund, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+")
+    valuation_date = models.DateField()
+    units = models.DecimalField(max_digits=20, decimal_places=6)
+    price = models.DecimalField(max_digits=18, decimal_places=6)
+    value = models.DecimalField(max_digits=16, decimal_places=2)
+    flow = models.DecimalField(max_digits=16, decimal_places=2)
+    earnings = models.DecimalField(max_digits=16, decimal_places=2)
+
+    class Meta:
+        ordering = ["valuation_date", "position"]
+        constraints = [models.UniqueConstraint(fields=["position", "valuation_date"], name="one_valuation_per_position_and_date")]
+
+    def __str__(self) -> str:
+        return f"{self.valuation_date} position {self.position_id}: {self.value}"
+
+
+class PayrollRecord(models.Model):
+    """One line of the payroll feed: a component of pay on a pay date (EDCP 7.1, RRP 3.03)."""
+
+    person = models.ForeignKey(Person, on_delete=models.PROTECT, related_name="payroll_records")
+    pay_date = models.DateField()
+    component = models.CharField(max_length=30)
+    gross = models.DecimalField(max_digits=14, decimal_places=2)
+    plan_year = models.PositiveIntegerField(help_text="The plan year this pay belongs to (EDCP 3.2(b))")
+    period_start = models.DateField(null=True, blank=True)
+    performance_period_end = models.DateField(null=True, blank=True)
+    net_available = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True,
+                                        help_text="Cash pay left after required taxes and deductions (EDCP 1.14)")
+    sequence = models.PositiveIntegerField(default=1)
+    batch = models.ForeignKey("core.ImportBatch", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    line_number = models.PositiveIntegerField(null=True, blank=True)
+    recorded_at = models.DateTimeField()
+    actor = models.CharField(max_length=200)
+
+    class Meta:
+        ordering = ["pay_date", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["person", "pay_date", "component", "sequence"], name="one_pay_line"),
+            models.CheckConstraint(condition=Q(gross__gte=0), name="gross_not_negative"),
+        ]
+        indexes = [models.Index(fields=["person", "plan_year"])]
+
+    def __str__(self) -> str:
+        return f"{self.person.employee_number} {self.pay_date} {self.component} {self.gross}"
+
+
+class PayrollDeferral(models.Model):
+    """What one pay line meant for one plan: the election applied, the deferral, and any reduction."""
+
+    record = models.ForeignKey(PayrollRecord, on_delete=models.PROTECT, related_name="deferrals")
+    participation = models.ForeignKey(Participation, on_delete=models.PROTECT, related_name="payroll_deferrals")
+    election = models.ForeignKey("elections.DeferralElection", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    compensation = models.DecimalField(max_digits=14, decimal_places=2)
+    plan_compensation = models.DecimalField(max_digits=14, decimal_places=2)
+    percent = models.DecimalField(max_digits=7, decimal_places=4)
+    deferral = models.DecimalField(max_digits=14, decimal_places=2)
+    matching = models.DecimalField(max_digits=14, decimal_places=2, default=0)
+    reduced_by = models.DecimalField(max_digits=14, decimal_places=2, default=0)
+    reason = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["record", "participation"]
+        constraints = [models.UniqueConstraint(fields=["record", "participation"], name="one_deferral_per_pay_and_plan")]
+
+
+class ContributionDeclaration(models.Model):
+    """A contribution the Committee declares for a plan year (RRP 3.02 retirement restoration)."""
+
+    plan = models.ForeignKey("plans.Plan", on_delete=models.PROTECT, related_name="declarations")
+    plan_year = models.PositiveIntegerField()
+    kind = models.CharField(max_length=20, default="retirement_restoration")
+    percent = models.DecimalField(max_digits=7, decimal_places=4)
+    declared_on = models.DateField()
+    declared_by = models.CharField(max_length=200)
+    participants_credited = models.PositiveIntegerField(default=0)
+    total_credited = models.DecimalField(max_digits=16, decimal_places=2, default=0)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-plan_year"]
+        constraints = [models.UniqueConstraint(fields=["plan", "plan_year", "kind"], name="one_declaration_per_year")]
+
+
+class Forfeiture(models.Model):
+    """An unvested amount forfeited at separation (EDCP 4.2, RRP 3.06)."""
+
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="forfeitures")
+    on = models.DateField()
+    percent_vested = models.DecimalField(max_digits=7, decimal_places=4)
+    amount = models.DecimalField(max_digits=14, decimal_places=2)
+    pending = models.OneToOneField(PendingTransaction, on_delete=models.PROTECT, related_name="forfeiture")
+    cite = models.CharField(max_length=60)
+
+    class Meta:
+        ordering = ["on", "id"]

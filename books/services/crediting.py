@@ -1,0 +1,443 @@
+"""Valuation-date crediting (EDCP 7.2, RRP 3.05(c)): the daily batch job of the books.
+
+For one Valuation Date D, in order, each phase committed on its own and safe to repeat:
+  1. exchanges: investment elections for existing balances effective on D (EDCP 7.4)
+  2. credits: pending credits effective on or before D, split by the allocation in force, bought at D's price
+  3. debits: pending distributions and forfeitures, sold at D's price
+  4. valuation: one DailyValuation row per position: units, price, value and the earnings of the day
+The hot statements (2 and 4) are set-based SQL on PostgreSQL; the embedded SQLite demo runs the same
+rules through the ORM (`_credits_python`, `_valuations_python`), and a test proves both agree.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from decimal import Decimal
+
+from django.db import connection, transaction
+from django.db.models import Max, Sum
+from django.utils import timezone
+
+from books.models import Account, DailyValuation, EntryKind, LedgerEntry, PendingTransaction, Position, Source
+from core import valuation_calendar as cal
+from core.jobs import job_claim, job_finish, job_lock, job_progress
+from core.models import JobRun
+from core.money import ZERO, money, units as q_units
+from elections.models import InvestmentElection, Status
+from plans.models import Fund, FundPrice
+
+JOB_KIND = "crediting"
+PHASES = ("exchanges", "credits", "debits", "valuation")
+
+
+class CreditingRefused(RuntimeError):
+    """The date cannot be credited yet (missing prices, an earlier date not credited)."""
+
+
+# --- reads shared by both paths ---------------------------------------------------------------
+
+def last_credited_date(before: dt.date | None = None) -> dt.date | None:
+    qs = JobRun.objects.filter(kind=JOB_KIND, status=JobRun.Status.DONE)
+    if before is not None:
+        qs = qs.filter(key__lt=before.isoformat())
+    key = qs.aggregate(m=Max("key"))["m"]
+    return dt.date.fromisoformat(key) if key else None
+
+
+def _prices_on(day: dt.date) -> dict[int, Decimal]:
+    return dict(FundPrice.objects.filter(date=day).values_list("fund_id", "price"))
+
+
+_MISSING_PRICES_SQL = """
+SELECT f.id FROM plans_fund f
+WHERE NOT EXISTS (SELECT 1 FROM plans_fundprice pr WHERE pr.fund_id = f.id AND pr.date = %(day)s)
+  AND (EXISTS (SELECT 1 FROM books_position p WHERE p.fund_id = f.id)
+       OR (f.is_default AND EXISTS (SELECT 1 FROM books_pendingtransaction t
+                                    JOIN books_account a ON a.id = t.account_id
+                                    JOIN participants_participation pa ON pa.id = a.participation_id
+                                    WHERE t.status = 'pending' AND t.effective_date <= %(day)s AND pa.plan_id = f.plan_id))
+       OR EXISTS (SELECT 1 FROM elections_investmentelectionline l
+                  JOIN elections_investmentelection e ON e.id = l.election_id
+                  WHERE l.fund_id = f.id AND e.status = 'accepted' AND e.effective_on <= %(day)s))
+"""
+
+_WORK_SQL = """
+SELECT
+  (SELECT MAX(key) FROM core_jobrun WHERE kind = 'crediting' AND status = 'done' AND key < %(key)s),
+  EXISTS (SELECT 1 FROM books_pendingtransaction t WHERE t.status = 'pending' AND t.effective_date <= %(day)s
+          AND t.kind = 'credit'),
+  EXISTS (SELECT 1 FROM elections_investmentelection e WHERE e.status = 'accepted' AND e.effective_on <= %(day)s
+          AND e.rebalanced_on IS NULL AND e.applies_to IN ('existing', 'both')),
+  EXISTS (SELECT 1 FROM books_pendingtransaction t WHERE t.status = 'pending' AND t.effective_date <= %(day)s
+          AND t.kind <> 'credit')
+"""
+
+
+def _funds_missing_prices(day: dt.date) -> list[Fund]:
+    with connection.cursor() as cursor:
+        cursor.execute(_MISSING_PRICES_SQL, {"day": day})
+        ids = [r[0] for r in cursor.fetchall()]
+    return list(Fund.objects.filter(id__in=ids).select_related("plan")) if ids else []
+
+
+def allocation_in_force(participation_id: int, plan_id: int, day: dt.date) -> list[tuple[int, int]]:
+    """[(fund_id, percent)] for future credits on `day`; the plan's default fund without an election (EDCP 7.5)."""
+    election = (InvestmentElection.objects
+                .filter(participation_id=participation_id, status=Status.ACCEPTED,
+                        applies_to__in=[InvestmentElection.AppliesTo.FUTURE, InvestmentElection.AppliesTo.BOTH],
+                        effective_on__lte=day)
+                .order_by("-effective_on", "-submitted_at", "-id").first())
+    if election is not None:
+        return [(line.fund_id, line.percent) for line in election.lines.order_by("fund_id")]
+    default = Fund.objects.filter(plan_id=plan_id, is_default=True).values_list("id", flat=True).first()
+    if default is None:
+        raise CreditingRefused(f"plan {plan_id} has no default fund (EDCP 7.5 / RRP 3.05(b))")
+    return [(default, 100)]
+
+
+def _position(account_id: int, fund_id: int) -> Position:
+    return Position.objects.get_or_create(account_id=account_id, fund_id=fund_id)[0]
+
+
+def _units_now(account_ids: list[int], day: dt.date) -> dict[int, dict[int, Decimal]]:
+    """account -> position -> units held on `day` after the entries already posted for `day`."""
+    prev = cal.previous_valuation_date(day)
+    out: dict[int, dict[int, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
+    for pos_id, acc_id, u in (DailyValuation.objects.filter(valuation_date=prev, account_id__in=account_ids)
+                              .values_list("position_id", "account_id", "units")):
+        out[acc_id][pos_id] += u
+    for pos_id, acc_id, u in (LedgerEntry.objects.filter(valuation_date=day, account_id__in=account_ids)
+                              .values_list("position_id", "account_id", "units")):
+        out[acc_id][pos_id] += u
+    return out
+
+
+def _post(*, position: Position, kind: str, source: str, effective_date: dt.date, day: dt.date, units: Decimal,
+          price: Decimal, amount: Decimal, key: str, actor: str, pending: PendingTransaction | None = None,
+          memo: str = "") -> LedgerEntry:
+    return LedgerEntry.objects.create(
+        position=position, account_id=position.account_id, kind=kind, source=source, effective_date=effective_date,
+        valuation_date=day, units=units, price=price, amount=amount, pending=pending, idempotency_key=key,
+        actor=actor, posted_at=timezone.now(), memo=memo[:300],
+    )
+
+
+# --- phase 1: exchanges -------------------------------------------------------------------------
+
+def _exchanges(day: dt.date, prices: dict[int, Decimal], actor: str) -> int:
+    """Investment elections for existing balances (EDCP 7.4): sell every position, buy the new mix."""
+    elections = list(InvestmentElection.objects.filter(
+        status=Status.ACCEPTED, effective_on__lte=day, rebalanced_on__isnull=True,
+        applies_to__in=[InvestmentElection.AppliesTo.EXISTING, InvestmentElection.AppliesTo.BOTH],
+    ).order_by("effective_on", "submitted_at", "id"))
+    done = 0
+    for election in elections:
+        with transaction.atomic():
+            locked = InvestmentElection.objects.select_for_update().get(pk=election.pk)
+            if locked.rebalanced_on is not None:
+                continue
+            accounts = list(Account.objects.filter(participation_id=election.participation_id))
+            held = _units_now([a.id for a in accounts], day)
+            lines = [(line.fund_id, line.percent) for line in election.lines.order_by("fund_id")]
+            for account in accounts:
+                positions = {p.id: p for p in Position.objects.filter(account=account)}
+                total = ZERO
+                for pos_id, u in held.get(account.id, {}).items():
+                    if u == 0:
+                        continue
+                    pos = positions[pos_id]
+                    value = money(u * prices[pos.fund_id])
+                    total += value
+                    _post(position=pos, kind=EntryKind.EXCHANGE, source=Source.EXCHANGE, effective_date=day, day=day,
+                          units=-u, price=prices[pos.fund_id], amount=-value,
+                          key=f"exchange:{election.pk}:{account.pk}:out:{pos.fund_id}", actor=actor,
+                          memo=f"Exchange out, investment election {election.pk}")
+                if total == 0:
+                    continue
+                from core.money import split_by_percent
+
+                for fund_id, part in split_by_percent(total, lines):
+                    pos = _position(account.id, fund_id)
+                    _post(position=pos, kind=EntryKind.EXCHANGE, source=Source.EXCHANGE, effective_date=day, day=day,
+                          units=q_units(part / prices[fund_id]), price=prices[fund_id], amount=part,
+                          key=f"exchange:{election.pk}:{account.pk}:in:{fund_id}", actor=actor,
+                          memo=f"Exchange in, investment election {election.pk}")
+            locked.rebalanced_on = day
+            locked.save(update_fields=["rebalanced_on"])
+            done += 1
+    return done
+
+
+# --- phase 2: credits ---------------------------------------------------------------------------
+
+_CREDITS_SQL = """
+WITH todo AS (
+    SELECT t.id, t.account_id, t.amount, t.effective_date, t.source, t.idempotency_key, t.actor, t.memo,
+           a.participation_id, pa.plan_id
+    FROM books_pendingtransaction t
+    JOIN books_account a ON a.id = t.account_id
+    JOIN participants_participation pa ON pa.id = a.participation_id
+    WHERE t.status = 'pending' AND t.kind = 'credit' AND t.effective_date <= %(day)s
+),
+elected AS (
+    SELECT DISTINCT ON (e.participation_id) e.participation_id, e.id AS election_id
+    FROM elections_investmentelection e
+    WHERE e.status = 'accepted' AND e.applies_to IN ('future', 'both') AND e.effective_on <= %(day)s
+      AND e.participation_id IN (SELECT participation_id FROM todo)
+    ORDER BY e.participation_id, e.effective_on DESC, e.submitted_at DESC, e.id DESC
+),
+lines AS (
+    SELECT t.id AS pending_id, l.fund_id, l.percent FROM todo t
+    JOIN elected el ON el.participation_id = t.participation_id
+    JOIN elections_investmentelectionline l ON l.election_id = el.election_id
+    UNION ALL
+    SELECT t.id, f.id, 100 FROM todo t
+    JOIN plans_fund f ON f.plan_id = t.plan_id AND f.is_default
+    WHERE NOT EXISTS (SELECT 1 FROM elected el WHERE el.participation_id = t.participation_id)
+),
+split AS (
+    SELECT t.*, l.fund_id,
+           ROUND(t.amount * l.percent / 100.0, 2) AS share,
+           ROW_NUMBER() OVER (PARTITION BY t.id ORDER BY l.fund_id DESC) AS from_last,
+           SUM(ROUND(t.amount * l.percent / 100.0, 2)) OVER (PARTITION BY t.id) AS shares_total
+    FROM todo t JOIN lines l ON l.pending_id = t.id
+),
+new_positions AS (
+    INSERT INTO books_position (account_id, fund_id)
+    SELECT DISTINCT account_id, fund_id FROM split
+    ON CONFLICT (account_id, fund_id) DO NOTHING
+    RETURNING id, account_id, fund_id
+),
+positions AS (
+    SELECT id, account_id, fund_id FROM new_positions
+    UNION ALL
+    SELECT p.id, p.account_id, p.fund_id FROM books_position p
+    JOIN (SELECT DISTINCT account_id, fund_id FROM split) s USING (account_id, fund_id)
+),
+amounts AS (
+    SELECT s.*, CASE WHEN s.from_last = 1 THEN s.share + (s.amount - s.shares_total) ELSE s.share END AS part
+    FROM split s
+),
+posted AS (
+    INSERT INTO books_ledgerentry (position_id, account_id, kind, source, effective_date, valuation_date, units,
+                                   price, amount, pending_id, idempotency_key, actor, posted_at, memo)
+    SELECT p.id, am.account_id, 'credit', am.source, am.effective_date, %(day)s,
+           ROUND(am.part / pr.price, 6), pr.price, am.part, am.id,
+           am.idempotency_key || ':' || am.fund_id, %(actor)s, %(now)s, am.memo
+    FROM amounts am
+    JOIN positions p ON p.account_id = am.account_id AND p.fund_id = am.fund_id
+    JOIN plans_fundprice pr ON pr.fund_id = am.fund_id AND pr.date = %(day)s
+    WHERE am.part <> 0
+    ON CONFLICT (idempotency_key) DO NOTHING
+    RETURNING pending_id
+)
+UPDATE books_pendingtransaction t SET status = 'applied', applied_on = %(day)s, applied_amount = t.amount
+WHERE t.id IN (SELECT id FROM todo)
+"""
+
+
+def _credits_sql(day: dt.date, actor: str) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(_CREDITS_SQL, {"day": day, "actor": actor, "now": timezone.now()})
+        return cursor.rowcount
+
+
+def _credits_python(day: dt.date, actor: str) -> int:
+    prices = _prices_on(day)
+    todo = list(PendingTransaction.objects.select_related("account__participation")
+                .filter(status=PendingTransaction.Status.PENDING, kind=EntryKind.CREDIT, effective_date__lte=day)
+                .order_by("id"))
+    from core.money import split_by_percent
+
+    with transaction.atomic():
+        for t in todo:
+            part = t.account.participation
+            lines = allocation_in_force(part.id, part.plan_id, day)
+            # the same rule as the SQL: shares rounded, the last fund (highest id) takes the remainder
+            parts = split_by_percent(t.amount, lines)
+            for fund_id, share in parts:
+                if share == 0:
+                    continue
+                pos = _position(t.account_id, fund_id)
+                _post(position=pos, kind=EntryKind.CREDIT, source=t.source, effective_date=t.effective_date, day=day,
+                      units=q_units(share / prices[fund_id]), price=prices[fund_id], amount=share,
+                      key=f"{t.idempotency_key}:{fund_id}", actor=actor, pending=t, memo=t.memo)
+            t.status, t.applied_on, t.applied_amount = PendingTransaction.Status.APPLIED, day, t.amount
+            t.save(update_fields=["status", "applied_on", "applied_amount"])
+    return len(todo)
+
+
+# --- phase 3: debits (distributions, forfeitures): few a day, account by account --------------
+
+def _debits(day: dt.date, prices: dict[int, Decimal], actor: str) -> int:
+    todo = list(PendingTransaction.objects.filter(
+        status=PendingTransaction.Status.PENDING, effective_date__lte=day,
+        kind__in=[EntryKind.DISTRIBUTION, EntryKind.FORFEITURE, EntryKind.ADJUSTMENT],
+    ).order_by("effective_date", "id"))
+    for t in todo:
+        with transaction.atomic():
+            t = PendingTransaction.objects.select_for_update().get(pk=t.pk)
+            if t.status != PendingTransaction.Status.PENDING:
+                continue
+            held = {pid: u for pid, u in _units_now([t.account_id], day).get(t.account_id, {}).items() if u != 0}
+            positions = {p.id: p for p in Position.objects.filter(id__in=held)}
+            values = {pid: money(u * prices[positions[pid].fund_id]) for pid, u in held.items()}
+            total = sum(values.values(), ZERO)
+            wanted = total if t.liquidate_all else min(-t.amount, total)
+            posted = ZERO
+            ordered = sorted(held, key=lambda pid: (values[pid], pid))
+            for i, pid in enumerate(ordered):
+                pos = positions[pid]
+                price = prices[pos.fund_id]
+                if wanted >= total:  # everything goes
+                    u, amount = held[pid], values[pid]
+                elif i == len(ordered) - 1:
+                    amount = wanted - posted
+                    u = min(held[pid], q_units(amount / price))
+                else:
+                    amount = money(wanted * values[pid] / total) if total else ZERO
+                    u = min(held[pid], q_units(amount / price))
+                if amount == 0 and u == 0:
+                    continue
+                posted += amount
+                _post(position=pos, kind=t.kind, source=t.source, effective_date=t.effective_date, day=day,
+                      units=-u, price=price, amount=-amount, key=f"{t.idempotency_key}:{pos.fund_id}", actor=actor,
+                      pending=t, memo=t.memo)
+            t.status, t.applied_on, t.applied_amount = PendingTransaction.Status.APPLIED, day, -posted
+            t.save(update_fields=["status", "applied_on", "applied_amount"])
+    return len(todo)
+
+
+# --- phase 4: valuation -------------------------------------------------------------------------
+
+_VALUATION_SQL = """
+WITH flows AS (
+    SELECT e.position_id, p.account_id, p.fund_id, SUM(e.units) AS units, SUM(e.amount) AS amount
+    FROM books_ledgerentry e JOIN books_position p ON p.id = e.position_id
+    WHERE e.valuation_date = %(day)s
+    GROUP BY e.position_id, p.account_id, p.fund_id
+),
+prev AS (
+    SELECT position_id, account_id, fund_id, units, value FROM books_dailyvaluation
+    WHERE valuation_date = %(prev)s AND units <> 0
+),
+base AS (
+    SELECT COALESCE(prev.position_id, flows.position_id) AS position_id,
+           COALESCE(prev.account_id, flows.account_id) AS account_id,
+           COALESCE(prev.fund_id, flows.fund_id) AS fund_id,
+           COALESCE(prev.units, 0) + COALESCE(flows.units, 0) AS units,
+           COALESCE(prev.value, 0) AS prev_value,
+           COALESCE(flows.amount, 0) AS flow
+    FROM prev FULL JOIN flows ON flows.position_id = prev.position_id
+)
+INSERT INTO books_dailyvaluation (position_id, account_id, fund_id, valuation_date, units, price, value, flow, earnings)
+SELECT b.position_id, b.account_id, b.fund_id, %(day)s, b.units, pr.price,
+       ROUND(b.units * pr.price, 2), b.flow, ROUND(b.units * pr.price, 2) - b.prev_value - b.flow
+FROM base b JOIN plans_fundprice pr ON pr.fund_id = b.fund_id AND pr.date = %(day)s
+ON CONFLICT (position_id, valuation_date) DO NOTHING
+"""
+
+
+def _valuations_sql(day: dt.date) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(_VALUATION_SQL, {"day": day, "prev": cal.previous_valuation_date(day)})
+        return cursor.rowcount
+
+
+def _valuations_python(day: dt.date) -> int:
+    if DailyValuation.objects.filter(valuation_date=day).exists():
+        return 0
+    prices = _prices_on(day)
+    prev_day = cal.previous_valuation_date(day)
+    state: dict[int, dict] = {}
+    for row in DailyValuation.objects.filter(valuation_date=prev_day).exclude(units=0).values(
+            "position_id", "account_id", "fund_id", "units", "value"):
+        state[row["position_id"]] = {**row, "prev_value": row["value"], "flow": ZERO}
+    flows = (LedgerEntry.objects.filter(valuation_date=day).values("position_id", "position__account_id",
+                                                                   "position__fund_id")
+             .annotate(u=Sum("units"), a=Sum("amount")))
+    for f in flows:
+        row = state.setdefault(f["position_id"], {"position_id": f["position_id"], "account_id": f["position__account_id"],
+                                                  "fund_id": f["position__fund_id"], "units": ZERO,
+                                                  "prev_value": ZERO, "flow": ZERO})
+        row["units"] += f["u"]
+        row["flow"] += f["a"]
+    rows = []
+    for row in state.values():
+        price = prices[row["fund_id"]]
+        value = money(row["units"] * price)
+        rows.append(DailyValuation(position_id=row["position_id"], account_id=row["account_id"], fund_id=row["fund_id"],
+                                   valuation_date=day, units=row["units"], price=price, value=value, flow=row["flow"],
+                                   earnings=value - row["prev_value"] - row["flow"]))
+    with transaction.atomic():
+        DailyValuation.objects.bulk_create(rows, batch_size=2000)
+    return len(rows)
+
+
+def _set_based() -> bool:
+    return connection.vendor == "postgresql"
+
+
+# --- the job ------------------------------------------------------------------------------------
+
+def _check(day: dt.date, last: dt.date | None) -> None:
+    if not cal.is_valuation_date(day):
+        raise CreditingRefused(f"{day} is not a Valuation Date (the NYSE is closed; EDCP 1.37, RRP 1.32)")
+    if last is not None:
+        expected = cal.next_valuation_date_after(last)
+        if expected < day:
+            raise CreditingRefused(f"{expected} must be credited before {day}: Valuation Dates are credited in order")
+    missing = _funds_missing_prices(day)
+    if missing:
+        names = ", ".join(f"{f.plan.code} {f.code} ({f.name})" for f in missing)
+        raise CreditingRefused(f"no price for {names} on {day}: crediting waits until the price is loaded")
+
+
+def credit_valuation_date(*, valuation_date: dt.date, actor: str = "crediting job", set_based: bool | None = None) -> JobRun:
+    """Credit one Valuation Date. Repeating it changes nothing; a crash resumes at the phase it reached."""
+    set_based = _set_based() if set_based is None else set_based
+    with job_lock(JOB_KIND):
+        run = job_claim(kind=JOB_KIND, key=valuation_date.isoformat())
+        if run.status == JobRun.Status.DONE:
+            return run
+        with connection.cursor() as cursor:
+            cursor.execute(_WORK_SQL, {"day": valuation_date, "key": valuation_date.isoformat()})
+            last_key, has_credits, has_exchanges, has_debits = cursor.fetchone()
+        try:
+            _check(valuation_date, dt.date.fromisoformat(last_key) if last_key else None)
+        except CreditingRefused as exc:
+            return job_finish(run, status=JobRun.Status.REFUSED, message=str(exc))
+        prices = _prices_on(valuation_date) if (has_exchanges or has_debits or not set_based) else {}
+        stats: dict[str, int] = {"exchanges": 0, "credits": 0, "debits": 0}
+        if has_exchanges:
+            job_progress(run, done=0, total=len(PHASES), message="exchanges")
+            stats["exchanges"] = _exchanges(valuation_date, prices, actor)
+        if has_credits:
+            stats["credits"] = _credits_sql(valuation_date, actor) if set_based else _credits_python(valuation_date, actor)
+        if has_debits:
+            job_progress(run, done=2, total=len(PHASES), message="debits")
+            stats["debits"] = _debits(valuation_date, prices, actor)
+        if has_exchanges or has_credits or has_debits:
+            job_progress(run, done=3, total=len(PHASES), message="valuation")
+        stats["positions_valued"] = _valuations_sql(valuation_date) if set_based else _valuations_python(valuation_date)
+        return job_finish(run, status=JobRun.Status.DONE, message="credited", stats=stats)
+
+
+def credit_due_dates(*, through: dt.date, actor: str = "crediting job") -> list[JobRun]:
+    """Credit every Valuation Date not yet credited, in order, through `through`; stop at the first refusal."""
+    last = last_credited_date()
+    if last is None:
+        first_pending = (PendingTransaction.objects.filter(status=PendingTransaction.Status.PENDING)
+                         .order_by("effective_date").values_list("effective_date", flat=True).first())
+        if first_pending is None:
+            return []
+        start = cal.next_valuation_date(first_pending)
+    else:
+        start = cal.next_valuation_date_after(last)
+    runs = []
+    for day in cal.valuation_dates_between(start, through):
+        run = credit_valuation_date(valuation_date=day, actor=actor)
+        runs.append(run)
+        if run.status != JobRun.Status.DONE:
+            break
+    return runs

@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from simple_history.models import HistoricalRecords
+
+
+class MarketClosure(models.Model):
+    """An ad hoc NYSE closure the exchange calendar does not know (a day of mourning, a storm)."""
+
+    date = models.DateField(unique=True)
+    reason = models.CharField(max_length=200)
+    recorded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT)
+    recorded_at = models.DateTimeField(auto_now_add=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-date"]
+
+    def __str__(self) -> str:
+        return f"{self.date}: {self.reason}"
+
+
+class JobRun(models.Model):
+    """One run of a batch job for one key (a Valuation Date, a payment day).
+
+    The unique (kind, key) row is the claim: a second worker finds it and does not repeat the work.
+    """
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+        REFUSED = "refused", "Refused"
+
+    kind = models.CharField(max_length=40)
+    key = models.CharField(max_length=60)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    message = models.TextField(blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    worker = models.CharField(max_length=200, blank=True)
+    started_at = models.DateTimeField()
+    heartbeat_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    stats = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        constraints = [models.UniqueConstraint(fields=["kind", "key"], name="jobrun_one_per_kind_and_key")]
+        indexes = [models.Index(fields=["kind", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.key} ({self.status})"
+
+    @property
+    def percent(self) -> int:
+        if self.status == self.Status.DONE:
+            return 100
+        if not self.progress_total:
+            return 0
+        return min(100, int(100 * self.progress_done / self.progress_total))
+
+
+class AuditEvent(models.Model):
+    """A business action with its actor and reason (STYLE 5); model history comes from simple-history."""
+
+    at = models.DateTimeField()
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT)
+    actor_label = models.CharField(max_length=200)
+    action = models.CharField(max_length=80)
+    object_type = models.CharField(max_length=80, blank=True)
+    object_id = models.CharField(max_length=64, blank=True)
+    reason = models.TextField(blank=True)
+    data = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["object_type", "object_id"]), models.Index(fields=["action"])]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M} {self.actor_label} {self.action}"
+
+
+class ImportBatch(models.Model):
+    """One uploaded file (participants, prices, payroll): validated whole, then applied whole or refused."""
+
+    class Kind(models.TextChoices):
+        PARTICIPANTS = "participants", "Participants"
+        PRICES = "prices", "Fund prices"
+        PAYROLL = "payroll", "Payroll"
+        KEY_EMPLOYEES = "key_employees", "Key Employee list"
+
+    class Status(models.TextChoices):
+        APPLIED = "applied", "Applied"
+        REFUSED = "refused", "Refused"
+        DUPLICATE = "duplicate", "Already applied"
+
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    file_name = models.CharField(max_length=300)
+    sha256 = models.CharField(max_length=64)
+    status = models.CharField(max_length=10, choices=Status.choices)
+    rows_total = models.PositiveIntegerField(default=0)
+    rows_applied = models.PositiveIntegerField(default=0)
+    rows_skipped = models.PositiveIntegerField(default=0, help_text="Rows already applied by an earlier import")
+    errors = models.JSONField(default=list, blank=True)
+    uploaded_by = models.CharField(max_length=200)
+    uploaded_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-uploaded_at", "-id"]
+        indexes = [models.Index(fields=["kind", "sha256"])]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} import {self.file_name} ({self.status})"

@@ -1,0 +1,29 @@
+"""DRF permissions: deny by default; a view names the capability it needs."""
+from __future__ import annotations
+
+from rest_framework.permissions import BasePermission
+
+from core.roles import Cap, has_cap, is_participant_user
+
+
+class DenyAll(BasePermission):
+    def has_permission(self, request, view) -> bool:
+        return False
+
+
+class HasCapability(BasePermission):
+    """Allow users holding `view.required_capability` (read) or `view.write_capability` (writes)."""
+
+    def has_permission(self, request, view) -> bool:
+        if request.method in ("GET", "HEAD", "OPTIONS"):
+            cap = getattr(view, "required_capability", None)
+        else:
+            cap = getattr(view, "write_capability", None)
+        return cap is not None and has_cap(request.user, Cap(cap))
+
+
+class IsParticipant(BasePermission):
+    """A participant reading their own records; querysets must filter on request.user.person."""
+
+    def has_permission(self, request, view) -> bool:
+        return is_participant_user(request.user)

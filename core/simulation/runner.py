@@ -1,0 +1,175 @@
+"""Replays a scenario day by day through the real services and batch jobs (FORMAT.md)."""
+from __future__ import annotations
+
+import datetime as dt
+import importlib
+import zoneinfo
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from django.db import transaction
+
+from core import valuation_calendar as cal
+from core.simulation import registry
+from core.simulation.registry import Rejected
+from core.simulation.scenario import Scenario
+
+ACTOR = "simulator"
+PLUGINS = ("participants.simulation", "books.simulation", "elections.simulation", "payments.simulation")
+EASTERN = zoneinfo.ZoneInfo("America/New_York")
+
+
+def load_plugins() -> None:
+    for name in PLUGINS:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+
+
+@dataclass
+class SimContext:
+    scenario: Scenario
+    plan: Any = None
+    people: dict[str, Any] = field(default_factory=dict)
+    participations: dict[str, Any] = field(default_factory=dict)
+    funds: dict[str, Any] = field(default_factory=dict)
+    events: list[dict] = field(default_factory=list)
+    payments: list[dict] = field(default_factory=list)
+    forfeitures: list[dict] = field(default_factory=list)
+    balances: dict[str, dict] = field(default_factory=dict)
+    state: dict[str, Any] = field(default_factory=dict)
+    actor: str = ACTOR
+    today: dt.date | None = None
+
+    def moment(self, day: dt.date, hour: int = 12) -> dt.datetime:
+        """A scenario event happens at noon Eastern on its date (dates carry no time)."""
+        return dt.datetime(day.year, day.month, day.day, hour, tzinfo=EASTERN)
+
+    def participant_id(self, person) -> str:
+        for pid, p in self.people.items():
+            if p.pk == person.pk:
+                return pid
+        return str(person.employee_number)
+
+
+def _days(start: dt.date, end: dt.date):
+    day = start
+    while day <= end:
+        yield day
+        day += dt.timedelta(days=1)
+
+
+def _record_balances(ctx: SimContext, day: dt.date) -> None:
+    from books.models import Account
+    from books.selectors import account_values
+
+    accounts = list(Account.objects.filter(participation__in=ctx.participations.values())
+                    .select_related("participation__person"))
+    values = account_values(accounts, on=day)
+    out: dict[str, dict[str, str]] = {pid: {} for pid in ctx.scenario.participants}
+    for account in accounts:
+        pid = ctx.participant_id(account.participation.person)
+        out.setdefault(pid, {})[account.name] = str(values[account.id])
+    ctx.balances[day.isoformat()] = out
+
+
+def run_scenario(scenario: Scenario) -> dict:
+    """Run in the current database (the caller provides the sandbox); returns the result object."""
+    from books.tasks import credit_valuation_date_task
+    from plans.models import pinned_version_date
+    from plans.selectors import figure_overrides
+
+    load_plugins()
+    ctx = SimContext(scenario=scenario)
+    by_day: dict[dt.date, list] = {}
+    for event in scenario.events:
+        by_day.setdefault(event.on, []).append(event)
+    checkpoints = set(scenario.checkpoints) | {scenario.through}
+    results: dict[int, dict] = {}
+    with figure_overrides(scenario.limits), pinned_version_date(scenario.plan_version):
+        for hook in registry.SETUP_HOOKS:
+            hook(ctx)
+        for day in _days(scenario.start, scenario.through):
+            ctx.today = day
+            for event in by_day.get(day, []):
+                handler = registry.EVENT_HANDLERS.get(event.type)
+                result = {"index": event.index, "type": event.type}
+                if handler is None:
+                    result.update(status="rejected", rule="simulator", message=f"{event.type} is not supported yet")
+                else:
+                    try:
+                        with transaction.atomic():
+                            outcome = handler(ctx, event) or {}
+                        result.update({"status": "applied", **outcome})
+                    except Rejected as exc:
+                        result.update(status="rejected", rule=exc.rule, message=exc.message)
+                results[event.index] = result
+            is_valuation = cal.is_valuation_date(day)
+            for stage, _, job in registry.DAILY_JOBS:
+                if stage == "before_crediting":
+                    job(ctx, day)
+            if is_valuation:
+                run = credit_valuation_date_task(day.isoformat())
+                if run["status"] != "done":
+                    raise RuntimeError(f"crediting {day} did not finish: {run['message']}")
+            for stage, _, job in registry.DAILY_JOBS:
+                if stage == "after_crediting":
+                    job(ctx, day)
+            if day.month == 12 and day.day == 31:
+                for hook in registry.YEAR_END_HOOKS:
+                    hook(ctx, day)
+            if day in checkpoints:
+                _record_balances(ctx, day)
+    ctx.events = [results[i] for i in sorted(results)]
+    out = {"name": scenario.name, "events": ctx.events, "payments": ctx.payments,
+           "forfeitures": ctx.forfeitures, "balances": ctx.balances}
+    for reporter in registry.REPORTERS:
+        out.update(reporter(ctx))
+    return out
+
+
+def check_result(scenario: Scenario, result: dict) -> list[str]:
+    """Differences between the result and the scenario's `expect` (FORMAT.md), one line each."""
+    expect = scenario.expect or {}
+    problems: list[str] = []
+    by_index = {e["index"]: e for e in result["events"]}
+    for exp in expect.get("events", []):
+        got = by_index.get(exp["index"])
+        if got is None:
+            problems.append(f"event {exp['index']}: no result")
+            continue
+        if got["status"] != exp["status"]:
+            problems.append(f"event {exp['index']} ({got['type']}): status {got['status']!r}, expected {exp['status']!r}"
+                            + (f" [{got.get('rule')}: {got.get('message')}]" if got.get("rule") else ""))
+        elif "rule" in exp and got.get("rule") != exp["rule"]:
+            problems.append(f"event {exp['index']} ({got['type']}): rule {got.get('rule')!r}, expected {exp['rule']!r}")
+    if "payments" in expect:
+        def totals(rows):
+            t: dict[tuple[str, str], Decimal] = {}
+            for r in rows:
+                key = (r["participant"], r["payment_date"])
+                t[key] = t.get(key, Decimal(0)) + Decimal(r["amount"])
+            return t
+
+        want, got = totals(expect["payments"]), totals(result["payments"])
+        for key in sorted(set(want) | set(got)):
+            if key not in got:
+                problems.append(f"payment {key[0]} {key[1]}: missing, expected {want[key]}")
+            elif key not in want:
+                problems.append(f"payment {key[0]} {key[1]}: {got[key]} paid, none expected")
+            elif want[key] != got[key]:
+                problems.append(f"payment {key[0]} {key[1]}: {got[key]}, expected {want[key]}")
+    for day, people in (expect.get("balances") or {}).items():
+        got_day = result["balances"].get(day)
+        if got_day is None:
+            problems.append(f"balances {day}: not reported (add it to checkpoints)")
+            continue
+        for pid, accounts in people.items():
+            for name, amount in accounts.items():
+                have = Decimal(got_day.get(pid, {}).get(name, "0.00"))
+                if have != Decimal(amount):
+                    problems.append(f"balance {day} {pid} {name}: {have}, expected {amount}")
+    return problems

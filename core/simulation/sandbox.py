@@ -1,0 +1,123 @@
+"""Where a simulation runs: a scratch database (default) or a transaction rolled back at the end.
+
+The scratch database is a copy of a template built once per schema (migrations + catalog), so a
+run never sees or touches real plan data, and starts in well under a second.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management import call_command
+from django.db import connection, connections, transaction
+
+
+class _Rollback(Exception):
+    pass
+
+
+def _schema_fingerprint() -> str:
+    h = hashlib.sha256()
+    base = Path(settings.BASE_DIR)
+    for path in sorted(base.glob("*/migrations/0*.py")) + sorted(Path(settings.PLAN_CATALOG_DIR).rglob("*.yaml")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def _prepare_current() -> None:
+    from plans.services import catalog_load
+
+    catalog_load()
+
+
+@contextlib.contextmanager
+def rolled_back() -> Iterator[None]:
+    """Run inside a transaction that is always rolled back (used by the test suite on its own database)."""
+    from participants.models import Person
+
+    if Person.objects.exists():
+        raise RuntimeError("the transaction sandbox needs a database with no participants; use the scratch sandbox")
+    try:
+        with transaction.atomic():
+            _prepare_current()
+            yield
+            raise _Rollback
+    except _Rollback:
+        pass
+
+
+def _pg_admin_execute(sql: str) -> None:
+    with connection._nodb_cursor() as cursor:
+        cursor.execute(sql)
+
+
+@contextlib.contextmanager
+def _point_default_at(settings_dict: dict) -> Iterator[None]:
+    conn = connections["default"]
+    saved = dict(conn.settings_dict)
+    conn.close()
+    conn.settings_dict.update(settings_dict)
+    try:
+        yield
+    finally:
+        conn.close()
+        conn.settings_dict.clear()
+        conn.settings_dict.update(saved)
+
+
+def _build_template(quiet: bool = True) -> None:
+    from plans.services import catalog_load
+
+    call_command("migrate", interactive=False, verbosity=0)
+    catalog_load()
+
+
+@contextlib.contextmanager
+def scratch_database() -> Iterator[str]:
+    conn = connections["default"]
+    fingerprint = _schema_fingerprint()
+    if conn.vendor == "postgresql":
+        base = conn.settings_dict["NAME"]
+        template = f"{base}_simtpl_{fingerprint}"
+        with conn._nodb_cursor() as cursor:
+            cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [template])
+            exists = cursor.fetchone() is not None
+        if not exists:
+            building = f"{template}_b{uuid.uuid4().hex[:6]}"
+            _pg_admin_execute(f'CREATE DATABASE "{building}"')
+            with _point_default_at({"NAME": building}):
+                _build_template()
+            try:
+                _pg_admin_execute(f'ALTER DATABASE "{building}" RENAME TO "{template}"')
+            except Exception:  # another process built it first
+                _pg_admin_execute(f'DROP DATABASE IF EXISTS "{building}"')
+        scratch = f"{base}_sim_{uuid.uuid4().hex[:10]}"
+        _pg_admin_execute(f'CREATE DATABASE "{scratch}" TEMPLATE "{template}"')
+        try:
+            with _point_default_at({"NAME": scratch}):
+                with connection.cursor() as cursor:  # a throw-away database: commits need not wait for the disk
+                    cursor.execute("SET synchronous_commit TO off")
+                yield scratch
+        finally:
+            _pg_admin_execute(f'DROP DATABASE IF EXISTS "{scratch}"')
+    else:
+        var = Path(settings.VAR_DIR)
+        var.mkdir(exist_ok=True)
+        template = var / f"simtpl_{fingerprint}.sqlite3"
+        if not template.exists():
+            building = var / f"simtpl_{fingerprint}.{uuid.uuid4().hex[:6]}.sqlite3"
+            with _point_default_at({"NAME": building}):
+                _build_template()
+            building.replace(template)
+        with tempfile.TemporaryDirectory() as tmp:
+            scratch = Path(tmp) / "simulation.sqlite3"
+            shutil.copyfile(template, scratch)
+            with _point_default_at({"NAME": scratch}):
+                yield str(scratch)

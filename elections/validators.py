@@ -1,0 +1,418 @@
+"""One validator per plan rule, each citing its section. Used identically by the portal, staff
+screens, the API and the simulator: a validator returns None or a Violation saying which section
+is broken, in a sentence a participant understands, and what would be accepted instead.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import zoneinfo
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from core.dates import add_months, add_years
+from participants.models import Participation
+from participants.selectors import employment_status_on
+from plans.models import PlanVersion
+from plans.selectors import MissingFigure, announced_percent
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule: str
+    message: str
+    allowed: str = ""
+
+    @property
+    def text(self) -> str:
+        return f"{self.message} {self.allowed}".strip()
+
+
+@dataclass
+class DeferralRequest:
+    participation: Participation
+    plan_year: int
+    percentages: dict[str, object]
+    accounts: dict[str, object] | None
+    performance_period: tuple[dt.date, dt.date] | None
+    submitted_at: dt.datetime
+    version: PlanVersion = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.version = self.participation.plan.version_on(self.submitted_on)
+
+    @property
+    def tz(self) -> zoneinfo.ZoneInfo:
+        return zoneinfo.ZoneInfo(self.version.provision("time_zone", "America/New_York"))
+
+    @property
+    def submitted_on(self) -> dt.date:
+        tz = zoneinfo.ZoneInfo("America/New_York")
+        return self.submitted_at.astimezone(tz).date()
+
+
+def _is_whole(value: object) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    if isinstance(value, Decimal | str):
+        try:
+            return Decimal(str(value)) == Decimal(str(value)).to_integral_value()
+        except Exception:
+            return False
+    return False
+
+
+def annual_deadline(version: PlanVersion, plan_year: int) -> dt.datetime:
+    """EDCP 3.2(b), RRP 2.03(b): 11:59 pm Eastern on December 31 before the plan year (the whole last minute counts)."""
+    d = version.provision("election_deadline")
+    tz = zoneinfo.ZoneInfo(version.provision("time_zone", "America/New_York"))
+    year = plan_year - d["years_before_plan_year"]
+    return dt.datetime(year, d["month"], d["day"], d["hour"], d["minute"], 59, 999999, tzinfo=tz)
+
+
+def first_year_window_end(version: PlanVersion, eligible_on: dt.date) -> dt.datetime:
+    """EDCP 3.2(a), RRP 2.03(c): within 30 days after the notice of initial eligibility (day 30 counts, to midnight)."""
+    tz = zoneinfo.ZoneInfo(version.provision("time_zone", "America/New_York"))
+    last = eligible_on + dt.timedelta(days=version.provision("first_year_window_days"))
+    return dt.datetime(last.year, last.month, last.day, 23, 59, 59, 999999, tzinfo=tz)
+
+
+def performance_deadline(version: PlanVersion, period_end: dt.date) -> dt.datetime:
+    """EDCP 3.2(c): no later than six months before the end of the performance period (that whole day counts)."""
+    tz = zoneinfo.ZoneInfo(version.provision("time_zone", "America/New_York"))
+    last = add_months(period_end, -version.provision("performance_election_months_before_end"))
+    return dt.datetime(last.year, last.month, last.day, 23, 59, 59, 999999, tzinfo=tz)
+
+
+# --- deferral election rules ---------------------------------------------------------------------
+
+def v_eligible(req: DeferralRequest) -> Violation | None:
+    cite = req.version.cite("participation")
+    if not req.participation.eligible:
+        return Violation(cite, "You are no longer an Eligible Employee, so you cannot defer pay for a later plan year.",
+                         "Elections already irrevocable run to the end of their plan year.")
+    status = employment_status_on(req.participation.person, req.submitted_on)
+    if not status.employed:
+        return Violation(cite, f"You cannot make a deferral election after your employment ended ({status.reason}).")
+    return None
+
+
+def v_components(req: DeferralRequest) -> Violation | None:
+    codes = [c["code"] for c in req.version.provision("deferral_components", []) or []]
+    cite = req.version.cite("deferral_components")
+    if not codes:
+        return Violation(cite, f"{req.version.plan.name} takes no deferral elections.")
+    for comp in req.percentages:
+        if comp not in codes:
+            return Violation(cite, f"{comp.replace('_', ' ')} is not pay you can defer under this plan.",
+                             f"You can defer: {', '.join(c.replace('_', ' ') for c in codes)}.")
+    if not req.percentages:
+        return Violation(cite, "Choose a percentage for at least one kind of pay.")
+    return None
+
+
+def v_whole_percentages(req: DeferralRequest) -> Violation | None:
+    cite = req.version.cite("whole_percentages")
+    for comp, pct in req.percentages.items():
+        if not _is_whole(pct):
+            return Violation(cite, f"The {comp.replace('_', ' ')} percentage {pct} is not a whole number.",
+                             "Enter whole percentages such as 5 or 10.")
+    return None
+
+
+def max_percent(req: DeferralRequest, comp: dict) -> tuple[Decimal, str]:
+    cite = comp.get("cite") or req.version.cite("deferral_components")
+    if comp["max_percent"] == "announced":
+        return announced_percent(req.version.plan, "announced_max_deferral_percent", req.plan_year), cite
+    return Decimal(comp["max_percent"]), cite
+
+
+def v_percent_limits(req: DeferralRequest) -> Violation | None:
+    for code, pct in req.percentages.items():
+        comp = req.version.component(code)
+        value = Decimal(str(pct))
+        try:
+            top, cite = max_percent(req, comp)
+        except MissingFigure as exc:
+            return Violation(req.version.cite("deferral_components"), str(exc))
+        low = Decimal(comp.get("min_percent", "0"))
+        label = comp["label"].lower()
+        if value < 0:
+            return Violation(cite, f"The {label} percentage cannot be negative.", f"Choose from {low:.0f}% to {top:.0f}%.")
+        if value > top:
+            return Violation(cite, f"You may defer at most {top:.0f}% of your {label}; you chose {value:.0f}%.",
+                             f"Choose {top:.0f}% or less.")
+        if 0 < value < low:
+            return Violation(cite, f"The smallest {label} deferral is {low:.0f}%.", f"Choose 0% or from {low:.0f}% to {top:.0f}%.")
+    return None
+
+
+def election_kind(req: DeferralRequest) -> str:
+    """annual, first_year (within the window after the notice of eligibility), or performance."""
+    if req.performance_period is not None:
+        return "performance"
+    eligible_on = req.participation.eligible_on
+    if (eligible_on and req.version.has("first_year_window_days") and eligible_on.year <= req.plan_year
+            and req.submitted_at > annual_deadline(req.version, eligible_on.year)):
+        return "first_year"
+    return "annual"
+
+
+def v_timing(req: DeferralRequest) -> Violation | None:
+    kind = election_kind(req)
+    v = req.version
+    if kind == "performance":
+        start, end = req.performance_period
+        cite = v.cite("performance_election_months_before_end")
+        min_months = v.provision("performance_period_min_months", 12)
+        if add_months(start, min_months) > end + dt.timedelta(days=1):
+            return Violation(v.cite("performance_period_min_months"),
+                             f"A performance period must last at least {min_months} months; {start} to {end} is shorter.",
+                             "Elect under the annual deadline instead.")
+        non_pbc = [c for c in req.percentages if not (v.component(c) or {}).get("performance_based")]
+        if non_pbc:
+            return Violation(cite, f"Only Performance-Based Compensation may be elected by performance period; "
+                                   f"{', '.join(non_pbc)} follows the annual deadline.")
+        deadline = performance_deadline(v, end)
+        if req.submitted_at > deadline:
+            return Violation(cite, f"The election for the performance period ending {end:%B %d, %Y} was due by "
+                                   f"{deadline:%B %d, %Y} (six months before the period ends).",
+                             "Your next chance is the next performance period or the annual election.")
+        if req.participation.person.hire_date > start:
+            return Violation(cite, f"You must have been employed continuously since the performance period began "
+                                   f"({start:%B %d, %Y}) to elect under it.")
+        return None
+    if kind == "first_year":
+        end = first_year_window_end(v, req.participation.eligible_on)
+        if req.submitted_at > end:
+            return Violation(v.cite("first_year_window_days"),
+                             f"Your first-year election was due within {v.provision('first_year_window_days')} days of "
+                             f"your notice of eligibility, by {end:%B %d, %Y}.",
+                             f"You can elect for {req.plan_year + 1} until {annual_deadline(v, req.plan_year + 1):%B %d, %Y at %I:%M %p} Eastern.")
+        return None
+    deadline = annual_deadline(v, req.plan_year)
+    if req.submitted_at > deadline:
+        return Violation(v.cite("election_deadline"),
+                         f"Elections for pay earned in {req.plan_year} had to be made by {deadline:%I:%M %p} Eastern on "
+                         f"{deadline:%B %d, %Y}.",
+                         f"You can still elect for {req.plan_year + 1} until {annual_deadline(v, req.plan_year + 1):%B %d, %Y}.")
+    return None
+
+
+def _account_name_parts(name: str) -> tuple[str, dt.date | None]:
+    if ":" in name:
+        kind, month = name.split(":", 1)
+        y, m = month.split("-")
+        return kind, dt.date(int(y), int(m), 1)
+    return name, None
+
+
+def v_allocation(req: DeferralRequest) -> Violation | None:
+    if not req.accounts:
+        return None
+    v = req.version
+    cite = v.cite("default_deferral_account")
+    deferral_kinds = {a["kind"]: a for a in v.account_kinds() if a["funded_by"] == "deferral"}
+    total = 0
+    for name, pct in req.accounts.items():
+        if not _is_whole(pct) or Decimal(str(pct)) < 0:
+            return Violation(cite, f"The share for {name} must be a whole percentage.")
+        kind, _ = _account_name_parts(name)
+        if kind not in deferral_kinds:
+            return Violation(cite, f"Deferrals cannot go to {kind.replace('_', ' ')}.",
+                             f"Choose among: {', '.join(a['label'] for a in deferral_kinds.values())}.")
+        total += int(Decimal(str(pct)))
+    if total != 100:
+        return Violation(cite, f"The account shares add up to {total}%, not 100%.", "Make them add up to exactly 100%.")
+    return None
+
+
+def v_specified_dates(req: DeferralRequest) -> Violation | None:
+    if not req.accounts:
+        return None
+    from books.models import Account
+
+    v = req.version
+    spec = v.account_spec("specified_date")
+    months = {m for name in req.accounts for k, m in [_account_name_parts(name)] if k == "specified_date" and m}
+    if not months:
+        return None
+    cite = spec.get("cite", v.cite("accounts")) if spec else v.cite("accounts")
+    existing = set(Account.objects.filter(participation=req.participation, kind="specified_date")
+                   .values_list("specified_month", flat=True))
+    from elections.models import DistributionElection, Status
+
+    existing |= set(DistributionElection.objects.filter(participation=req.participation, account_kind="specified_date",
+                                                        status=Status.ACCEPTED).values_list("specified_month", flat=True))
+    if spec and len(existing | months) > spec["max_count"]:
+        return Violation(cite, f"You may have at most {spec['max_count']} Specified Date Accounts; this election would "
+                               f"make {len(existing | months)}.",
+                         f"Use one of your existing Specified Date Accounts: {', '.join(sorted(m.strftime('%Y-%m') for m in existing))}.")
+    for month in sorted(months):
+        if month.year <= req.plan_year:
+            sd_rule = distribution_rule_for(v, "specified_date")
+            return Violation(sd_rule["cite"] if sd_rule else cite,
+                             f"A Specified Date must fall after the plan year of the deferrals; {month:%B %Y} does not.",
+                             f"Choose a month in {req.plan_year + 1} or later.")
+        min_years = v.provision("specified_date_min_deferral_years", None)
+        if min_years and month.year < req.plan_year + min_years:
+            return Violation(v.cite("specified_date_min_deferral_years"),
+                             f"The Committee requires Specified Date payments to start no earlier than the "
+                             f"{min_years}th plan year after the deferral; {month:%B %Y} is too early.",
+                             f"Choose a month in {req.plan_year + min_years} or later.")
+    return None
+
+
+DEFERRAL_RULES = (v_eligible, v_components, v_whole_percentages, v_percent_limits, v_timing, v_allocation,
+                  v_specified_dates)
+
+
+def check_deferral(req: DeferralRequest) -> Violation | None:
+    for rule in DEFERRAL_RULES:
+        violation = rule(req)
+        if violation:
+            return violation
+    return None
+
+
+# --- distribution elections ------------------------------------------------------------------------
+
+def distribution_rule_for(version: PlanVersion, kind: str) -> dict | None:
+    for rule in version.provision("distribution", []) or []:
+        if kind in rule["accounts"] and rule["trigger"] in ("separation", "specified_date"):
+            return rule
+    return None
+
+
+def check_distribution(*, participation: Participation, account_kind: str, specified_month: dt.date | None, form: str,
+                       installments: int | None, lump_sum_percent: int | None, delay_months: int,
+                       submitted_on: dt.date) -> Violation | None:
+    from books.models import LedgerEntry
+
+    v = participation.plan.version_on(submitted_on)
+    rule = distribution_rule_for(v, account_kind)
+    if rule is None:
+        return Violation(v.cite("distribution"), f"The {account_kind.replace('_', ' ')} account has no elective payment schedule.")
+    cite = rule["cite"]
+    if form not in rule["forms"]:
+        return Violation(cite, f"{form.replace('_', ' ')} is not a form of payment for this account.",
+                         f"Choose: {', '.join(f.replace('_', ' ') for f in rule['forms'])}.")
+    if form in ("installments", "lump_sum_and_installments"):
+        lo, hi = rule["installments"]["min"], rule["installments"]["max"]
+        c = rule["installments"].get("cite", cite)
+        if installments is None or not (lo <= installments <= hi):
+            return Violation(c, f"Installments must number from {lo} to {hi}; you chose {installments}.",
+                             f"Choose {lo} to {hi} annual installments.")
+    if form == "lump_sum_and_installments" and not (lump_sum_percent and 1 <= lump_sum_percent <= 99):
+        return Violation(cite, "The lump-sum part must be a whole percentage from 1 to 99.")
+    if delay_months:
+        later = rule.get("later_start")
+        if not later:
+            return Violation(cite, "This account does not allow a later first payment.")
+        if delay_months > 12 * later["max_years"]:
+            return Violation(later.get("cite", cite),
+                             f"A later first payment may be at most {later['max_years']} years after separation.")
+    if account_kind == "specified_date" and specified_month is None:
+        return Violation(cite, "A Specified Date Account needs its month and year.")
+    already = LedgerEntry.objects.filter(account__participation=participation, account__kind=account_kind,
+                                         account__specified_month=specified_month, source="deferral").exists()
+    if already:
+        return Violation(v.cite("schedule_change") if v.has("schedule_change") else cite,
+                         "This account already holds deferrals, so its schedule can change only under the "
+                         "rules for changing a payment schedule (12 months ahead, at least 5 years later).")
+    return None
+
+
+# --- schedule changes (EDCP Article VI) --------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ScheduleChangeCheck:
+    violation: Violation | None
+    current_first_payment: dt.date | None
+    new_first_payment: dt.date | None
+    earliest_allowed: dt.date | None
+
+
+def check_schedule_change(*, participation: Participation, account_kind: str, specified_month: dt.date | None,
+                          current_first_payment: dt.date | None, new_month: dt.date | None, delay_years: int | None,
+                          form: str | None, installments: int | None, submitted_on: dt.date,
+                          already_paying: bool) -> ScheduleChangeCheck:
+    v = participation.plan.version_on(submitted_on)
+    rule = v.provision("schedule_change", None)
+    if not rule:
+        return ScheduleChangeCheck(Violation(v.cite("schedule_change"), "This plan does not allow changes to a payment schedule."),
+                                   current_first_payment, None, None)
+    cites = rule["cites"]
+    if already_paying:
+        return ScheduleChangeCheck(Violation(cites["twelve_months"], "Payments from this account have started; its schedule can no longer change."),
+                                   current_first_payment, None, None)
+    d_rule = distribution_rule_for(v, account_kind)
+    if form is not None and d_rule and form not in d_rule["forms"]:
+        return ScheduleChangeCheck(Violation(d_rule["cite"], f"{form.replace('_', ' ')} is not a form of payment for this account."),
+                                   current_first_payment, None, None)
+    if installments is not None and d_rule and "installments" in d_rule:
+        lo, hi = d_rule["installments"]["min"], d_rule["installments"]["max"]
+        if not lo <= installments <= hi:
+            return ScheduleChangeCheck(Violation(d_rule["installments"].get("cite", d_rule["cite"]),
+                                                 f"Installments must number from {lo} to {hi}."), current_first_payment, None, None)
+    years = rule["min_years_later"]
+    if current_first_payment is None:
+        # Separation-triggered: the first payment date is not known yet; the change must push it 5 years
+        # and takes effect only 12 months after it is made (EDCP 6.2, 6.3).
+        if not delay_years or delay_years < years:
+            return ScheduleChangeCheck(Violation(cites["five_years"], f"A change must delay the first payment by at least {years} years.",
+                                                 f"Choose a delay of {years} years or more."), None, None, None)
+        return ScheduleChangeCheck(None, None, None, None)
+    earliest = add_years(current_first_payment, years)
+    if new_month is not None:
+        new_first = new_month.replace(day=current_first_payment.day)
+    elif delay_years:
+        new_first = add_years(current_first_payment, delay_years)
+    else:
+        new_first = current_first_payment
+    latest_filing = add_months(current_first_payment, -rule["min_months_before"])
+    if submitted_on > latest_filing:
+        return ScheduleChangeCheck(Violation(cites["twelve_months"],
+                                             f"A change must be filed at least {rule['min_months_before']} months before the first "
+                                             f"payment under the current schedule ({current_first_payment:%B %d, %Y}); the last day "
+                                             f"to file was {latest_filing:%B %d, %Y}."), current_first_payment, new_first, earliest)
+    if new_first < current_first_payment:
+        return ScheduleChangeCheck(Violation(cites["five_years"], "A change can never bring a payment forward.",
+                                             f"The earliest new first payment is {earliest:%B %d, %Y}."),
+                                   current_first_payment, new_first, earliest)
+    if new_first < earliest:
+        return ScheduleChangeCheck(Violation(cites["five_years"],
+                                             f"The new first payment must be at least {years} years after the current one "
+                                             f"({current_first_payment:%B %d, %Y}); {new_first:%B %d, %Y} is too early.",
+                                             f"The earliest new first payment is {earliest:%B %d, %Y}."),
+                                   current_first_payment, new_first, earliest)
+    return ScheduleChangeCheck(None, current_first_payment, new_first, earliest)
+
+
+# --- investment elections ---------------------------------------------------------------------------
+
+def check_investment(*, participation: Participation, allocation: dict[int, object], submitted_on: dt.date) -> Violation | None:
+    from plans.models import Fund
+
+    v = participation.plan.version_on(submitted_on)
+    cite = v.cite("investment_increment_percent")
+    if not allocation:
+        return Violation(cite, "Choose at least one fund.")
+    funds = {f.pk: f for f in Fund.objects.filter(plan=participation.plan)}
+    total = 0
+    step = v.provision("investment_increment_percent", 1)
+    for fund_id, pct in allocation.items():
+        fund = funds.get(fund_id)
+        if fund is None or not fund.active:
+            return Violation(v.cite("default_fund_rule"), "That fund is not on this plan's menu.",
+                             f"Choose among: {', '.join(f.code for f in funds.values() if f.active)}.")
+        if not _is_whole(pct) or int(Decimal(str(pct))) < 1 or int(Decimal(str(pct))) % step:
+            return Violation(cite, f"The share of {fund.code} must be a whole percentage of at least {step}%.")
+        total += int(Decimal(str(pct)))
+    if total != 100:
+        return Violation(cite, f"The fund shares add up to {total}%, not 100%.", "Make them add up to exactly 100%.")
+    status = employment_status_on(participation.person, submitted_on)
+    if not status.employed and not v.provision("investment_change_after_separation", False):
+        return Violation(v.cite("investment_change_after_separation"), "Investment changes end with employment in this plan.")
+    return None

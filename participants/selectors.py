@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from participants.models import (
+    BeneficiaryDesignation,
+    ChangeInControl,
+    EmploymentEvent,
+    KeyEmployeeList,
+    Person,
+    VestingServiceCredit,
+)
+from core.dates import years_between
+
+
+@dataclass(frozen=True)
+class EmploymentStatus:
+    employed: bool
+    reason: str = ""
+
+
+def employment_status_on(person: Person, day: dt.date) -> EmploymentStatus:
+    if day < person.hire_date:
+        return EmploymentStatus(False, f"hired {person.hire_date}")
+    ended = (EmploymentEvent.objects.filter(person=person, effective_date__lt=day,
+                                            kind__in=[EmploymentEvent.Kind.SEPARATION, EmploymentEvent.Kind.DEATH])
+             .order_by("-effective_date").first())
+    if ended:
+        rehired = EmploymentEvent.objects.filter(person=person, kind=EmploymentEvent.Kind.REHIRE,
+                                                 effective_date__gt=ended.effective_date, effective_date__lte=day).exists()
+        if not rehired:
+            return EmploymentStatus(False, f"{ended.get_kind_display().lower()} {ended.effective_date}")
+    return EmploymentStatus(True)
+
+
+def termination_event(person: Person, on_or_before: dt.date | None = None) -> EmploymentEvent | None:
+    """The first separation or death (Termination of Employment, RRP 4.01)."""
+    qs = EmploymentEvent.objects.filter(person=person, kind__in=[EmploymentEvent.Kind.SEPARATION, EmploymentEvent.Kind.DEATH])
+    if on_or_before:
+        qs = qs.filter(effective_date__lte=on_or_before)
+    return qs.order_by("effective_date", "id").first()
+
+
+def death_of(person: Person) -> EmploymentEvent | None:
+    return EmploymentEvent.objects.filter(person=person, kind=EmploymentEvent.Kind.DEATH).first()
+
+
+@dataclass(frozen=True)
+class KeyEmployeeStatus:
+    known: bool
+    key: bool
+    identification_year: int
+
+
+def key_employee_status(person: Person, on: dt.date, *, effective_month: int = 4, effective_day: int = 1) -> KeyEmployeeStatus:
+    """Whether `person` is a Key Employee on `on` (EDCP 1.20): identified the December 31 before the last April 1."""
+    year = KeyEmployeeList.identification_year_for(on, effective_month, effective_day)
+    lst = KeyEmployeeList.objects.filter(identification_year=year).first()
+    if lst is None:
+        return KeyEmployeeStatus(False, False, year)
+    return KeyEmployeeStatus(True, lst.members.filter(pk=person.pk).exists(), year)
+
+
+def years_of_vesting_service(person: Person, on: dt.date) -> int:
+    """Whole Years of Vesting Service completed before `on` (the RSP's records; else whole years since hire)."""
+    credit = (VestingServiceCredit.objects.filter(person=person, through_year__lt=on.year)
+              .order_by("-through_year").first())
+    if credit is not None:
+        return credit.years
+    return max(0, years_between(person.hire_date, on))
+
+
+def change_in_control_between(start: dt.date, end: dt.date) -> ChangeInControl | None:
+    return ChangeInControl.objects.filter(effective_date__gte=start, effective_date__lte=end).order_by("effective_date").first()
+
+
+def beneficiaries_in_force(person: Person, plan) -> BeneficiaryDesignation | None:
+    return BeneficiaryDesignation.objects.filter(person=person, plan=plan).order_by("-received_at", "-id").first()

@@ -1,0 +1,126 @@
+"""Writes about people: enrolment, employment events, Key Employee lists, beneficiaries."""
+from __future__ import annotations
+
+import datetime as dt
+
+from django.db import transaction
+from django.utils import timezone
+
+from core import hooks
+from core.audit import actor_label, audit_record
+from participants.models import (
+    Beneficiary,
+    BeneficiaryDesignation,
+    ChangeInControl,
+    EmploymentEvent,
+    KeyEmployeeList,
+    Participation,
+    Person,
+    VestingServiceCredit,
+)
+from participants.selectors import death_of
+from plans.models import Plan
+
+
+class ParticipantError(ValueError):
+    pass
+
+
+def participation_enrol(*, person: Person, plan: Plan, entered_on: dt.date, eligible_on: dt.date | None = None,
+                        actor, now: dt.datetime | None = None) -> Participation:
+    version = plan.version_on(entered_on)
+    frozen = version.provision("frozen_after", None)
+    if frozen and entered_on > dt.date.fromisoformat(frozen):
+        raise ParticipantError(f"{plan.code} admits no new participants after {frozen} ({version.cite('frozen_after')})")
+    participation, created = Participation.objects.get_or_create(
+        person=person, plan=plan, defaults={"entered_on": entered_on, "eligible_on": eligible_on})
+    if created:
+        audit_record(action="participation.enrol", actor=actor, at=now or timezone.now(), obj=participation,
+                     data={"plan": plan.code, "entered_on": entered_on.isoformat()})
+    return participation
+
+
+@transaction.atomic
+def employment_event_record(*, person: Person, kind: str, effective_date: dt.date, actor, reason: str = "",
+                            note: str = "", now: dt.datetime | None = None) -> EmploymentEvent:
+    """Record a separation, death or disability; books and payments react (vesting, forfeiture, schedules)."""
+    if kind not in EmploymentEvent.Kind.values:
+        raise ParticipantError(f"unknown employment event {kind!r}")
+    if effective_date < person.hire_date:
+        raise ParticipantError(f"{person} was hired {person.hire_date}: an event dated {effective_date} is before that")
+    death = death_of(person)
+    if death is not None:
+        if kind == EmploymentEvent.Kind.DEATH:
+            raise ParticipantError(f"{person} is already recorded as deceased on {death.effective_date}")
+        if effective_date > death.effective_date:
+            raise ParticipantError(f"{person} died {death.effective_date}: an event dated {effective_date} is after that")
+    if kind == EmploymentEvent.Kind.SEPARATION and EmploymentEvent.objects.filter(
+            person=person, kind=kind, effective_date=effective_date).exists():
+        raise ParticipantError(f"{person} already has a separation on {effective_date}")
+    event = EmploymentEvent.objects.create(person=person, kind=kind, effective_date=effective_date, reason=reason,
+                                           note=note, recorded_at=now or timezone.now(), recorded_by=actor_label(actor))
+    audit_record(action=f"employment.{kind}", actor=actor, at=now or timezone.now(), obj=event,
+                 data={"effective_date": effective_date.isoformat(), "reason": reason})
+    hooks.emit("employment_event", event=event, actor=actor)
+    return event
+
+
+@transaction.atomic
+def change_in_control_record(*, effective_date: dt.date, actor, description: str = "",
+                             now: dt.datetime | None = None) -> ChangeInControl:
+    if ChangeInControl.objects.filter(effective_date=effective_date).exists():
+        raise ParticipantError(f"a change in control on {effective_date} is already recorded")
+    cic = ChangeInControl.objects.create(effective_date=effective_date, description=description,
+                                         recorded_at=now or timezone.now(), recorded_by=actor_label(actor))
+    audit_record(action="change_in_control", actor=actor, at=now or timezone.now(), obj=cic)
+    hooks.emit("change_in_control", cic=cic, actor=actor)
+    return cic
+
+
+@transaction.atomic
+def key_employee_list_record(*, identification_year: int, people: list[Person], actor, note: str = "",
+                             now: dt.datetime | None = None) -> KeyEmployeeList:
+    """Record (or replace) the Key Employees identified as of December 31 of the year (EDCP 1.20)."""
+    lst, _ = KeyEmployeeList.objects.get_or_create(
+        identification_year=identification_year,
+        defaults={"recorded_at": now or timezone.now(), "recorded_by": actor_label(actor), "note": note})
+    lst.members.set(people)
+    audit_record(action="key_employees.record", actor=actor, at=now or timezone.now(), obj=lst,
+                 data={"year": identification_year, "members": [p.employee_number for p in people]})
+    return lst
+
+
+def vesting_service_record(*, person: Person, through_year: int, years: int) -> VestingServiceCredit:
+    credit, _ = VestingServiceCredit.objects.update_or_create(person=person, through_year=through_year,
+                                                              defaults={"years": years})
+    return credit
+
+
+@transaction.atomic
+def beneficiaries_designate(*, person: Person, plan: Plan, beneficiaries: list[dict], actor,
+                            now: dt.datetime | None = None) -> BeneficiaryDesignation:
+    """A new designation (primary and contingent; whole percentages summing to 100 per tier)."""
+    if not beneficiaries:
+        raise ParticipantError("name at least one primary beneficiary")
+    tiers: dict[str, int] = {}
+    for b in beneficiaries:
+        if b.get("tier") not in Beneficiary.Tier.values:
+            raise ParticipantError(f"tier must be primary or contingent, not {b.get('tier')!r}")
+        pct = b.get("percent")
+        if not isinstance(pct, int) or isinstance(pct, bool) or not 1 <= pct <= 100:
+            raise ParticipantError(f"{b.get('name') or 'a beneficiary'}: percent must be a whole number from 1 to 100")
+        if not (b.get("name") or "").strip():
+            raise ParticipantError("every beneficiary needs a name")
+        tiers[b["tier"]] = tiers.get(b["tier"], 0) + pct
+    if "primary" not in tiers:
+        raise ParticipantError("name at least one primary beneficiary")
+    for tier, total in tiers.items():
+        if total != 100:
+            raise ParticipantError(f"{tier} beneficiaries' percentages sum to {total}, not 100")
+    designation = BeneficiaryDesignation.objects.create(person=person, plan=plan, received_at=now or timezone.now(),
+                                                        recorded_by=actor_label(actor))
+    for b in beneficiaries:
+        Beneficiary.objects.create(designation=designation, tier=b["tier"], name=b["name"].strip(),
+                                   relationship=b.get("relationship", ""), percent=b["percent"])
+    audit_record(action="beneficiaries.designate", actor=actor, at=now or timezone.now(), obj=designation)
+    return designation

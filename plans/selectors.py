@@ -1,0 +1,56 @@
+"""Reads of the catalog: dated figures and tables."""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import datetime as dt
+from decimal import Decimal
+
+from plans.models import DatedFigure, Plan, PlanTable
+
+
+class MissingFigure(LookupError):
+    pass
+
+
+_overrides: contextvars.ContextVar[dict] = contextvars.ContextVar("figure_overrides", default={})
+
+
+@contextlib.contextmanager
+def figure_overrides(limits: dict | None):
+    """Use these figures instead of the recorded ones (the simulator's `limits`)."""
+    token = _overrides.set(limits or {})
+    try:
+        yield
+    finally:
+        _overrides.reset(token)
+
+
+def figure_for_year(code: str, year: int, overrides: dict | None = None) -> Decimal:
+    """A dated IRS figure (e.g. '401(a)(17)') for a year; overrides (the simulator's `limits`) win."""
+    overrides = overrides or _overrides.get()
+    if overrides and code in overrides and str(year) in overrides[code]:
+        return Decimal(str(overrides[code][str(year)]))
+    try:
+        return DatedFigure.objects.get(code=code, year=year).amount
+    except DatedFigure.DoesNotExist:
+        raise MissingFigure(f"no {code} figure is recorded for {year}: the Committee must add it before this can run")
+
+
+def plan_table(plan: Plan, code: str, on: dt.date) -> PlanTable:
+    table = PlanTable.objects.filter(plan=plan, code=code, effective_date__lte=on).order_by("-effective_date").first()
+    if table is None:
+        table = PlanTable.objects.filter(plan=plan, code=code).order_by("effective_date").first()
+    if table is None:
+        raise MissingFigure(f"{plan.code} has no table {code!r}")
+    return table
+
+
+def announced_percent(plan: Plan, code: str, year: int) -> Decimal:
+    table = plan_table(plan, code, dt.date(year, 12, 31))
+    value = table.exact_value(year)
+    if value is None:
+        value = table.exact_value("default")
+    if value is None:
+        raise MissingFigure(f"{plan.code}: the Committee has not announced {code} for {year} ({table.citation})")
+    return value

@@ -1,0 +1,55 @@
+"""The scenarios shipped in scenarios/ (copies of ../shared/scenarios and our own) pass --check."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+
+from core.simulation.runner import check_result, run_scenario
+from core.simulation.sandbox import rolled_back
+from core.simulation.scenario import ScenarioError, load_scenario, parse_scenario
+
+SCENARIOS = Path(settings.BASE_DIR) / "scenarios"
+OURS = ["books_price_checkpoints.json"]
+
+
+def run(path: Path) -> tuple[dict, list[str]]:
+    scenario = load_scenario(path)
+    with rolled_back():
+        result = run_scenario(scenario)
+    return result, check_result(scenario, result)
+
+
+@pytest.mark.django_db(transaction=False)
+@pytest.mark.parametrize("name", OURS)
+def test_our_scenarios_pass_check(name):
+    result, problems = run(SCENARIOS / name)
+    assert problems == []
+
+
+@pytest.mark.django_db
+def test_a_malformed_scenario_is_refused_with_exit_2_naming_event_and_field(tmp_path, capsys):
+    data = json.loads((SCENARIOS / "edcp_lump_sum_after_separation.json").read_text())
+    data["events"][0]["percentages"]["base_salary"] = 10.5
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(SystemExit) as exit_:
+        call_command("simulate", str(bad))
+    assert exit_.value.code == 2
+    assert "event 0 (deferral_election) field percentages.base_salary" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: d["events"].append({"on": "2026-01-01", "type": "bonus", "participant": "P1"}), "unknown event type"),
+    (lambda d: d["events"].append({"on": "2026-13-01", "type": "death", "participant": "P1"}), "field on"),
+    (lambda d: d["events"].append({"on": "2026-01-02", "type": "death", "participant": "NOBODY"}), "unknown participant"),
+    (lambda d: d["funds"]["SV"].update(default=False), "exactly one fund"),
+])
+def test_scenario_format_errors_name_the_problem(mutate, message):
+    data = json.loads((SCENARIOS / "edcp_lump_sum_after_separation.json").read_text())
+    mutate(data)
+    with pytest.raises(ScenarioError, match=message):
+        parse_scenario(data)
