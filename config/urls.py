@@ -1,7 +1,34 @@
 from django.contrib import admin
 from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from core import views as core_views
+
+APPS = ["plans", "participants", "books", "elections", "claims", "payments"]
+
+
+def _section(kind: str):
+    import importlib
+
+    patterns = []
+    for app in APPS:
+        module = importlib.import_module(f"{app}.urls")
+        found = getattr(module, f"{kind}_urlpatterns", [])
+        if found:
+            patterns.append(path(f"{app}/", include((found, f"{app}_{kind}"))))
+    return patterns
+
 
 urlpatterns = [
+    path("", core_views.home, name="home"),
+    path("healthz", core_views.healthz, name="healthz"),
+    path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
-    path("", include("core.urls")),
+    path("staff/", include(("core.urls", "core"))),
+    path("staff/", include(_section("staff"))),
+    path("portal/", core_views.portal_home, name="portal_home"),
+    path("portal/", include(_section("portal"))),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api_schema"), name="api_docs"),
+    path("api/", include(_section("api"))),
 ]

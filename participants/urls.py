@@ -1,0 +1,7 @@
+"""URLs of the participants app: staff pages (/staff/), portal pages (/portal/) and API endpoints (/api/)."""
+from django.urls import path  # noqa: F401
+
+app_name = "participants"
+staff_urlpatterns: list = []
+portal_urlpatterns: list = []
+api_urlpatterns: list = []
