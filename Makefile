@@ -26,6 +26,7 @@ venv: $(STAMP)
 run: $(STAMP)
 	DEBUG=$${DEBUG:-true} $(PY) manage.py migrate --noinput
 	DEBUG=$${DEBUG:-true} $(PY) manage.py load_catalog
+	DEBUG=$${DEBUG:-true} $(PY) manage.py sync_schedules
 	DEBUG=$${DEBUG:-true} $(PY) manage.py load_demo
 	DEBUG=$${DEBUG:-true} $(PY) scripts/run_all.py --host $(HOST) --port $(PORT)
 

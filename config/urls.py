@@ -24,6 +24,7 @@ urlpatterns = [
     path("healthz", core_views.healthz, name="healthz"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
+    path("documents/<int:pk>/", core_views.document_download, name="document_download"),
     path("staff/", include(("core.urls", "core"))),
     path("staff/", include(_section("staff"))),
     path("portal/", core_views.portal_home, name="portal_home"),

@@ -114,3 +114,31 @@ class ImportBatch(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} import {self.file_name} ({self.status})"
+
+
+class Document(models.Model):
+    """A generated PDF (notice, form, confirmation, register): stored once by content hash, never edited.
+
+    `person` is the participant the document belongs to: only they (and staff) may download it.
+    Rendering the same data again gives the same bytes and therefore the same hash.
+    """
+
+    kind = models.CharField(max_length=60)
+    title = models.CharField(max_length=300)
+    person = models.ForeignKey("participants.Person", null=True, blank=True, on_delete=models.PROTECT,
+                               related_name="documents")
+    object_type = models.CharField(max_length=80, blank=True)
+    object_id = models.CharField(max_length=64, blank=True)
+    path = models.CharField(max_length=300)
+    sha256 = models.CharField(max_length=64)
+    size = models.PositiveIntegerField()
+    template = models.CharField(max_length=200)
+    created_at = models.DateTimeField()
+    created_by = models.CharField(max_length=200)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["object_type", "object_id"]), models.Index(fields=["person", "kind"])]
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.sha256[:12]})"

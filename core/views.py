@@ -60,3 +60,22 @@ def job_progress_fragment(request, pk: int):
 @capability_required(Cap.VIEW_STAFF)
 def audit_log(request):
     return render(request, "core/audit_log.html", {"events": AuditEvent.objects.select_related("actor")[:500]})
+
+
+def document_download(request, pk: int):
+    """A stored PDF: staff see every document; a participant only their own (anyone else gets 404)."""
+    from django.http import Http404
+
+    from core.models import Document
+    from core.pdf import document_bytes
+    from core.roles import has_cap
+
+    doc = get_object_or_404(Document, pk=pk)
+    if not has_cap(request.user, Cap.VIEW_STAFF):
+        person = getattr(request.user, "person", None) if is_participant_user(request.user) else None
+        if person is None or doc.person_id != person.pk:
+            raise Http404("no such document")
+    response = HttpResponse(document_bytes(doc), content_type="application/pdf")
+    response["Content-Disposition"] = f'inline; filename="{doc.kind}-{doc.pk}.pdf"'
+    response["X-Content-SHA256"] = doc.sha256
+    return response

@@ -1,0 +1,59 @@
+"""PDF documents (WeasyPrint): render a template to bytes, store by content hash, record a Document.
+
+Templates live in templates/<app>/pdf/ and extend templates/pdf/base.html (letterhead, page numbers).
+Rendering is deterministic: the same context gives the same bytes, so regenerating gives the same hash.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from pathlib import Path
+
+from django.conf import settings
+from django.db import models
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from core.models import Document
+
+
+def render_pdf(template: str, context: dict) -> bytes:
+    from weasyprint import HTML
+
+    html = render_to_string(template, context)
+    return HTML(string=html, base_url=str(Path(settings.BASE_DIR) / "static")).write_pdf()
+
+
+def pdf_text(data: bytes) -> str:
+    """The text of a PDF (pdftotext), for tests and checks."""
+    import subprocess
+
+    result = subprocess.run(["pdftotext", "-layout", "-", "-"], input=data, capture_output=True, check=True)
+    return result.stdout.decode("utf-8")
+
+
+def document_store(*, kind: str, title: str, template: str, context: dict, actor: str,
+                   person=None, obj: models.Model | None = None, now: dt.datetime | None = None) -> Document:
+    """Render and store; if this object already has a document of this kind with the same bytes, return it."""
+    data = render_pdf(template, context)
+    digest = hashlib.sha256(data).hexdigest()
+    object_type = obj._meta.label if obj is not None else ""
+    object_id = str(obj.pk) if obj is not None else ""
+    existing = Document.objects.filter(kind=kind, sha256=digest, object_type=object_type, object_id=object_id).first()
+    if existing:
+        return existing
+    relative = Path("documents") / kind / digest[:2] / f"{digest}.pdf"
+    target = Path(settings.MEDIA_ROOT) / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.exists():
+        target.write_bytes(data)
+    return Document.objects.create(kind=kind, title=title, person=person, object_type=object_type,
+                                   object_id=object_id, path=str(relative), sha256=digest, size=len(data),
+                                   template=template, created_at=now or timezone.now(), created_by=actor)
+
+
+def document_bytes(document: Document) -> bytes:
+    data = (Path(settings.MEDIA_ROOT) / document.path).read_bytes()
+    if hashlib.sha256(data).hexdigest() != document.sha256:
+        raise ValueError(f"document {document.pk} does not match its recorded hash")
+    return data

@@ -1,0 +1,51 @@
+"""Periodic tasks, kept in the database by django-celery-beat. Each app lists its own in <app>/schedules.py:
+
+    SCHEDULES = [Schedule(name="...", task="books.credit_due_dates", crontab="30 18 * * 1-5")]
+
+`manage.py sync_schedules` (run by `make run` and at deploy) creates or updates them; staff can pause
+or move them in the admin afterwards (a later sync does not undo a paused task's `enabled`).
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+APPS = ("books", "payments", "claims", "elections", "participants", "plans")
+
+
+@dataclass(frozen=True)
+class Schedule:
+    name: str
+    task: str
+    crontab: str  # "minute hour day_of_month month day_of_week", America/New_York
+    description: str = ""
+
+
+def all_schedules() -> list[Schedule]:
+    out: list[Schedule] = []
+    for app in APPS:
+        try:
+            module = importlib.import_module(f"{app}.schedules")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{app}.schedules":
+                raise
+            continue
+        out.extend(getattr(module, "SCHEDULES", []))
+    return out
+
+
+def schedules_sync() -> list[str]:
+    from django_celery_beat.models import CrontabSchedule, PeriodicTask
+
+    done = []
+    for s in all_schedules():
+        minute, hour, dom, month, dow = s.crontab.split()
+        cron, _ = CrontabSchedule.objects.get_or_create(minute=minute, hour=hour, day_of_month=dom, month_of_year=month,
+                                                        day_of_week=dow, timezone="America/New_York")
+        task, created = PeriodicTask.objects.get_or_create(name=s.name, defaults={"task": s.task, "crontab": cron,
+                                                                                  "description": s.description})
+        if not created and (task.task != s.task or task.crontab_id != cron.id):
+            task.task, task.crontab, task.description = s.task, cron, s.description
+            task.save()
+        done.append(s.name)
+    return done
