@@ -1,0 +1,51 @@
+"""Celery is configured for money-moving work, and settings refuse bad environment values."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from django.conf import settings
+
+from config.celery import app
+
+
+def test_celery_is_json_only_acks_late_and_rejects_on_worker_loss():
+    conf = app.conf
+    assert conf.task_serializer == "json" and conf.result_serializer == "json"
+    assert conf.accept_content == ["json"]
+    assert conf.task_acks_late is True
+    assert conf.task_reject_on_worker_lost is True
+    assert conf.worker_prefetch_multiplier == 1
+    assert conf.beat_scheduler == "django_celery_beat.schedulers:DatabaseScheduler"
+
+
+def test_the_broker_visibility_timeout_outlasts_the_longest_task():
+    assert settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] > settings.CELERY_TASK_TIME_LIMIT
+
+
+def test_tasks_can_be_queued_on_commit():
+    from books.tasks import credit_valuation_date_task
+
+    assert hasattr(credit_valuation_date_task, "delay_on_commit")
+
+
+def _settings_error(**env) -> str:
+    run_env = {**os.environ, **env}
+    result = subprocess.run([sys.executable, "-c", "import django; django.setup()"], env=run_env,
+                            capture_output=True, text=True, cwd=settings.BASE_DIR)
+    return result.stderr
+
+
+def test_a_bad_boolean_in_the_environment_stops_start_up():
+    assert "is not a boolean" in _settings_error(DJANGO_SETTINGS_MODULE="config.settings", DEBUG="maybe")
+
+
+def test_a_database_url_that_is_not_postgres_or_sqlite_stops_start_up():
+    assert "DATABASE_URL must be" in _settings_error(DJANGO_SETTINGS_MODULE="config.settings",
+                                                     DATABASE_URL="mysql://x@localhost/db")
+
+
+def test_production_without_a_secret_key_stops_start_up():
+    assert "SECRET_KEY must be set" in _settings_error(DJANGO_SETTINGS_MODULE="config.settings", DEBUG="false",
+                                                       TESTING="false", SECRET_KEY="")
