@@ -258,3 +258,36 @@ class Forfeiture(models.Model):
 
     class Meta:
         ordering = ["on", "id"]
+
+
+class DefinedBenefitRecord(models.Model):
+    """The Pension Plan figures a BRP benefit rests on (not modelled here: entered or imported per participant).
+
+    Annual single-life amounts at Normal Retirement: the Pension Plan benefit without the Tax Limits
+    (BRP 3.2(a)), any imputed service benefit (3.5), and the benefit the Pension Plan actually pays (3.2(b)).
+    """
+
+    participation = models.ForeignKey(Participation, on_delete=models.PROTECT, related_name="db_records")
+    as_of = models.DateField()
+    unlimited_annual_benefit = models.DecimalField(max_digits=14, decimal_places=2)
+    imputed_annual_benefit = models.DecimalField(max_digits=14, decimal_places=2, default=0)
+    payable_annual_benefit = models.DecimalField(max_digits=14, decimal_places=2)
+    benefit_service_years = models.DecimalField(max_digits=6, decimal_places=2)
+    early_retirement_date = models.DateField(null=True, blank=True)
+    normal_retirement_date = models.DateField()
+    early_adjustment_factor = models.DecimalField(
+        max_digits=8, decimal_places=6, default=1,
+        help_text="The Pension Plan's early-retirement reduction or late-retirement adjustment for the commencement date (BRP 3.3)")
+    source = models.CharField(max_length=200, blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["participation", "-as_of"]
+        constraints = [
+            models.UniqueConstraint(fields=["participation", "as_of"], name="one_db_record_per_date"),
+            models.CheckConstraint(condition=Q(unlimited_annual_benefit__gte=0) & Q(payable_annual_benefit__gte=0),
+                                   name="db_benefits_not_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.participation} Pension Plan figures as of {self.as_of}"
