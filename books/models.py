@@ -9,7 +9,6 @@ a correction is a reversing entry.
 """
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from simple_history.models import HistoricalRecords

@@ -3,6 +3,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+from core.dates import years_between
 from participants.models import (
     BeneficiaryDesignation,
     ChangeInControl,
@@ -11,7 +12,6 @@ from participants.models import (
     Person,
     VestingServiceCredit,
 )
-from core.dates import years_between
 
 
 @dataclass(frozen=True)

@@ -99,7 +99,7 @@ def _segment_rows() -> dict[dt.date, tuple[float, float, float]]:
     out = {}
     with open(_data_dir() / "segment_rates_417e_2025_2026.csv", encoding="utf-8") as fh:
         for row in csv.DictReader(line for line in fh if not line.startswith("#")):
-            month = dt.datetime.strptime(row["month"], "%b-%y").date()
+            month = dt.datetime.strptime(row["month"], "%b-%y").replace(tzinfo=dt.UTC).date()
             out[month] = (float(row["first_segment"]), float(row["second_segment"]), float(row["third_segment"]))
     return out
 

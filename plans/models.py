@@ -10,7 +10,6 @@ from django.db import models
 from django.db.models import Q
 from simple_history.models import HistoricalRecords
 
-
 _pinned_version_date: contextvars.ContextVar[dt.date | None] = contextvars.ContextVar("pinned_version_date", default=None)
 
 

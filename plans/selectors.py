@@ -13,7 +13,7 @@ class MissingFigure(LookupError):
     pass
 
 
-_overrides: contextvars.ContextVar[dict] = contextvars.ContextVar("figure_overrides", default={})
+_overrides: contextvars.ContextVar[dict | None] = contextvars.ContextVar("figure_overrides", default=None)
 
 
 @contextlib.contextmanager
@@ -28,7 +28,7 @@ def figure_overrides(limits: dict | None):
 
 def figure_for_year(code: str, year: int, overrides: dict | None = None) -> Decimal:
     """A dated IRS figure (e.g. '401(a)(17)') for a year; overrides (the simulator's `limits`) win."""
-    overrides = overrides or _overrides.get()
+    overrides = overrides or _overrides.get() or {}
     if overrides and code in overrides and str(year) in overrides[code]:
         return Decimal(str(overrides[code][str(year)]))
     try:
