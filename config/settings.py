@@ -28,9 +28,20 @@ DEBUG = _bool("DEBUG", False)
 TESTING = _bool("TESTING", False)
 SECRET_KEY = env.str("SECRET_KEY", default="")
 if not SECRET_KEY:
-    if not (DEBUG or TESTING):
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
-    SECRET_KEY = "insecure-development-key-never-use-in-production"
+    # No key in the environment: a development machine. Keep one random key per checkout in var/
+    # (never in git); production sets SECRET_KEY (docker-compose.yml does).
+    if _bool("REQUIRE_SECRET_KEY", False):
+        raise ImproperlyConfigured("SECRET_KEY must be set (REQUIRE_SECRET_KEY is on)")
+    _key_file = VAR_DIR / "secret_key"
+    if not _key_file.exists():
+        import secrets
+
+        VAR_DIR.mkdir(exist_ok=True)
+        _key_file.write_text(secrets.token_urlsafe(50))
+        _key_file.chmod(0o600)
+    SECRET_KEY = _key_file.read_text().strip()
+elif len(SECRET_KEY) < 32:
+    raise ImproperlyConfigured("SECRET_KEY is too short: use at least 32 random characters")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 

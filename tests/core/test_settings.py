@@ -48,4 +48,8 @@ def test_a_database_url_that_is_not_postgres_or_sqlite_stops_start_up():
 
 def test_production_without_a_secret_key_stops_start_up():
     assert "SECRET_KEY must be set" in _settings_error(DJANGO_SETTINGS_MODULE="config.settings", DEBUG="false",
-                                                       TESTING="false", SECRET_KEY="")
+                                                       REQUIRE_SECRET_KEY="true", SECRET_KEY="")
+
+
+def test_a_short_secret_key_stops_start_up():
+    assert "too short" in _settings_error(DJANGO_SETTINGS_MODULE="config.settings", SECRET_KEY="short")
