@@ -113,7 +113,7 @@ class ClaimBound(forms.Form):
 class DenyForm(ClaimBound):
     reasons = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), label="(a) The specific reasons for the denial")
     provisions = forms.MultipleChoiceField(label="(b) The plan provisions the denial is based on",
-                                           widget=forms.SelectMultiple(attrs={"size": 8}))
+                                           widget=forms.SelectMultiple(attrs={"size": 8, "style": "width: 100%"}))
     additional_material = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}),
                                           label="(c) Additional material needed to perfect the claim, and why "
                                                 "(say so if none)")
@@ -128,7 +128,8 @@ class DenyForm(ClaimBound):
 class ApproveForm(ClaimBound):
     approved_benefit = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), label="What is approved")
     reasons = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), label="Reasons")
-    provisions = forms.MultipleChoiceField(required=False, label="Plan provisions applied")
+    provisions = forms.MultipleChoiceField(required=False, label="Plan provisions applied",
+                                           widget=forms.SelectMultiple(attrs={"size": 6, "style": "width: 100%"}))
     records = forms.MultipleChoiceField(required=False, label="Records relied on")
 
 
@@ -143,7 +144,8 @@ class AppealDecideForm(ClaimBound):
     outcome = forms.ChoiceField(choices=Outcome.choices)
     reasons = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), label="(a) The specific reasons")
     provisions = forms.MultipleChoiceField(required=False, label="(b) The plan provisions relied on "
-                                                                 "(required for a denial)")
+                                                                 "(required for a denial)",
+                                           widget=forms.SelectMultiple(attrs={"size": 8, "style": "width: 100%"}))
     approved_benefit = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
                                        label="What is approved (approvals)")
     partial = forms.BooleanField(required=False, label="Denied only in part")

@@ -8,6 +8,9 @@ from claims.selectors import claim_deadlines, claim_notices
 
 
 class TransitionSerializer(serializers.ModelSerializer):
+    from_state = serializers.CharField(read_only=True, help_text="State before the step (blank when filed)")
+    to_state = serializers.CharField(read_only=True)
+
     class Meta:
         model = ClaimTransition
         fields = ["action", "from_state", "to_state", "at", "reason"]

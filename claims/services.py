@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +66,7 @@ ALLOWED_UPLOADS: dict[str, tuple[str, bytes]] = {
     ".jpeg": ("image/jpeg", b"\xff\xd8\xff"),
 }
 REGULATION = "29 CFR 2560.503-1"
+log = logging.getLogger(__name__)
 
 
 class ClaimRefused(ValueError):
@@ -218,7 +220,7 @@ def claim_file(*, plan: Plan, claimant: Person | None, capacity: str, subject: s
         raise ClaimRefused(f"a claim filed by a representative needs the claimant's written authorisation of "
                            f"{representative.full_name} ({cite_review}; {REGULATION}(b)(4))")
     if representative is not None and representative == claimant:
-        raise ClaimRefused("the claimant cannot be their own representative")
+        raise ClaimRefused(f"the claimant cannot be their own representative ({cite_review})")
     auth_upload = upload_check(authorisation, what="the authorisation") if authorisation is not None else None
     uploads = [upload_check(f, what="the attachment") for f in files]
     earlier = Claim.objects.filter(plan=plan, participant=participant, subject=subject, state=State.ABANDONED)
@@ -463,11 +465,13 @@ def claim_deny(*, claim: Claim, reasons: str, provisions: Iterable, additional_m
 
 
 # --- appeal -------------------------------------------------------------------------------------------
-def _abandon(claim: Claim, *, now: dt.datetime, actor, rules: ClaimsRules) -> Claim:
+def _abandon(claim: Claim, *, now: dt.datetime, actor, rules: ClaimsRules, late_appeal_on: dt.date | None = None) -> Claim:
+    late = (f" A notice of appeal received {late_appeal_on:%B %-d, %Y} came after the window and is refused."
+            if late_appeal_on else "")
     return _move(claim, to=State.ABANDONED, action="abandoned", actor=actor, now=now,
                  reason=f"No appeal was filed by {claim.appeal_due_on:%B %-d, %Y}, {rules.appeal_days} days after the "
                         f"claimant received the denial: the claim is deemed abandoned and may not be reasserted "
-                        f"({rules.cite('review')}).")
+                        f"({rules.cite('review')}).{late}")
 
 
 def appeal_file(*, claim: Claim, issues: str, now: dt.datetime, actor, evidence: str = "", files: Sequence = (),
@@ -486,7 +490,7 @@ def appeal_file(*, claim: Claim, issues: str, now: dt.datetime, actor, evidence:
         if filed_by is not None and filed_by not in (claim.claimant, claim.representative):
             raise ClaimRefused(f"only the claimant or their duly authorized representative may appeal ({cite})")
         if claim.state == State.DENIED and received_on > claim.appeal_due_on:
-            _abandon(claim, now=now, actor="system", rules=rules)
+            _abandon(claim, now=now, actor="system", rules=rules, late_appeal_on=received_on)
             late = (f"the appeal window closed on {claim.appeal_due_on:%B %-d, %Y} ({rules.appeal_days} days after "
                     f"the claimant received the denial on "
                     f"{claim.decisions.get(level=Level.INITIAL).claimant_receives_on:%B %-d, %Y}); the claim is "
@@ -645,6 +649,7 @@ def claims_flag_deadlines(*, now: dt.datetime) -> dict:
                                                     defaults={"flagged_on": local_date(now, rules)})
                     stats["abandoned"] += 1
         except Exception:  # noqa: BLE001 - one bad claim must not stop the run; the next run retries it
+            log.exception("claims deadlines: claim %s could not be marked abandoned", pk)
             stats["failed"] += 1
     horizon = (now + dt.timedelta(days=WARN_DAYS + 2)).date()
     pending = (Claim.objects.filter(state__in=(*AWAITING_DECISION, *AWAITING_REVIEW), next_deadline_on__lte=horizon)
@@ -664,8 +669,8 @@ def claims_flag_deadlines(*, now: dt.datetime) -> dict:
             continue
         stats[kind] += 1
         if recipients:
-            when = (f"was due on {claim.next_deadline_on:%B %-d, %Y} ({-days_left} days ago)" if days_left < 0
-                    else f"is due on {claim.next_deadline_on:%B %-d, %Y} ({days_left} days left)")
+            when = (f"was due on {claim.next_deadline_on:%B %-d, %Y} ({_days(-days_left)} ago)" if days_left < 0
+                    else f"is due on {claim.next_deadline_on:%B %-d, %Y} ({_days(days_left)} left)")
             cite = rules.cite("decision_on_review" if claim.state in AWAITING_REVIEW else "denial")
             send_mail(subject=f"[{claim.plan.code} claims] {claim.number}: deadline {kind}",
                       message=(f"Claim {claim.number} of {claim.claimant_name} ({claim.plan.name}) is "
@@ -674,6 +679,10 @@ def claims_flag_deadlines(*, now: dt.datetime) -> dict:
                       from_email=None, recipient_list=recipients)
             stats["emails"] += 1
     return stats
+
+
+def _days(n: int) -> str:
+    return f"{n} day" if n == 1 else f"{n} days"
 
 
 def _notify_claimant(claim: Claim, subject: str) -> None:

@@ -206,3 +206,18 @@ def test_the_claim_file_bundles_every_relevant_document_free_and_is_logged(alice
         claim_file_fulfil(request=request, now=at(2025, 3, 12), actor="system")
     claim.refresh_from_db()
     assert claim.state == State.DENIED
+
+
+def test_a_claimant_on_the_portal_is_emailed_when_a_notice_is_posted(alice, admin_user,
+                                                                     django_capture_on_commit_callbacks):
+    from django.core import mail
+
+    claim = file_claim(alice, now=at(2025, 1, 10))
+    with django_capture_on_commit_callbacks(execute=True):
+        deny(claim, now=at(2025, 3, 3), actor=admin_user)
+    assert [m.to for m in mail.outbox] == [["alice@example.com"]]
+    assert claim.number in mail.outbox[0].body and "posted to the participant portal" in mail.outbox[0].body
+    mailed = file_claim(alice, now=at(2025, 1, 10), delivery="mail", subject="timing")
+    with django_capture_on_commit_callbacks(execute=True):
+        deny(mailed, now=at(2025, 3, 3), actor=admin_user)
+    assert len(mail.outbox) == 1

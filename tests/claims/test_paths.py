@@ -114,6 +114,7 @@ def test_an_appeal_on_day_61_is_refused_and_the_claim_is_abandoned(claim, admin_
     claim.refresh_from_db()
     assert claim.state == State.ABANDONED
     assert not ClaimAppeal.objects.exists()
+    assert "A notice of appeal received May 3, 2025 came after the window" in claim.transitions.last().reason
 
 
 def test_a_mailed_denial_is_received_five_days_after_its_date(alice, bob, admin_user):
