@@ -1,0 +1,228 @@
+"""The claims letters (WeasyPrint, templates/claims/pdf/) and the claim file bundle.
+
+Each notice is rendered from its decision or extension and stored by content hash (core.pdf.document_store)
+with person = the claimant, so /documents/<pk>/ serves it only to them and to staff. Rendering again from
+the same rows gives the same bytes and the same Document.
+"""
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import io
+import logging
+from pathlib import Path
+
+from django.conf import settings
+
+from claims.models import (
+    Claim,
+    ClaimDecision,
+    ClaimDocument,
+    ClaimExtension,
+    ClaimFileRequest,
+    Level,
+    Outcome,
+)
+from claims.selectors import (
+    RECEIPT_ALLOWANCE_DAYS,
+    SECTION_ROLES,
+    ClaimsRules,
+    claim_deadlines,
+    claim_notices,
+    claims_article,
+    quoted_section,
+    review_procedure_text,
+)
+from core.audit import actor_label
+from core.models import Document
+from core.pdf import document_bytes, document_store, render_pdf
+
+log = logging.getLogger(__name__)
+
+REGULATION = "29 CFR 2560.503-1"
+
+
+def _signer(user) -> str:
+    if user is None or isinstance(user, str):
+        return ""
+    return user.get_full_name() or user.get_username()
+
+
+def _letter(claim: Claim, rules: ClaimsRules, *, on: dt.date, body: str, signer: str, title: str) -> dict:
+    article = claims_article(rules)
+    borrowed = sorted({q.note for q in article.values() if q is not None and q.note})
+    return {
+        "title": title,
+        "sponsor": claim.plan.sponsor,
+        "plan_name": f"{claim.plan.sponsor} {claim.plan.name}",
+        "committee": body[:1].upper() + body[1:],
+        "claim": claim,
+        "date": on,
+        "address_lines": claim.address_lines,
+        "rules": rules,
+        "article": article,
+        "article_notes": borrowed,
+        "body": body,
+        "signer": signer,
+        "regulation": REGULATION,
+        "cites": {role: rules.cite(role) for role in SECTION_ROLES},
+        "decision_total_days": rules.decision_days + rules.extension_days,
+        "review_total_days": rules.review_days + rules.review_extension_days,
+        "legal_years": "one year" if rules.legal_action_years == 1 else f"{rules.legal_action_years} years",
+        "mail_days": RECEIPT_ALLOWANCE_DAYS["mail"],
+        "portal_days": RECEIPT_ALLOWANCE_DAYS["portal"],
+    }
+
+
+def _kind(decision: ClaimDecision) -> str:
+    level = "claim" if decision.level == Level.INITIAL else "claim_review"
+    return f"{level}_{'denial' if decision.outcome == Outcome.DENIED else 'approval'}"
+
+
+def decision_notice(decision: ClaimDecision, *, rules: ClaimsRules, now: dt.datetime, actor) -> Document:
+    """Denial notice (EDCP 11.2 (a)-(d)), approval letter, or decision on review (EDCP 11.4-11.6)."""
+    claim = decision.claim
+    deadlines = claim_deadlines(claim)
+    if decision.level == Level.INITIAL:
+        template = "claims/pdf/denial.html" if decision.outcome == Outcome.DENIED else "claims/pdf/approval.html"
+        title = ("Notice of denial of claim" if decision.outcome == Outcome.DENIED else "Approval of claim")
+    else:
+        template = "claims/pdf/review_decision.html"
+        title = "Decision on review of claim"
+    context = _letter(claim, rules, on=decision.decided_on, body=decision.deciding_body,
+                      signer=_signer(decision.decided_by), title=title)
+    context.update({
+        "decision": decision,
+        "provisions": [quoted_section(s, rules.version) for s in decision.provisions.select_related("version__plan")
+                       .order_by("sort_key")],
+        "records": list(decision.records_relied_on.all()),
+        "deadlines": deadlines,
+        "default_procedure": review_procedure_text(claim),
+    })
+    return document_store(kind=_kind(decision), title=f"{title} {claim.number}", template=template, context=context,
+                          actor=actor_label(actor), person=claim.claimant, obj=decision, now=now)
+
+
+def extension_notice(extension: ClaimExtension, *, rules: ClaimsRules, now: dt.datetime, actor) -> Document:
+    claim = extension.claim
+    deadlines = claim_deadlines(claim)
+    initial = extension.level == Level.INITIAL
+    title = "Notice of extension of time to decide your claim" if initial else \
+        "Notice of extension of time to decide your appeal"
+    context = _letter(claim, rules, on=extension.issued_on,
+                      body="the Committee's delegate" if initial else "the Committee", signer=_signer(actor),
+                      title=title)
+    if initial:
+        original = claim.received_on + dt.timedelta(days=rules.decision_days)
+        limit, start, cite = deadlines.decision.due_on, claim.received_on, rules.cite("denial")
+        days, more = rules.decision_days, rules.extension_days
+    else:
+        original = claim.appeal.received_on + dt.timedelta(days=rules.review_days)
+        limit, start, cite = deadlines.review.due_on, claim.appeal.received_on, rules.cite("decision_on_review")
+        days, more = rules.review_days, rules.review_extension_days
+    context.update({"extension": extension, "initial": initial, "original_due": original, "limit": limit,
+                    "start": start, "cite": cite, "days": days, "more": more})
+    kind = "claim_extension" if initial else "claim_review_extension"
+    return document_store(kind=kind, title=f"{title} {claim.number}", template="claims/pdf/extension.html",
+                          context=context, actor=actor_label(actor), person=claim.claimant, obj=extension, now=now)
+
+
+# --- the claim file -----------------------------------------------------------------------------------
+def _upload_bytes(doc: ClaimDocument) -> bytes:
+    data = (Path(settings.MEDIA_ROOT) / doc.path).read_bytes()
+    if hashlib.sha256(data).hexdigest() != doc.sha256:
+        raise ValueError(f"{doc.original_name} does not match its recorded hash")
+    return data
+
+
+def claim_file_bundle(request: ClaimFileRequest, *, claim: Claim, rules: ClaimsRules, now: dt.datetime,
+                      actor) -> Document:
+    """Every document relevant to the claim ((m)(8)) in one PDF: an index and the claim's record, then as
+    exhibits the notices issued and the PDFs submitted; images submitted are shown inside the record."""
+    from pypdf import PdfReader, PdfWriter
+
+    uploads = list(claim.documents.all())
+    notices = claim_notices(claim, with_claim_files=False)
+    exhibits: list[dict] = []
+    letter = iter("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+    def label() -> str:
+        try:
+            return next(letter)
+        except StopIteration:
+            return f"Z{len(exhibits)}"
+
+    for notice in notices:
+        exhibits.append({"label": label(), "title": notice.title, "what": "Notice issued", "sha256": notice.sha256,
+                         "data": document_bytes(notice), "date": notice.created_at})
+    images = []
+    for doc in uploads:
+        data = _upload_bytes(doc)
+        entry = {"label": label(), "title": doc.original_name, "what": doc.get_kind_display(), "sha256": doc.sha256,
+                 "date": doc.uploaded_at, "data": data if doc.is_pdf else None, "image": not doc.is_pdf}
+        if not doc.is_pdf:
+            entry["src"] = f"data:{doc.content_type};base64,{base64.b64encode(data).decode('ascii')}"
+            images.append(entry)
+        exhibits.append(entry)
+    readable = []
+    for entry in exhibits:
+        if entry.get("data") is None:
+            continue
+        try:
+            reader = PdfReader(io.BytesIO(entry["data"]))
+            if reader.is_encrypted and not reader.decrypt(""):
+                raise ValueError("the file is encrypted")
+            entry["pages"] = len(reader.pages)
+            readable.append((entry, reader))
+        except Exception as exc:  # noqa: BLE001 - a damaged upload is listed, never silently dropped
+            log.warning("claim file %s: exhibit %s not merged: %s", claim.number, entry["title"], exc)
+            entry["problem"] = f"could not be attached ({exc}); a copy is available on request"
+
+    decisions = list(claim.decisions.prefetch_related("provisions__version__plan", "records_relied_on"))
+    cited = {}
+    for d in decisions:
+        for s in d.provisions.all():
+            cited[s.pk] = quoted_section(s, rules.version)
+    context = _letter(claim, rules, on=request.fulfilled_on, body="the Committee", signer="",
+                      title=f"Claim file {claim.number}")
+    context.update({
+        "request": request,
+        "deadlines": claim_deadlines(claim),
+        "transitions": list(claim.transitions.all()),
+        "decisions": decisions,
+        "extensions": list(claim.extensions.all()),
+        "appeal": getattr(claim, "appeal", None),
+        "uploads": uploads,
+        "exhibits": exhibits,
+        "images": images,
+        "cited": sorted(cited.values(), key=lambda q: q.section.sort_key),
+        "file_requests": list(claim.file_requests.all()),
+    })
+    writer = PdfWriter()
+    writer.append(io.BytesIO(render_pdf("claims/pdf/claim_file.html", context)))
+    for entry, reader in readable:
+        writer.append(reader, outline_item=f"Exhibit {entry['label']}: {entry['title']}", import_outline=False)
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return store_bytes(data=buffer.getvalue(), kind="claim_file", title=f"Claim file {claim.number}",
+                       template="claims/pdf/claim_file.html", person=claim.claimant, obj=request, now=now,
+                       actor=actor_label(actor))
+
+
+def store_bytes(*, data: bytes, kind: str, title: str, template: str, person, obj, now: dt.datetime,
+                actor: str) -> Document:
+    """Store an assembled PDF the way core.pdf.document_store stores a rendered one (same layout, same hash rule)."""
+    digest = hashlib.sha256(data).hexdigest()
+    object_type, object_id = obj._meta.label, str(obj.pk)
+    existing = Document.objects.filter(kind=kind, sha256=digest, object_type=object_type, object_id=object_id).first()
+    if existing:
+        return existing
+    relative = Path("documents") / kind / digest[:2] / f"{digest}.pdf"
+    target = Path(settings.MEDIA_ROOT) / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.exists():
+        target.write_bytes(data)
+    return Document.objects.create(kind=kind, title=title, person=person, object_type=object_type, object_id=object_id,
+                                   path=str(relative), sha256=digest, size=len(data), template=template,
+                                   created_at=now, created_by=actor)

@@ -1,0 +1,698 @@
+"""Claims and appeals: one service per action (EDCP Article XI, BRP Article VII, RRP Article VII).
+
+Each service takes the moment it acts (`now`, an aware datetime) and the actor; it never reads the
+clock. A refused action raises ClaimRefused with the plan section it rests on and changes nothing,
+with one exception the plans demand: an appeal filed after the window closes is refused *and* the
+claim is marked abandoned (EDCP 11.3), since that is what the missed window means.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.mail import send_mail
+from django.db import IntegrityError, transaction
+
+from claims import pdf
+from claims.models import (
+    AWAITING_DECISION,
+    AWAITING_REVIEW,
+    OPEN_STATES,
+    TRANSITIONS,
+    Capacity,
+    Claim,
+    ClaimAppeal,
+    ClaimDecision,
+    ClaimDocument,
+    ClaimExtension,
+    ClaimFileRequest,
+    ClaimFlag,
+    ClaimTransition,
+    Delivery,
+    Level,
+    Outcome,
+    State,
+    Subject,
+    upload_path,
+)
+from claims.selectors import (
+    WARN_DAYS,
+    ClaimsRules,
+    claim_deadlines,
+    claim_rules,
+    claimant_receives_on,
+    extension_notice_by,
+    local_date,
+    review_extension_notice_by,
+    rules_for,
+)
+from core.audit import actor_label, audit_record
+from core.roles import Cap, has_cap
+from participants.models import Person
+from plans.models import Plan, PlanSection
+
+MAX_UPLOAD_BYTES = 10 * 1024 * 1024
+# Allowed uploads: the extension must agree with the file's first bytes (no renamed executables).
+ALLOWED_UPLOADS: dict[str, tuple[str, bytes]] = {
+    ".pdf": ("application/pdf", b"%PDF-"),
+    ".png": ("image/png", b"\x89PNG\r\n\x1a\n"),
+    ".jpg": ("image/jpeg", b"\xff\xd8\xff"),
+    ".jpeg": ("image/jpeg", b"\xff\xd8\xff"),
+}
+REGULATION = "29 CFR 2560.503-1"
+log = logging.getLogger(__name__)
+
+
+class ClaimRefused(ValueError):
+    """An action the plan or the regulation does not allow; the message names the section."""
+
+
+# --- uploads ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Upload:
+    name: str
+    data: bytes
+    content_type: str
+    extension: str
+    sha256: str
+
+
+def upload_check(file, *, what: str = "file") -> Upload:
+    """A PDF, PNG or JPEG of at most 10 MB whose content matches its name; ClaimRefused otherwise."""
+    name = Path(getattr(file, "name", "") or "upload").name
+    extension = Path(name).suffix.lower()
+    if extension not in ALLOWED_UPLOADS:
+        raise ClaimRefused(f"{what} {name!r} is not accepted: send a PDF, PNG or JPEG file")
+    size = getattr(file, "size", None)
+    if size is not None and size > MAX_UPLOAD_BYTES:
+        raise ClaimRefused(f"{what} {name!r} is {size / 1048576:.1f} MB: the limit is {MAX_UPLOAD_BYTES // 1048576} MB")
+    if hasattr(file, "seek"):
+        file.seek(0)
+    data = file.read(MAX_UPLOAD_BYTES + 1)
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise ClaimRefused(f"{what} {name!r} is larger than the limit of {MAX_UPLOAD_BYTES // 1048576} MB")
+    if not data:
+        raise ClaimRefused(f"{what} {name!r} is empty")
+    content_type, magic = ALLOWED_UPLOADS[extension]
+    if not data.startswith(magic):
+        raise ClaimRefused(f"{what} {name!r} is not a real {extension[1:].upper()} file: send a PDF, PNG or JPEG file")
+    return Upload(name=name, data=data, content_type=content_type, extension=extension,
+                  sha256=hashlib.sha256(data).hexdigest())
+
+
+def _store(upload: Upload, *, claim: Claim | None, kind: str, now: dt.datetime, actor) -> ClaimDocument:
+    relative = upload_path(upload.sha256, upload.extension)
+    target = Path(settings.MEDIA_ROOT) / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.exists():
+        target.write_bytes(upload.data)
+    return ClaimDocument.objects.create(
+        claim=claim, kind=kind, original_name=upload.name[:255], content_type=upload.content_type,
+        size=len(upload.data), sha256=upload.sha256, path=relative, uploaded_at=now, uploaded_by=actor_label(actor))
+
+
+def claim_document_add(*, claim: Claim, file, kind: str, now: dt.datetime, actor) -> ClaimDocument:
+    """Staff add a record relied on (or a paper submission) to the claim file."""
+    if kind not in ClaimDocument.Kind.values:
+        raise ClaimRefused(f"unknown document kind {kind!r}")
+    upload = upload_check(file, what="the document")
+    with transaction.atomic():
+        doc = _store(upload, claim=claim, kind=kind, now=now, actor=actor)
+        _log(claim, action="document_added", to=claim.state, actor=actor, now=now,
+             reason=f"{doc.get_kind_display()}: {doc.original_name}")
+    return doc
+
+
+# --- transitions --------------------------------------------------------------------------------------
+def _user(actor):
+    return None if actor is None or isinstance(actor, str) else actor
+
+
+def _require_cap(actor, cap: Cap, what: str, cite: str) -> None:
+    user = _user(actor)
+    if user is None or not has_cap(user, cap):
+        raise ClaimRefused(f"{what} is for holders of the {cap.value} capability ({cite})")
+
+
+def _locked(claim: Claim) -> Claim:
+    fresh = Claim.objects.select_for_update().select_related("plan").get(pk=claim.pk)
+    fresh._rules = getattr(claim, "_rules", None)
+    return fresh
+
+
+def _require_state(claim: Claim, to: str, what: str, cite: str) -> None:
+    if claim.state == State.ABANDONED:
+        raise ClaimRefused(f"{claim.number} was abandoned: it may not be reasserted, so it cannot be {what} ({cite})")
+    if to not in TRANSITIONS[claim.state]:
+        raise ClaimRefused(f"{claim.number} is {claim.get_state_display().lower()}: it cannot be {what} now ({cite})")
+
+
+def _refresh_deadlines(claim: Claim) -> None:
+    deadlines = claim_deadlines(claim)
+    claim.decision_due_on = deadlines.decision.due_on
+    claim.appeal_due_on = deadlines.appeal.due_on if deadlines.appeal else None
+    claim.review_due_on = deadlines.review.due_on if deadlines.review else None
+    claim.legal_action_until = deadlines.legal_action.due_on if deadlines.legal_action else None
+    claim.next_deadline_on = deadlines.next.due_on if deadlines.next else None
+    claim.next_deadline_kind = deadlines.next.kind if deadlines.next else ""
+
+
+def _log(claim: Claim, *, action: str, to: str, actor, now: dt.datetime, reason: str = "",
+         data: dict | None = None) -> ClaimTransition:
+    row = ClaimTransition.objects.create(claim=claim, action=action, from_state=claim.state, to_state=to, at=now,
+                                         actor=_user(actor), actor_label=actor_label(actor), reason=reason)
+    audit_record(action=f"claim.{action}", actor=actor, at=now, obj=claim, reason=reason,
+                 data={"from": claim.state, "to": to, **(data or {})})
+    return row
+
+
+def _move(claim: Claim, *, to: str, action: str, actor, now: dt.datetime, reason: str = "",
+          data: dict | None = None) -> Claim:
+    _log(claim, action=action, to=to, actor=actor, now=now, reason=reason, data=data)
+    claim.state = to
+    _refresh_deadlines(claim)
+    claim.save()
+    return claim
+
+
+# --- filing -------------------------------------------------------------------------------------------
+@transaction.atomic
+def claim_file(*, plan: Plan, claimant: Person | None, capacity: str, subject: str, description: str,
+               now: dt.datetime, actor, channel: str = Claim.Channel.PORTAL, participant: Person | None = None,
+               claimant_name: str = "", claimant_address: str = "", filed_by: Person | None = None,
+               representative: Person | None = None, authorisation=None, files: Sequence = (),
+               received_on: dt.date | None = None, delivery: str | None = None) -> Claim:
+    """A written claim for benefits (EDCP 11.1). In the portal `filed_by` is the signed-in person: filing for
+    someone else needs them to be the representative, with the claimant's written authorisation attached."""
+    rules = rules_for(plan, received_on or now.date())
+    received_on = received_on or local_date(now, rules)
+    rules = rules_for(plan, received_on)
+    cite_filing, cite_review = rules.cite("filing"), rules.cite("review")
+    if received_on > local_date(now, rules):
+        raise ClaimRefused(f"a claim cannot be received in the future ({received_on}) ({cite_filing})")
+    if capacity not in Capacity.values:
+        raise ClaimRefused(f"a claimant is a Participant, Beneficiary or former Participant, not {capacity!r} "
+                           f"({cite_filing})")
+    if subject not in Subject.values:
+        raise ClaimRefused(f"unknown claim subject {subject!r}")
+    if not (description or "").strip():
+        raise ClaimRefused(f"a claim must say in writing what is claimed ({cite_filing})")
+    if claimant is None and not claimant_name.strip():
+        raise ClaimRefused(f"a claim needs a claimant ({cite_filing})")
+    if participant is None:
+        if capacity == Capacity.BENEFICIARY:
+            raise ClaimRefused(f"a Beneficiary's claim must name the participant whose benefit is claimed "
+                               f"({cite_filing})")
+        participant = claimant
+    if filed_by is not None and filed_by != claimant:
+        if representative is None or representative != filed_by:
+            raise ClaimRefused(
+                f"{filed_by.full_name} is not the claimant: a claim on behalf of someone else must be filed by "
+                f"their duly authorized representative, with the claimant's written authorisation attached "
+                f"({cite_review}; {REGULATION}(b)(4))")
+    if representative is not None and authorisation is None:
+        raise ClaimRefused(f"a claim filed by a representative needs the claimant's written authorisation of "
+                           f"{representative.full_name} ({cite_review}; {REGULATION}(b)(4))")
+    if representative is not None and representative == claimant:
+        raise ClaimRefused(f"the claimant cannot be their own representative ({cite_review})")
+    auth_upload = upload_check(authorisation, what="the authorisation") if authorisation is not None else None
+    uploads = [upload_check(f, what="the attachment") for f in files]
+    earlier = Claim.objects.filter(plan=plan, participant=participant, subject=subject, state=State.ABANDONED)
+    earlier = earlier.filter(claimant=claimant) if claimant is not None else earlier.filter(
+        claimant_name__iexact=claimant_name.strip())
+    if (abandoned := earlier.first()) is not None:
+        raise ClaimRefused(f"claim {abandoned.number} on the same subject was abandoned when no appeal was filed in "
+                           f"{rules.appeal_days} days: the claimant is precluded from reasserting it ({cite_review})")
+
+    auth_doc = _store(auth_upload, claim=None, kind=ClaimDocument.Kind.AUTHORISATION, now=now, actor=actor) \
+        if auth_upload else None
+    claim = Claim(
+        plan=plan, participant=participant, capacity=capacity, claimant=claimant,
+        claimant_name=(claimant_name.strip() or (claimant.full_name if claimant else "")),
+        claimant_address=(claimant_address.strip() or ("\n".join(claimant.address_lines) if claimant else "")),
+        representative=representative, representative_authorisation=auth_doc, subject=subject,
+        description=description.strip(), channel=channel,
+        delivery=delivery or (Delivery.PORTAL if channel == Claim.Channel.PORTAL else Delivery.MAIL),
+        received_on=received_on, received_at=now, filed_by=actor_label(actor),
+        decision_due_on=received_on,
+    )
+    claim._rules = rules
+    _refresh_deadlines(claim)
+    claim.save()
+    if auth_doc is not None:
+        auth_doc.claim = claim
+        auth_doc.save(update_fields=["claim"])
+    for upload in uploads:
+        _store(upload, claim=claim, kind=ClaimDocument.Kind.SUBMISSION, now=now, actor=actor)
+    ClaimTransition.objects.create(claim=claim, action="filed", from_state="", to_state=State.RECEIVED, at=now,
+                                   actor=_user(actor), actor_label=actor_label(actor),
+                                   reason=f"Claim received {received_on:%B %-d, %Y} ({cite_filing})")
+    audit_record(action="claim.filed", actor=actor, at=now, obj=claim, reason=claim.description[:200],
+                 data={"plan": plan.code, "received_on": received_on.isoformat(), "channel": channel})
+    return claim
+
+
+@transaction.atomic
+def claim_assign(*, claim: Claim, reviewer, now: dt.datetime, actor) -> Claim:
+    claim = _locked(claim)
+    rules = claim_rules(claim)
+    _require_cap(actor, Cap.DECIDE_CLAIMS, "assigning a claim", rules.cite("filing"))
+    if claim.state not in OPEN_STATES:
+        raise ClaimRefused(f"{claim.number} is {claim.get_state_display().lower()}: there is nothing to assign "
+                           f"({rules.cite('filing')})")
+    if not (has_cap(reviewer, Cap.DECIDE_CLAIMS) or has_cap(reviewer, Cap.DECIDE_APPEALS)):
+        raise ClaimRefused(f"{reviewer.get_username()} may not decide claims or appeals ({rules.cite('filing')})")
+    claim.reviewer = reviewer
+    _log(claim, action="assigned", to=claim.state, actor=actor, now=now,
+         reason=f"Assigned to {reviewer.get_full_name() or reviewer.get_username()}")
+    claim.save(update_fields=["reviewer"])
+    return claim
+
+
+@transaction.atomic
+def claim_start_review(*, claim: Claim, now: dt.datetime, actor, reason: str = "") -> Claim:
+    claim = _locked(claim)
+    cite = claim_rules(claim).cite("denial")
+    _require_cap(actor, Cap.DECIDE_CLAIMS, "reviewing a claim", cite)
+    _require_state(claim, State.UNDER_REVIEW, "put under review", cite)
+    return _move(claim, to=State.UNDER_REVIEW, action="review_started", actor=actor, now=now, reason=reason)
+
+
+def _only_once(claim: Claim, level: str, cite: str) -> None:
+    if claim.extensions.filter(level=level).exists():
+        raise ClaimRefused(f"{claim.number} has already been extended once: only one extension is allowed ({cite})")
+
+
+def _check_extension(*, claim: Claim, rules: ClaimsRules, level: str, today: dt.date, special_circumstances: str,
+                     expected_on: dt.date, last_notice_day: dt.date, limit: dt.date, cite: str) -> None:
+    if today > last_notice_day:
+        raise ClaimRefused(f"the extension notice had to be sent before the period ended on {last_notice_day:%B %-d, %Y}"
+                           f"; on {today:%B %-d, %Y} it is too late to extend ({cite}; {REGULATION}(f)(1), (i)(1))")
+    if not (special_circumstances or "").strip():
+        raise ClaimRefused(f"an extension notice must state the special circumstances that require it ({cite})")
+    if expected_on is None:
+        raise ClaimRefused(f"an extension notice must state the date by which a decision is expected ({cite})")
+    if expected_on < today or expected_on > limit:
+        raise ClaimRefused(f"the expected decision date {expected_on:%B %-d, %Y} must fall between today and "
+                           f"{limit:%B %-d, %Y}, the end of the one extension allowed ({cite})")
+
+
+@transaction.atomic
+def claim_extend(*, claim: Claim, special_circumstances: str, expected_on: dt.date, now: dt.datetime,
+                 actor) -> ClaimExtension:
+    """One extension of the 90 days to 180, with a notice sent before day 90 ends (EDCP 11.2; (f)(1))."""
+    claim = _locked(claim)
+    rules = claim_rules(claim)
+    cite = rules.cite("denial")
+    _require_cap(actor, Cap.DECIDE_CLAIMS, "extending the time for a decision", cite)
+    _only_once(claim, Level.INITIAL, cite)
+    _require_state(claim, State.EXTENDED, "extended", cite)
+    today = local_date(now, rules)
+    limit = claim.received_on + dt.timedelta(days=rules.decision_days + rules.extension_days)
+    _check_extension(claim=claim, rules=rules, level=Level.INITIAL, today=today,
+                     special_circumstances=special_circumstances, expected_on=expected_on,
+                     last_notice_day=extension_notice_by(claim.received_on, rules), limit=limit, cite=cite)
+    return _extend(claim, rules=rules, level=Level.INITIAL, special_circumstances=special_circumstances,
+                   expected_on=expected_on, today=today, now=now, actor=actor, to=State.EXTENDED, cite=cite)
+
+
+def _extend(claim: Claim, *, rules: ClaimsRules, level: str, special_circumstances: str, expected_on: dt.date,
+            today: dt.date, now: dt.datetime, actor, to: str, cite: str) -> ClaimExtension:
+    try:
+        with transaction.atomic():
+            extension = ClaimExtension.objects.create(
+                claim=claim, level=level, special_circumstances=special_circumstances.strip(), expected_on=expected_on,
+                issued_on=today, issued_at=now, issued_by=actor_label(actor))
+    except IntegrityError:
+        raise ClaimRefused(f"{claim.number} has already been extended once: only one extension is allowed ({cite})")
+    _move(claim, to=to, action="extended" if level == Level.INITIAL else "review_extended", actor=actor, now=now,
+          reason=f"{special_circumstances.strip()} Decision expected by {expected_on:%B %-d, %Y}.",
+          data={"expected_on": expected_on.isoformat()})
+    extension.notice = pdf.extension_notice(extension, rules=rules, now=now, actor=actor)
+    extension.save(update_fields=["notice"])
+    _notify_claimant(claim, "An extension notice about your claim")
+    return extension
+
+
+# --- initial decision ---------------------------------------------------------------------------------
+def _sections(claim: Claim, provisions: Iterable, cite: str) -> list[PlanSection]:
+    found = []
+    for p in provisions or ():
+        section = p if isinstance(p, PlanSection) else PlanSection.objects.filter(pk=p).first()
+        if section is None or section.version.plan_id != claim.plan_id:
+            raise ClaimRefused(f"{p} is not a section of the {claim.plan.name} ({cite})")
+        found.append(section)
+    return found
+
+
+def _records(claim: Claim, records: Iterable) -> list[ClaimDocument]:
+    found = []
+    for r in records or ():
+        doc = r if isinstance(r, ClaimDocument) else ClaimDocument.objects.filter(pk=r).first()
+        if doc is None or doc.claim_id != claim.pk:
+            raise ClaimRefused(f"document {r} is not in the file of {claim.number}")
+        found.append(doc)
+    return found
+
+
+def _decide(claim: Claim, *, rules: ClaimsRules, level: str, outcome: str, reasons: str, sections, records,
+            now: dt.datetime, actor, additional_material: str = "", review_procedure: str = "",
+            approved_benefit: str = "", partial: bool = False, delivery: str | None = None) -> ClaimDecision:
+    today = local_date(now, rules)
+    deadlines = claim_deadlines(claim)
+    if level == Level.INITIAL:
+        due, start, body = deadlines.decision.due_on, claim.received_on, "the Committee's delegate"
+    else:
+        due, start, body = deadlines.review.due_on, claim.appeal.received_on, "the Committee"
+    delivery = delivery or claim.delivery
+    decision = ClaimDecision.objects.create(
+        claim=claim, level=level, outcome=outcome, partial=partial, reasons=reasons.strip(),
+        additional_material=(additional_material or "").strip(), review_procedure=(review_procedure or "").strip(),
+        approved_benefit=(approved_benefit or "").strip(), decided_on=today, decided_at=now, decided_by=actor,
+        deciding_body=body, due_on=due, late=today > due, days_taken=(today - start).days, delivery=delivery,
+        claimant_receives_on=claimant_receives_on(today, delivery))
+    decision.provisions.set(sections)
+    decision.records_relied_on.set(records)
+    return decision
+
+
+def _check_decider(claim: Claim, *, actor, level: str, rules: ClaimsRules) -> None:
+    if level == Level.INITIAL:
+        _require_cap(actor, Cap.DECIDE_CLAIMS, "an initial decision", rules.cite("filing"))
+    else:
+        _require_cap(actor, Cap.DECIDE_APPEALS, "a decision on review", rules.cite("decision_on_review"))
+
+
+@transaction.atomic
+def claim_approve(*, claim: Claim, reasons: str, approved_benefit: str, now: dt.datetime, actor,
+                  provisions: Iterable = (), records: Iterable = ()) -> ClaimDecision:
+    claim = _locked(claim)
+    rules = claim_rules(claim)
+    cite = rules.cite("denial")
+    _check_decider(claim, actor=actor, level=Level.INITIAL, rules=rules)
+    _require_state(claim, State.APPROVED, "approved", cite)
+    if not (reasons or "").strip():
+        raise ClaimRefused(f"a decision must give its reasons ({cite})")
+    if not (approved_benefit or "").strip():
+        raise ClaimRefused(f"an approval must say what benefit is granted ({cite})")
+    decision = _decide(claim, rules=rules, level=Level.INITIAL, outcome=Outcome.APPROVED, reasons=reasons,
+                       sections=_sections(claim, provisions, cite), records=_records(claim, records), now=now,
+                       actor=actor, approved_benefit=approved_benefit)
+    _move(claim, to=State.APPROVED, action="approved", actor=actor, now=now, reason=reasons.strip(),
+          data={"late": decision.late})
+    decision.notice = pdf.decision_notice(decision, rules=rules, now=now, actor=actor)
+    decision.save(update_fields=["notice"])
+    _notify_claimant(claim, "A decision on your claim")
+    return decision
+
+
+def denial_missing(*, reasons: str, provisions: Sequence, additional_material: str, review_procedure: str,
+                   rules: ClaimsRules) -> list[str]:
+    """The elements (a)-(d) of EDCP 11.2 a denial notice lacks; empty when it may be issued."""
+    missing = []
+    if not (reasons or "").strip():
+        missing.append("(a) the specific reasons for the denial")
+    if not provisions:
+        missing.append("(b) the specific plan provisions on which the denial is based")
+    if not (additional_material or "").strip():
+        missing.append("(c) any additional material or information needed to perfect the claim and why "
+                       "(say so if none is needed)")
+    procedure = (review_procedure or "").strip()
+    if not procedure:
+        missing.append("(d) the review procedure and its time limits")
+    else:
+        if f"{rules.appeal_days} days" not in procedure:
+            missing.append(f"(d) the time limit for an appeal ({rules.appeal_days} days)")
+        if "502(a)" not in procedure:
+            missing.append("(d) the right to bring a civil action under ERISA section 502(a) after an adverse "
+                           "decision on review")
+    return missing
+
+
+@transaction.atomic
+def claim_deny(*, claim: Claim, reasons: str, provisions: Iterable, additional_material: str,
+               review_procedure: str, now: dt.datetime, actor, partial: bool = False, records: Iterable = (),
+               delivery: str | None = None) -> ClaimDecision:
+    """Deny in whole or in part with a notice that contains (a)-(d) of EDCP 11.2 / BRP 7.2 / RRP 7.02."""
+    claim = _locked(claim)
+    rules = claim_rules(claim)
+    cite = rules.cite("denial")
+    _check_decider(claim, actor=actor, level=Level.INITIAL, rules=rules)
+    _require_state(claim, State.DENIED, "denied", cite)
+    sections = _sections(claim, provisions, cite)
+    missing = denial_missing(reasons=reasons, provisions=sections, additional_material=additional_material,
+                             review_procedure=review_procedure, rules=rules)
+    if missing:
+        raise ClaimRefused(f"a denial notice must contain {'; '.join(missing)} ({cite}; {REGULATION}(g)(1))")
+    if delivery is not None and delivery not in Delivery.values:
+        raise ClaimRefused(f"unknown delivery {delivery!r}")
+    decision = _decide(claim, rules=rules, level=Level.INITIAL, outcome=Outcome.DENIED, reasons=reasons,
+                       sections=sections, records=_records(claim, records), now=now, actor=actor,
+                       additional_material=additional_material, review_procedure=review_procedure, partial=partial,
+                       delivery=delivery)
+    _move(claim, to=State.DENIED, action="denied", actor=actor, now=now, reason=reasons.strip(),
+          data={"late": decision.late, "claimant_receives_on": decision.claimant_receives_on.isoformat()})
+    decision.notice = pdf.decision_notice(decision, rules=rules, now=now, actor=actor)
+    decision.save(update_fields=["notice"])
+    _notify_claimant(claim, "A decision on your claim")
+    return decision
+
+
+# --- appeal -------------------------------------------------------------------------------------------
+def _abandon(claim: Claim, *, now: dt.datetime, actor, rules: ClaimsRules, late_appeal_on: dt.date | None = None) -> Claim:
+    late = (f" A notice of appeal received {late_appeal_on:%B %-d, %Y} came after the window and is refused."
+            if late_appeal_on else "")
+    return _move(claim, to=State.ABANDONED, action="abandoned", actor=actor, now=now,
+                 reason=f"No appeal was filed by {claim.appeal_due_on:%B %-d, %Y}, {rules.appeal_days} days after the "
+                        f"claimant received the denial: the claim is deemed abandoned and may not be reasserted "
+                        f"({rules.cite('review')}).{late}")
+
+
+def appeal_file(*, claim: Claim, issues: str, now: dt.datetime, actor, evidence: str = "", files: Sequence = (),
+                filed_by: Person | None = None, received_on: dt.date | None = None) -> ClaimAppeal:
+    """A written notice of appeal within 60 days after the claimant receives the denial (EDCP 11.3).
+
+    Late: refused, and the claim is marked abandoned (committed even though the call raises)."""
+    with transaction.atomic():
+        claim = _locked(claim)
+        rules = claim_rules(claim)
+        cite = rules.cite("review")
+        today = local_date(now, rules)
+        received_on = received_on or today
+        if received_on > today:
+            raise ClaimRefused(f"an appeal cannot be received in the future ({received_on}) ({cite})")
+        if filed_by is not None and filed_by not in (claim.claimant, claim.representative):
+            raise ClaimRefused(f"only the claimant or their duly authorized representative may appeal ({cite})")
+        if claim.state == State.DENIED and received_on > claim.appeal_due_on:
+            _abandon(claim, now=now, actor="system", rules=rules, late_appeal_on=received_on)
+            late = (f"the appeal window closed on {claim.appeal_due_on:%B %-d, %Y} ({rules.appeal_days} days after "
+                    f"the claimant received the denial on "
+                    f"{claim.decisions.get(level=Level.INITIAL).claimant_receives_on:%B %-d, %Y}); the claim is "
+                    f"abandoned and may not be reasserted ({cite})")
+        else:
+            late = ""
+    if late:
+        raise ClaimRefused(late)
+    with transaction.atomic():
+        claim = _locked(claim)
+        _require_state(claim, State.APPEAL_RECEIVED, "appealed", cite)
+        if not (issues or "").strip():
+            raise ClaimRefused(f"a notice of appeal must describe the issues and the evidence the claimant deems "
+                               f"relevant ({cite})")
+        uploads = [upload_check(f, what="the evidence") for f in files]
+        appeal = ClaimAppeal.objects.create(claim=claim, received_on=received_on, received_at=now,
+                                            filed_by=actor_label(actor), issues=issues.strip(),
+                                            evidence=(evidence or "").strip())
+        for upload in uploads:
+            _store(upload, claim=claim, kind=ClaimDocument.Kind.EVIDENCE, now=now, actor=actor)
+        claim.appeal = appeal
+        _move(claim, to=State.APPEAL_RECEIVED, action="appeal_filed", actor=actor, now=now,
+              reason=f"Appeal received {received_on:%B %-d, %Y} ({cite})")
+        return appeal
+
+
+@transaction.atomic
+def appeal_start_review(*, claim: Claim, now: dt.datetime, actor, reason: str = "") -> Claim:
+    claim = _locked(claim)
+    cite = claim_rules(claim).cite("decision_on_review")
+    _require_cap(actor, Cap.DECIDE_APPEALS, "reviewing an appeal", cite)
+    _require_state(claim, State.APPEAL_UNDER_REVIEW, "put under review on appeal", cite)
+    return _move(claim, to=State.APPEAL_UNDER_REVIEW, action="appeal_review_started", actor=actor, now=now,
+                 reason=reason)
+
+
+@transaction.atomic
+def appeal_extend(*, claim: Claim, special_circumstances: str, expected_on: dt.date, now: dt.datetime,
+                  actor) -> ClaimExtension:
+    """One extension of the 60 days to 120, with a notice sent before day 60 ends (EDCP 11.4; (i)(1))."""
+    claim = _locked(claim)
+    rules = claim_rules(claim)
+    cite = rules.cite("decision_on_review")
+    _require_cap(actor, Cap.DECIDE_APPEALS, "extending the time for a decision on review", cite)
+    _only_once(claim, Level.REVIEW, cite)
+    _require_state(claim, State.APPEAL_EXTENDED, "extended on review", cite)
+    today = local_date(now, rules)
+    received = claim.appeal.received_on
+    limit = received + dt.timedelta(days=rules.review_days + rules.review_extension_days)
+    _check_extension(claim=claim, rules=rules, level=Level.REVIEW, today=today,
+                     special_circumstances=special_circumstances, expected_on=expected_on,
+                     last_notice_day=review_extension_notice_by(received, rules), limit=limit, cite=cite)
+    return _extend(claim, rules=rules, level=Level.REVIEW, special_circumstances=special_circumstances,
+                   expected_on=expected_on, today=today, now=now, actor=actor, to=State.APPEAL_EXTENDED, cite=cite)
+
+
+@transaction.atomic
+def appeal_decide(*, claim: Claim, outcome: str, reasons: str, now: dt.datetime, actor, provisions: Iterable = (),
+                  approved_benefit: str = "", records: Iterable = (), partial: bool = False) -> ClaimDecision:
+    """The Committee's decision on review, communicated in writing (EDCP 11.4)."""
+    claim = _locked(claim)
+    rules = claim_rules(claim)
+    cite = rules.cite("decision_on_review")
+    _check_decider(claim, actor=actor, level=Level.REVIEW, rules=rules)
+    if outcome not in Outcome.values:
+        raise ClaimRefused(f"a decision on review approves or denies the appeal, not {outcome!r} ({cite})")
+    to = State.APPEAL_APPROVED if outcome == Outcome.APPROVED else State.APPEAL_DENIED
+    _require_state(claim, to, "decided on review", cite)
+    sections = _sections(claim, provisions, cite)
+    missing = []
+    if not (reasons or "").strip():
+        missing.append("(a) the specific reasons")
+    if outcome == Outcome.DENIED and not sections:
+        missing.append("(b) the specific plan provisions on which the adverse determination is based")
+    if outcome == Outcome.APPROVED and not (approved_benefit or "").strip():
+        missing.append("what benefit is granted")
+    if missing:
+        raise ClaimRefused(f"a decision on review must state {'; '.join(missing)} ({cite}; {REGULATION}(j))")
+    decision = _decide(claim, rules=rules, level=Level.REVIEW, outcome=outcome, reasons=reasons, sections=sections,
+                       records=_records(claim, records), now=now, actor=actor, approved_benefit=approved_benefit,
+                       partial=partial)
+    _move(claim, to=to, action="appeal_decided", actor=actor, now=now, reason=reasons.strip(),
+          data={"outcome": outcome, "late": decision.late})
+    decision.notice = pdf.decision_notice(decision, rules=rules, now=now, actor=actor)
+    decision.save(update_fields=["notice"])
+    _notify_claimant(claim, "The Committee's decision on your appeal")
+    return decision
+
+
+@transaction.atomic
+def claim_close(*, claim: Claim, now: dt.datetime, actor, reason: str) -> Claim:
+    claim = _locked(claim)
+    cite = claim_rules(claim).cite("filing")
+    _require_cap(actor, Cap.DECIDE_CLAIMS, "closing a claim", cite)
+    _require_state(claim, State.CLOSED, "closed", cite)
+    if not (reason or "").strip():
+        raise ClaimRefused(f"closing a claim needs a reason ({cite})")
+    return _move(claim, to=State.CLOSED, action="closed", actor=actor, now=now, reason=reason.strip())
+
+
+# --- claim file ---------------------------------------------------------------------------------------
+@transaction.atomic
+def claim_file_request(*, claim: Claim, now: dt.datetime, actor) -> ClaimFileRequest:
+    """The claimant asks for every document relevant to the claim, free ((h)(2)(iii), (m)(8); EDCP 11.3)."""
+    claim = _locked(claim)
+    rules = claim_rules(claim)
+    request = ClaimFileRequest.objects.create(claim=claim, requested_on=local_date(now, rules), requested_at=now,
+                                              requested_by=actor_label(actor))
+    _log(claim, action="claim_file_requested", to=claim.state, actor=actor, now=now,
+         reason=f"Copies of all documents relevant to the claim, free of charge ({rules.cite('review')})")
+    return request
+
+
+@transaction.atomic
+def claim_file_fulfil(*, request: ClaimFileRequest, now: dt.datetime, actor) -> ClaimFileRequest:
+    """Assemble the claim file into one PDF and furnish it; logged with its date."""
+    request = ClaimFileRequest.objects.select_for_update().get(pk=request.pk)
+    if request.fulfilled_on is not None:
+        raise ClaimRefused(f"the claim file requested on {request.requested_on} was furnished on {request.fulfilled_on}")
+    claim = _locked(request.claim)
+    rules = claim_rules(claim)
+    request.fulfilled_on, request.fulfilled_at = local_date(now, rules), now
+    request.document = pdf.claim_file_bundle(request, claim=claim, rules=rules, now=now, actor=actor)
+    request.save()
+    _log(claim, action="claim_file_furnished", to=claim.state, actor=actor, now=now,
+         reason=f"Claim file requested {request.requested_on}, furnished {request.fulfilled_on}, free of charge")
+    _notify_claimant(claim, "The copy of your claim file")
+    return request
+
+
+# --- the daily job ------------------------------------------------------------------------------------
+def _reviewer_emails(claim: Claim) -> list[str]:
+    if claim.reviewer_id and claim.reviewer.email:
+        return [claim.reviewer.email]
+    cap = Cap.DECIDE_APPEALS if claim.state in AWAITING_REVIEW else Cap.DECIDE_CLAIMS
+    users = get_user_model().objects.filter(is_active=True).exclude(email="").prefetch_related("groups")
+    return sorted({u.email for u in users if has_cap(u, cap)})
+
+
+def claims_flag_deadlines(*, now: dt.datetime) -> dict:
+    """Daily: mark abandoned claims, flag deadlines within WARN_DAYS or past, email the reviewer.
+
+    Idempotent: a flag is one row per claim, kind and due date, so a rerun emails nobody twice and an
+    abandoned claim is abandoned once."""
+    stats = {"abandoned": 0, "approaching": 0, "overdue": 0, "emails": 0, "failed": 0}
+    horizon = (now + dt.timedelta(days=2)).date()
+    for pk in Claim.objects.filter(state=State.DENIED, appeal_due_on__lt=horizon).values_list("pk", flat=True):
+        try:
+            with transaction.atomic():
+                claim = _locked(Claim(pk=pk))
+                rules = claim_rules(claim)
+                if claim.state == State.DENIED and local_date(now, rules) > claim.appeal_due_on:
+                    _abandon(claim, now=now, actor="system", rules=rules)
+                    ClaimFlag.objects.get_or_create(claim=claim, kind=ClaimFlag.Kind.ABANDONED, deadline_kind="appeal",
+                                                    deadline_on=claim.appeal_due_on,
+                                                    defaults={"flagged_on": local_date(now, rules)})
+                    stats["abandoned"] += 1
+        except Exception:  # noqa: BLE001 - one bad claim must not stop the run; the next run retries it
+            log.exception("claims deadlines: claim %s could not be marked abandoned", pk)
+            stats["failed"] += 1
+    horizon = (now + dt.timedelta(days=WARN_DAYS + 2)).date()
+    pending = (Claim.objects.filter(state__in=(*AWAITING_DECISION, *AWAITING_REVIEW), next_deadline_on__lte=horizon)
+               .select_related("plan", "reviewer"))
+    for claim in pending:
+        rules = claim_rules(claim)
+        today = local_date(now, rules)
+        days_left = (claim.next_deadline_on - today).days
+        if days_left > WARN_DAYS:
+            continue
+        kind = ClaimFlag.Kind.OVERDUE if days_left < 0 else ClaimFlag.Kind.APPROACHING
+        recipients = _reviewer_emails(claim)
+        flag, created = ClaimFlag.objects.get_or_create(
+            claim=claim, kind=kind, deadline_kind=claim.next_deadline_kind, deadline_on=claim.next_deadline_on,
+            defaults={"flagged_on": today, "emailed_to": ", ".join(recipients)})
+        if not created:
+            continue
+        stats[kind] += 1
+        if recipients:
+            when = (f"was due on {claim.next_deadline_on:%B %-d, %Y} ({_days(-days_left)} ago)" if days_left < 0
+                    else f"is due on {claim.next_deadline_on:%B %-d, %Y} ({_days(days_left)} left)")
+            cite = rules.cite("decision_on_review" if claim.state in AWAITING_REVIEW else "denial")
+            send_mail(subject=f"[{claim.plan.code} claims] {claim.number}: deadline {kind}",
+                      message=(f"Claim {claim.number} of {claim.claimant_name} ({claim.plan.name}) is "
+                               f"{claim.get_state_display().lower()}.\nThe {claim.next_deadline_kind.replace('_', ' ')} "
+                               f"deadline {when} ({cite}).\n"),
+                      from_email=None, recipient_list=recipients)
+            stats["emails"] += 1
+    return stats
+
+
+def _days(n: int) -> str:
+    return f"{n} day" if n == 1 else f"{n} days"
+
+
+def _notify_claimant(claim: Claim, subject: str) -> None:
+    """Portal delivery: tell the claimant (and representative) a notice is waiting, once the change commits."""
+    if claim.delivery != Delivery.PORTAL:
+        return
+    recipients = [p.email for p in (claim.claimant, claim.representative) if p is not None and p.email]
+    if not recipients:
+        return
+    body = (f"{subject} ({claim.number}, {claim.plan.name}) has been posted to the participant portal. "
+            f"Sign in to read and download it.")
+    transaction.on_commit(lambda: send_mail(subject=subject, message=body, from_email=None,
+                                            recipient_list=recipients, fail_silently=True))

@@ -1,0 +1,398 @@
+"""Staff and portal pages of the claims. Thin: forms collect, services decide, selectors read.
+
+Only views read the clock (timezone.now()); every service is given that moment. A claim is shown in the
+portal only to its claimant and their representative; anyone else gets 404, as does anyone outside the
+staff on a staff claim page.
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from claims import services as S
+from claims.forms import (
+    AppealDecideForm,
+    AppealForm,
+    ApproveForm,
+    AssignForm,
+    CloseForm,
+    DenyForm,
+    DocumentAddForm,
+    ExtendForm,
+    PortalClaimForm,
+    ReasonForm,
+    StaffAppealForm,
+    StaffClaimForm,
+)
+from claims.models import AWAITING_DECISION, AWAITING_REVIEW, Capacity, Claim, ClaimDocument, Level, State
+from claims.selectors import (
+    average_days_to_decision,
+    claim_deadlines,
+    claim_notices,
+    claim_rules,
+    claims_by_status_and_plan,
+    claims_queue,
+    claims_visible_to,
+    late_decisions,
+    review_procedure_text,
+)
+from core.decorators import capability_required, participant_required
+from core.models import Document
+from core.pdf import document_bytes
+from core.roles import Cap, is_staff_user
+from plans.models import Plan
+
+
+def staff_page(cap: Cap):
+    """A staff claim page: outside the staff it does not exist (404); inside, `cap` is needed (403)."""
+
+    def decorator(view):
+        guarded = capability_required(cap)(view)
+
+        @functools.wraps(guarded)
+        def wrapped(request, *args, **kwargs):
+            if not is_staff_user(request.user):
+                raise Http404("no such page")
+            return guarded(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorator
+
+
+def _serve_upload(doc: ClaimDocument) -> HttpResponse:
+    data = (Path(settings.MEDIA_ROOT) / doc.path).read_bytes()
+    response = HttpResponse(data, content_type=doc.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{doc.sha256[:12]}{Path(doc.path).suffix}"'
+    response["X-Content-SHA256"] = doc.sha256
+    return response
+
+
+def _serve_document(doc: Document) -> HttpResponse:
+    response = HttpResponse(document_bytes(doc), content_type="application/pdf")
+    response["Content-Disposition"] = f'inline; filename="{doc.kind}-{doc.pk}.pdf"'
+    response["X-Content-SHA256"] = doc.sha256
+    return response
+
+
+# --- staff --------------------------------------------------------------------------------------------
+@staff_page(Cap.VIEW_STAFF)
+def staff_queue(request):
+    plan = Plan.objects.filter(code=request.GET.get("plan", "")).first()
+    return render(request, "claims/staff_queue.html", {
+        "rows": claims_queue(today=timezone.localdate(), plan=plan), "plans": Plan.objects.all(), "plan": plan})
+
+
+@staff_page(Cap.VIEW_STAFF)
+def staff_reports(request):
+    return render(request, "claims/staff_reports.html", {
+        "by_status": claims_by_status_and_plan(), "late": late_decisions()[:200],
+        "averages": average_days_to_decision()})
+
+
+@staff_page(Cap.RECORD_EVENTS)
+def staff_new(request):
+    form = StaffClaimForm(request.POST or None, request.FILES or None)
+    refusal = ""
+    if request.method == "POST" and form.is_valid():
+        d = form.cleaned_data
+        try:
+            claim = S.claim_file(
+                plan=d["plan"], claimant=d["claimant_number"], capacity=d["capacity"], subject=d["subject"],
+                description=d["description"], now=timezone.now(), actor=request.user, channel=Claim.Channel.PAPER,
+                participant=d["participant_number"], claimant_name=d["claimant_name"],
+                claimant_address=d["claimant_address"], representative=d["representative_number"],
+                authorisation=d["authorisation"], files=d["attachments"], received_on=d["received_on"],
+                delivery=d["delivery"])
+        except S.ClaimRefused as exc:
+            refusal = str(exc)
+        else:
+            messages.success(request, f"Claim {claim.number} recorded.")
+            return redirect("claims_staff:detail", pk=claim.pk)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "claims/staff_new.html", {"form": form, "refusal": refusal}, status=status)
+
+
+def _claim_page(request, claim: Claim, forms: dict | None = None, refusal: str = "", status: int = 200):
+    claim = (Claim.objects.select_related("plan", "reviewer", "participant", "claimant", "representative")
+             .prefetch_related("decisions__provisions__version__plan", "decisions__records_relied_on", "extensions")
+             .get(pk=claim.pk))
+    context = {
+        "claim": claim,
+        "rules": claim_rules(claim),
+        "deadlines": claim_deadlines(claim),
+        "today": timezone.localdate(),
+        "transitions": claim.transitions.select_related("actor"),
+        "uploads": claim.documents.all(),
+        "notices": claim_notices(claim),
+        "decisions": claim.decisions.all(),
+        "extensions": claim.extensions.all(),
+        "appeal": getattr(claim, "appeal", None),
+        "file_requests": claim.file_requests.select_related("document"),
+        "flags": claim.flags.all()[:20],
+        "refusal": refusal,
+        "awaiting_decision": claim.state in AWAITING_DECISION,
+        "awaiting_review": claim.state in AWAITING_REVIEW,
+        "closable": claim.state in (State.APPROVED, State.APPEAL_APPROVED, State.APPEAL_DENIED),
+        "assign_form": AssignForm(initial={"reviewer": claim.reviewer_id}),
+        "extend_form": ExtendForm(),
+        "approve_form": ApproveForm(claim=claim),
+        "deny_form": DenyForm(claim=claim, initial={"review_procedure": review_procedure_text(claim),
+                                                    "delivery": claim.delivery}),
+        "appeal_form": StaffAppealForm(),
+        "decide_form": AppealDecideForm(claim=claim),
+        "close_form": CloseForm(),
+        "document_form": DocumentAddForm(),
+        "start_form": ReasonForm(),
+    }
+    context.update(forms or {})
+    return render(request, "claims/staff_claim.html", context, status=status)
+
+
+@staff_page(Cap.VIEW_STAFF)
+def staff_claim(request, pk: int):
+    return _claim_page(request, get_object_or_404(Claim, pk=pk))
+
+
+def _act(request, pk: int, form_name: str, form, call, success: str):
+    claim = get_object_or_404(Claim, pk=pk)
+    if form.is_valid():
+        try:
+            call(claim, form.cleaned_data, timezone.now())
+        except S.ClaimRefused as exc:
+            return _claim_page(request, claim, {form_name: form}, refusal=str(exc), status=400)
+        messages.success(request, success)
+        return redirect("claims_staff:detail", pk=pk)
+    return _claim_page(request, claim, {form_name: form}, refusal="The form is incomplete: see below.", status=400)
+
+
+def _ids(values) -> list[int]:
+    return [int(v) for v in values or ()]
+
+
+@require_POST
+@staff_page(Cap.DECIDE_CLAIMS)
+def staff_assign(request, pk: int):
+    return _act(request, pk, "assign_form", AssignForm(request.POST),
+                lambda c, d, now: S.claim_assign(claim=c, reviewer=d["reviewer"], now=now, actor=request.user),
+                "Reviewer assigned.")
+
+
+@require_POST
+@staff_page(Cap.DECIDE_CLAIMS)
+def staff_start_review(request, pk: int):
+    return _act(request, pk, "start_form", ReasonForm(request.POST),
+                lambda c, d, now: S.claim_start_review(claim=c, now=now, actor=request.user, reason=d["reason"]),
+                "Review started.")
+
+
+@require_POST
+@staff_page(Cap.DECIDE_CLAIMS)
+def staff_extend(request, pk: int):
+    return _act(request, pk, "extend_form", ExtendForm(request.POST),
+                lambda c, d, now: S.claim_extend(claim=c, special_circumstances=d["special_circumstances"],
+                                                 expected_on=d["expected_on"], now=now, actor=request.user),
+                "Extension notice issued.")
+
+
+@require_POST
+@staff_page(Cap.DECIDE_CLAIMS)
+def staff_approve(request, pk: int):
+    claim = get_object_or_404(Claim, pk=pk)
+    return _act(request, pk, "approve_form", ApproveForm(request.POST, claim=claim),
+                lambda c, d, now: S.claim_approve(claim=c, reasons=d["reasons"], approved_benefit=d["approved_benefit"],
+                                                  provisions=_ids(d["provisions"]), records=_ids(d["records"]),
+                                                  now=now, actor=request.user),
+                "Claim approved; the approval letter is issued.")
+
+
+@require_POST
+@staff_page(Cap.DECIDE_CLAIMS)
+def staff_deny(request, pk: int):
+    claim = get_object_or_404(Claim, pk=pk)
+    return _act(request, pk, "deny_form", DenyForm(request.POST, claim=claim),
+                lambda c, d, now: S.claim_deny(claim=c, reasons=d["reasons"], provisions=_ids(d["provisions"]),
+                                               additional_material=d["additional_material"],
+                                               review_procedure=d["review_procedure"], partial=d["partial"],
+                                               records=_ids(d["records"]), delivery=d["delivery"], now=now,
+                                               actor=request.user),
+                "Claim denied; the denial notice is issued.")
+
+
+@require_POST
+@staff_page(Cap.DECIDE_CLAIMS)
+def staff_close(request, pk: int):
+    return _act(request, pk, "close_form", CloseForm(request.POST),
+                lambda c, d, now: S.claim_close(claim=c, reason=d["reason"], now=now, actor=request.user),
+                "Claim closed.")
+
+
+@require_POST
+@staff_page(Cap.DECIDE_CLAIMS)
+def staff_add_document(request, pk: int):
+    return _act(request, pk, "document_form", DocumentAddForm(request.POST, request.FILES),
+                lambda c, d, now: S.claim_document_add(claim=c, file=d["file"], kind=d["kind"], now=now,
+                                                       actor=request.user),
+                "Document added to the claim file.")
+
+
+@require_POST
+@staff_page(Cap.RECORD_EVENTS)
+def staff_record_appeal(request, pk: int):
+    return _act(request, pk, "appeal_form", StaffAppealForm(request.POST, request.FILES),
+                lambda c, d, now: S.appeal_file(claim=c, issues=d["issues"], evidence=d["evidence"], files=d["files"],
+                                                received_on=d["received_on"], now=now, actor=request.user),
+                "Appeal recorded.")
+
+
+@require_POST
+@staff_page(Cap.DECIDE_APPEALS)
+def staff_appeal_start_review(request, pk: int):
+    return _act(request, pk, "start_form", ReasonForm(request.POST),
+                lambda c, d, now: S.appeal_start_review(claim=c, now=now, actor=request.user, reason=d["reason"]),
+                "Review of the appeal started.")
+
+
+@require_POST
+@staff_page(Cap.DECIDE_APPEALS)
+def staff_appeal_extend(request, pk: int):
+    return _act(request, pk, "extend_form", ExtendForm(request.POST),
+                lambda c, d, now: S.appeal_extend(claim=c, special_circumstances=d["special_circumstances"],
+                                                  expected_on=d["expected_on"], now=now, actor=request.user),
+                "Extension notice on review issued.")
+
+
+@require_POST
+@staff_page(Cap.DECIDE_APPEALS)
+def staff_appeal_decide(request, pk: int):
+    claim = get_object_or_404(Claim, pk=pk)
+    return _act(request, pk, "decide_form", AppealDecideForm(request.POST, claim=claim),
+                lambda c, d, now: S.appeal_decide(claim=c, outcome=d["outcome"], reasons=d["reasons"],
+                                                  provisions=_ids(d["provisions"]), approved_benefit=d["approved_benefit"],
+                                                  partial=d["partial"], records=_ids(d["records"]), now=now,
+                                                  actor=request.user),
+                "Decision on review issued.")
+
+
+@require_POST
+@staff_page(Cap.RECORD_EVENTS)
+def staff_claim_file(request, pk: int):
+    """A claimant asked by letter or phone: staff log the request and furnish the file at once."""
+    claim = get_object_or_404(Claim, pk=pk)
+    now = timezone.now()
+    req = S.claim_file_request(claim=claim, now=now, actor=request.user)
+    S.claim_file_fulfil(request=req, now=now, actor=request.user)
+    messages.success(request, "Claim file assembled and furnished.")
+    return redirect("claims_staff:detail", pk=pk)
+
+
+@staff_page(Cap.VIEW_STAFF)
+def staff_upload(request, pk: int, doc_pk: int):
+    return _serve_upload(get_object_or_404(ClaimDocument, pk=doc_pk, claim_id=pk))
+
+
+# --- portal -------------------------------------------------------------------------------------------
+def _my_claim(request, pk: int) -> Claim:
+    return get_object_or_404(claims_visible_to(request.user.person), pk=pk)
+
+
+@participant_required
+def portal_list(request):
+    claims = claims_visible_to(request.user.person).prefetch_related("extensions", "decisions")
+    return render(request, "claims/portal_list.html", {
+        "rows": [(c, claim_deadlines(c).next) for c in claims]})
+
+
+@participant_required
+def portal_new(request):
+    form = PortalClaimForm(request.POST or None, request.FILES or None)
+    refusal = ""
+    if request.method == "POST" and form.is_valid():
+        d, me = form.cleaned_data, request.user.person
+        claimant = d["on_behalf_of"] or me
+        try:
+            claim = S.claim_file(
+                plan=d["plan"], claimant=claimant, capacity=d["capacity"], subject=d["subject"],
+                description=d["description"], now=timezone.now(), actor=request.user, channel=Claim.Channel.PORTAL,
+                participant=d["participant_number"] if d["capacity"] == Capacity.BENEFICIARY else None,
+                filed_by=me, representative=me if claimant != me else None,
+                authorisation=d["authorisation"], files=d["attachments"])
+        except S.ClaimRefused as exc:
+            refusal = str(exc)
+        else:
+            messages.success(request, f"Your claim {claim.number} was received on {claim.received_on:%B %-d, %Y}.")
+            return redirect("claims_portal:detail", pk=claim.pk)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "claims/portal_new.html", {"form": form, "refusal": refusal}, status=status)
+
+
+def _portal_page(request, claim: Claim, appeal_form=None, refusal: str = "", status: int = 200):
+    return render(request, "claims/portal_claim.html", {
+        "claim": claim,
+        "deadlines": claim_deadlines(claim),
+        "today": timezone.localdate(),
+        "transitions": claim.transitions.all(),
+        "uploads": claim.documents.all(),
+        "notices": claim_notices(claim),
+        "appeal": getattr(claim, "appeal", None),
+        "file_requests": claim.file_requests.all(),
+        "appeal_form": appeal_form or AppealForm(),
+        "can_appeal": claim.state == State.DENIED,
+        "refusal": refusal,
+        "initial_level": Level.INITIAL,
+    }, status=status)
+
+
+@participant_required
+def portal_claim(request, pk: int):
+    return _portal_page(request, _my_claim(request, pk))
+
+
+@require_POST
+@participant_required
+def portal_appeal(request, pk: int):
+    claim = _my_claim(request, pk)
+    form = AppealForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return _portal_page(request, claim, form, "The appeal is incomplete: see below.", status=400)
+    try:
+        S.appeal_file(claim=claim, issues=form.cleaned_data["issues"], evidence=form.cleaned_data["evidence"],
+                      files=form.cleaned_data["files"], filed_by=request.user.person, now=timezone.now(),
+                      actor=request.user)
+    except S.ClaimRefused as exc:
+        return _portal_page(request, Claim.objects.get(pk=claim.pk), form, str(exc), status=400)
+    messages.success(request, "Your appeal was received.")
+    return redirect("claims_portal:detail", pk=pk)
+
+
+@require_POST
+@participant_required
+def portal_claim_file(request, pk: int):
+    claim = _my_claim(request, pk)
+    now = timezone.now()
+    req = S.claim_file_request(claim=claim, now=now, actor=request.user)
+    S.claim_file_fulfil(request=req, now=now, actor="system")
+    messages.success(request, "Your claim file is ready below, free of charge.")
+    return redirect("claims_portal:detail", pk=pk)
+
+
+@participant_required
+def portal_notice(request, pk: int, doc_pk: int):
+    claim = _my_claim(request, pk)
+    doc = next((d for d in claim_notices(claim) if d.pk == doc_pk), None)
+    if doc is None:
+        raise Http404("no such notice")
+    return _serve_document(doc)
+
+
+@participant_required
+def portal_upload(request, pk: int, doc_pk: int):
+    claim = _my_claim(request, pk)
+    return _serve_upload(get_object_or_404(ClaimDocument, pk=doc_pk, claim=claim))
