@@ -13,7 +13,7 @@ from decimal import Decimal
 
 from books.models import PayrollRecord
 from books.services.accounts import BooksError
-from books.services.payroll import PayrollError, pay_record
+from books.services.payroll import PayrollContext, PayrollError, pay_record
 from core.audit import actor_label
 from core.imports import Applied, Importer, Problems, Row
 from core.models import ImportBatch
@@ -133,6 +133,7 @@ class PayrollImport(Importer):
     def apply(self, prepared: PreparedPayroll, *, batch: ImportBatch, actor, now: dt.datetime,
               problems: Problems) -> Applied:
         label = actor_label(actor)
+        context = PayrollContext.for_people({p.person for p in prepared.lines})
         applied = 0
         for pay in sorted(prepared.lines, key=lambda p: (p.pay_date, p.line)):
             try:
@@ -140,7 +141,7 @@ class PayrollImport(Importer):
                     person=pay.person, pay_date=pay.pay_date, component=pay.component, gross=pay.gross, actor=label,
                     plan_year=pay.plan_year, period_start=pay.period_start,
                     performance_period_end=pay.performance_period_end, net_available=pay.net_available,
-                    sequence=pay.sequence, batch=batch, line_number=pay.line)
+                    sequence=pay.sequence, batch=batch, line_number=pay.line, context=context)
             except (PayrollError, BooksError, MissingFigure) as exc:
                 problems.add(pay.line, str(exc))
                 continue
