@@ -315,7 +315,7 @@ def privilege_problems(population: Population) -> list[str]:
 def _participant(data: dict) -> Person:
     from tests.factories import PersonFactory
 
-    user = User.objects.create_user(data["employee_number"].lower(), password="not-a-real-password-1")
+    user = User.objects.create_user(data["employee_number"].lower())
     user.groups.add(Group.objects.get(name=Role.PARTICIPANT.value))
     return PersonFactory(user=user, **data)
 

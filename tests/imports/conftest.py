@@ -55,7 +55,7 @@ def employees(edcp):
 
 
 def user_with(role: Role | None, username: str) -> User:
-    user = User.objects.create_user(username, password="not-a-real-password-1")
+    user = User.objects.create_user(username)  # no password: tests sign in with force_login
     if role is not None:
         user.groups.add(Group.objects.get(name=role.value))
     return user

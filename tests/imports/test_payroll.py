@@ -145,3 +145,33 @@ def test_a_line_with_too_many_values_and_a_file_that_is_not_utf8_are_refused(emp
                         .encode("latin-1"))
     assert latin.status == ImportBatch.Status.REFUSED
     assert latin.errors[0]["message"].startswith("Line 3: the file is not UTF-8 text")
+
+
+def test_an_imported_file_credits_what_pay_record_credits_line_by_line(rrp):
+    """The import's prefetched context changes the queries, not the results (RRP pay above 401(a)(17))."""
+    from books.services.payroll import pay_record
+    from elections.models import Channel, DeferralElection, DeferralElectionLine, Status
+    from tests.conftest import eastern
+    from tests.factories import ParticipationFactory, PersonFactory
+
+    people = []
+    for number in ("R1", "R2"):
+        person = PersonFactory(employee_number=number, hire_date=dt.date(2015, 1, 5))
+        participation = ParticipationFactory(person=person, plan=rrp, entered_on=dt.date(2015, 1, 5))
+        election = DeferralElection.objects.create(participation=participation, plan_year=2024, status=Status.ACCEPTED,
+                                                   submitted_at=eastern(2023, 12, 1), channel=Channel.STAFF, actor="t")
+        DeferralElectionLine.objects.create(election=election, component="plan_compensation", percent=Decimal("6"))
+        people.append(person)
+    pays = [(dt.date(2024, m, 28), "90000.00") for m in range(1, 7)]
+    for day, gross in pays:
+        pay_record(person=people[0], pay_date=day, component="base_salary", gross=Decimal(gross), actor="t")
+    batch = run(PAYROLL, HEADER, *[f"R2,{day},base_salary,{gross}" for day, gross in reversed(pays)])
+    assert batch.status == ImportBatch.Status.APPLIED, batch.errors
+
+    def credited(person):
+        return [(d.record.pay_date, d.plan_compensation, d.deferral, d.matching)
+                for d in PayrollDeferral.objects.filter(record__person=person).order_by("record__pay_date")]
+
+    assert credited(people[1]) == credited(people[0])
+    assert credited(people[0])[0][1] == Decimal("0.00")  # below the limit in January
+    assert any(row[2] > 0 for row in credited(people[0]))
