@@ -35,6 +35,7 @@ from django.db import models
 from django.http import HttpResponse
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, include, path
+from django.urls.converters import IntConverter
 from django.utils import timezone
 from django.utils.regex_helper import normalize
 
@@ -53,8 +54,12 @@ PUBLIC = {"healthz", "login", "logout", "password_reset", "password_reset_done",
 SIGNED_IN = {"home", "portal_home", "document_download", "api_schema", "api_docs", "password_change",
              "password_change_done"}
 URL_MODELS = {"document_download": Document, "core:job_progress": JobRun}
-# URL kwargs that are not objects, and what to put in them.
-NON_OBJECT = {"url": "no-such-page/", "uidb64": "MQ", "token": "set-password"}
+# URL kwargs that name an object (filled from A's object); any other kwarg is a value (a year, a date).
+OBJECT_KWARGS = {"pk", "id", "object_id", "code", "employee_number", "number", "uuid"}
+# Values for the other kwargs, by name; else by converter (int: 2024, anything else: "x").
+NON_OBJECT = {"url": "no-such-page/", "uidb64": "MQ", "token": "set-password", "year": "2024",
+              "plan_year": "2024", "month": "2024-05", "date": "2024-05-31", "day": "2024-05-31", "on": "2024-05-31",
+              "as_of": "2024-05-31"}
 
 A = {"employee_number": "ZQA-4471", "first_name": "Araminta", "last_name": "Quillfeather",
      "email": "araminta.quillfeather@example.org", "address_line1": "77 Wisteria Lane"}
@@ -72,6 +77,7 @@ class Endpoint:
     fmt: str
     params: list[str]
     regex: str
+    int_params: set[str] = field(default_factory=set)
 
     @property
     def view_class(self):
@@ -122,7 +128,7 @@ class Endpoint:
 
     @property
     def object_params(self) -> list[str]:
-        return [p for p in self.params if p not in NON_OBJECT and p != "app_label"]
+        return [p for p in self.params if p in OBJECT_KWARGS or p.endswith(("_id", "_pk"))]
 
 
 def endpoints(patterns=None, pieces=(), namespaces=()) -> list[Endpoint]:
@@ -133,12 +139,13 @@ def endpoints(patterns=None, pieces=(), namespaces=()) -> list[Endpoint]:
             ns = namespaces + ((entry.namespace,) if entry.namespace else ())
             out += endpoints(entry.url_patterns, pieces + (entry,), ns)
         elif isinstance(entry, URLPattern):
-            fmt, params, regex = "", [], ""
+            fmt, params, regex, ints = "", [], "", set()
             for piece in pieces + (entry,):
                 f, p = normalize(piece.pattern.regex.pattern)[0]
                 fmt, params, regex = fmt + f, params + list(p), regex + piece.pattern.regex.pattern
+                ints |= {k for k, c in getattr(piece.pattern, "converters", {}).items() if isinstance(c, IntConverter)}
             name = ":".join(namespaces + (entry.name,)) if entry.name else "/" + fmt
-            out.append(Endpoint(name, list(namespaces), entry.callback, "/" + fmt, params, regex))
+            out.append(Endpoint(name, list(namespaces), entry.callback, "/" + fmt, params, regex, ints))
     return out
 
 
@@ -199,9 +206,7 @@ def fill(ep: Endpoint, population: Population) -> str:
         raise Unfillable(f"{ep.name} takes a {model.__name__} but the population has none {whose}: add one to the "
                          f"`population` fixture in tests/test_access.py")
     for param in ep.params:
-        if param in NON_OBJECT:
-            values[param] = NON_OBJECT[param]
-        elif param == "app_label":
+        if param == "app_label":
             labels = re.search(r"\(\?P<app_label>([^)]*)\)", ep.regex)
             values[param] = labels.group(1).split("|")[0] if labels else (model._meta.app_label if model else "auth")
         elif param == "content_type_id":
@@ -215,10 +220,12 @@ def fill(ep: Endpoint, population: Population) -> str:
             values[param] = str(history.order_by("-history_id").first().history_id)
         elif param in ("pk", "id", "object_id") or param.endswith(("_id", "_pk")):
             values[param] = str(obj.pk)
-        elif hasattr(obj, param):
+        elif obj is not None and hasattr(obj, param):
             values[param] = str(getattr(obj, param))
+        elif param in ep.object_params:
+            raise Unfillable(f"{ep.name}: {model.__name__} has no {param!r} to fill the URL with")
         else:
-            raise Unfillable(f"{ep.name}: cannot fill the kwarg {param!r}; extend fill() in tests/test_access.py")
+            values[param] = NON_OBJECT.get(param, "2024" if param in ep.int_params else "x")
     return ep.fmt % values
 
 
@@ -477,7 +484,10 @@ class LeakyUrls:
         from config.urls import urlpatterns
 
         return urlpatterns + [
-            path("portal/leaky/", include(([path("<int:pk>/", _leaky_person_page, name="person")], "leaky_portal"))),
+            path("portal/leaky/", include(([
+                path("<int:pk>/", _leaky_person_page, name="person"),
+                path("year/<int:year>/", participant_required(_unprotected_staff_page), name="year"),
+            ], "leaky_portal"))),
             path("staff/leaky/", include(([path("", _unprotected_staff_page, name="people")], "leaky_staff"))),
             path("api/leaky/", include(([path("", _unprotected_staff_page, name="people")], "leaky_api"))),
         ]
@@ -488,6 +498,8 @@ def test_the_walker_catches_a_leaky_portal_page_and_an_unprotected_staff_page(po
     problems = access_problems(population)
     pk = population.a.pk
     assert any(p.startswith(f"participant B GET /portal/leaky/{pk}/ (leaky_portal:person) sees participant A's data")
+               for p in problems), problems
+    assert any(p.startswith("participant B GET /portal/leaky/year/2024/ (leaky_portal:year) sees participant A's data")
                for p in problems), problems
     # /api/ is outside the sign-in middleware, so there the anonymous check is the one that must catch it.
     assert any(p.startswith("anonymous GET /api/leaky/ (leaky_api:people) answered 200") for p in problems), problems
