@@ -476,6 +476,12 @@ def _unprotected_staff_page(request):
     return HttpResponse(", ".join(Person.objects.values_list("last_name", flat=True)))
 
 
+@participant_required
+def _leaky_year_page(request, year: int):
+    """A portal page by year that lists everyone's names instead of the participant's own."""
+    return HttpResponse(f"{year}: " + ", ".join(Person.objects.values_list("first_name", flat=True)))
+
+
 class LeakyUrls:
     """The project's URLs plus two deliberately broken views (used only by the self-test)."""
 
@@ -486,7 +492,7 @@ class LeakyUrls:
         return urlpatterns + [
             path("portal/leaky/", include(([
                 path("<int:pk>/", _leaky_person_page, name="person"),
-                path("year/<int:year>/", participant_required(_unprotected_staff_page), name="year"),
+                path("year/<int:year>/", _leaky_year_page, name="year"),
             ], "leaky_portal"))),
             path("staff/leaky/", include(([path("", _unprotected_staff_page, name="people")], "leaky_staff"))),
             path("api/leaky/", include(([path("", _unprotected_staff_page, name="people")], "leaky_api"))),
