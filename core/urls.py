@@ -1,10 +1,13 @@
 from django.urls import path
 
 from core import views
+from core.imports import views as import_views
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("jobs/", views.job_runs, name="job_runs"),
     path("jobs/<int:pk>/progress", views.job_progress_fragment, name="job_progress"),
     path("audit/", views.audit_log, name="audit_log"),
+    path("imports/", import_views.imports, name="imports"),
+    path("imports/<int:pk>/", import_views.import_detail, name="import_detail"),
 ]

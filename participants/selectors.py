@@ -21,14 +21,20 @@ class EmploymentStatus:
 
 
 def employment_status_on(person: Person, day: dt.date) -> EmploymentStatus:
+    return employment_status_from_events(person, list(EmploymentEvent.objects.filter(person=person)), day)
+
+
+def employment_status_from_events(person: Person, events: list[EmploymentEvent], day: dt.date) -> EmploymentStatus:
+    """Employed on `day` given all of the person's events: hired by then, and not separated or dead before
+    it unless rehired since. (Set-based callers load every person's events in one query.)"""
     if day < person.hire_date:
         return EmploymentStatus(False, f"hired {person.hire_date}")
-    ended = (EmploymentEvent.objects.filter(person=person, effective_date__lt=day,
-                                            kind__in=[EmploymentEvent.Kind.SEPARATION, EmploymentEvent.Kind.DEATH])
-             .order_by("-effective_date").first())
-    if ended:
-        rehired = EmploymentEvent.objects.filter(person=person, kind=EmploymentEvent.Kind.REHIRE,
-                                                 effective_date__gt=ended.effective_date, effective_date__lte=day).exists()
+    ends = [e for e in events if e.effective_date < day
+            and e.kind in (EmploymentEvent.Kind.SEPARATION, EmploymentEvent.Kind.DEATH)]
+    if ends:
+        ended = max(ends, key=lambda e: (e.effective_date, e.kind == EmploymentEvent.Kind.DEATH))
+        rehired = any(e.kind == EmploymentEvent.Kind.REHIRE and ended.effective_date < e.effective_date <= day
+                      for e in events)
         if not rehired:
             return EmploymentStatus(False, f"{ended.get_kind_display().lower()} {ended.effective_date}")
     return EmploymentStatus(True)

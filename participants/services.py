@@ -18,7 +18,6 @@ from participants.models import (
     Person,
     VestingServiceCredit,
 )
-from participants.selectors import death_of
 from plans.models import Plan
 
 
@@ -26,12 +25,20 @@ class ParticipantError(ValueError):
     pass
 
 
-def participation_enrol(*, person: Person, plan: Plan, entered_on: dt.date, eligible_on: dt.date | None = None,
-                        actor, now: dt.datetime | None = None) -> Participation:
+def participation_entry_refusal(*, plan: Plan, entered_on: dt.date) -> str | None:
+    """Why `plan` admits no participant entering on `entered_on` (a frozen plan), else None."""
     version = plan.version_on(entered_on)
     frozen = version.provision("frozen_after", None)
     if frozen and entered_on > dt.date.fromisoformat(frozen):
-        raise ParticipantError(f"{plan.code} admits no new participants after {frozen} ({version.cite('frozen_after')})")
+        return f"{plan.code} admits no new participants after {frozen} ({version.cite('frozen_after')})"
+    return None
+
+
+def participation_enrol(*, person: Person, plan: Plan, entered_on: dt.date, eligible_on: dt.date | None = None,
+                        actor, now: dt.datetime | None = None) -> Participation:
+    refusal = participation_entry_refusal(plan=plan, entered_on=entered_on)
+    if refusal:
+        raise ParticipantError(refusal)
     participation, created = Participation.objects.get_or_create(
         person=person, plan=plan, defaults={"entered_on": entered_on, "eligible_on": eligible_on})
     if created:
@@ -40,23 +47,33 @@ def participation_enrol(*, person: Person, plan: Plan, entered_on: dt.date, elig
     return participation
 
 
+def employment_event_refusal(*, person: Person, events: list[EmploymentEvent], kind: str,
+                             effective_date: dt.date) -> str | None:
+    """Why an event cannot be recorded given the person's recorded `events`, else None."""
+    if kind not in EmploymentEvent.Kind.values:
+        return f"unknown employment event {kind!r}"
+    if effective_date < person.hire_date:
+        return f"{person} was hired {person.hire_date}: an event dated {effective_date} is before that"
+    death = next((e for e in events if e.kind == EmploymentEvent.Kind.DEATH), None)
+    if death is not None:
+        if kind == EmploymentEvent.Kind.DEATH:
+            return f"{person} is already recorded as deceased on {death.effective_date}"
+        if effective_date > death.effective_date:
+            return f"{person} died {death.effective_date}: an event dated {effective_date} is after that"
+    if kind == EmploymentEvent.Kind.SEPARATION and any(
+            e.kind == kind and e.effective_date == effective_date for e in events):
+        return f"{person} already has a separation on {effective_date}"
+    return None
+
+
 @transaction.atomic
 def employment_event_record(*, person: Person, kind: str, effective_date: dt.date, actor, reason: str = "",
                             note: str = "", now: dt.datetime | None = None) -> EmploymentEvent:
     """Record a separation, death or disability; books and payments react (vesting, forfeiture, schedules)."""
-    if kind not in EmploymentEvent.Kind.values:
-        raise ParticipantError(f"unknown employment event {kind!r}")
-    if effective_date < person.hire_date:
-        raise ParticipantError(f"{person} was hired {person.hire_date}: an event dated {effective_date} is before that")
-    death = death_of(person)
-    if death is not None:
-        if kind == EmploymentEvent.Kind.DEATH:
-            raise ParticipantError(f"{person} is already recorded as deceased on {death.effective_date}")
-        if effective_date > death.effective_date:
-            raise ParticipantError(f"{person} died {death.effective_date}: an event dated {effective_date} is after that")
-    if kind == EmploymentEvent.Kind.SEPARATION and EmploymentEvent.objects.filter(
-            person=person, kind=kind, effective_date=effective_date).exists():
-        raise ParticipantError(f"{person} already has a separation on {effective_date}")
+    refusal = employment_event_refusal(person=person, events=list(person.employment_events.all()), kind=kind,
+                                       effective_date=effective_date)
+    if refusal:
+        raise ParticipantError(refusal)
     event = EmploymentEvent.objects.create(person=person, kind=kind, effective_date=effective_date, reason=reason,
                                            note=note, recorded_at=now or timezone.now(), recorded_by=actor_label(actor))
     audit_record(action=f"employment.{kind}", actor=actor, at=now or timezone.now(), obj=event,

@@ -1,7 +1,17 @@
 """URLs of the participants app: staff pages (/staff/), portal pages (/portal/) and API endpoints (/api/)."""
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from core.imports.api import import_urls
+from core.models import ImportBatch
+from participants import api
 
 app_name = "participants"
 staff_urlpatterns: list = []
 portal_urlpatterns: list = []
-api_urlpatterns: list = []
+api_urlpatterns: list = [
+    path("people/", api.PersonList.as_view(), name="people"),
+    path("people/<int:pk>/", api.PersonDetail.as_view(), name="person"),
+    path("key-employee-lists/", api.KeyEmployeeListList.as_view(), name="key_employee_lists"),
+    *import_urls(ImportBatch.Kind.PARTICIPANTS, "imports/participants"),
+    *import_urls(ImportBatch.Kind.KEY_EMPLOYEES, "imports/key-employees"),
+]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.db import transaction
@@ -12,8 +13,9 @@ from books.models import PayrollDeferral, PayrollRecord, Source
 from books.services.accounts import BooksError, credit_create
 from core.money import ZERO, money, percent_of, split_by_percent
 from elections.selectors import allocation_of, cancellation_on, deferral_line_in_force
-from participants.models import Participation, Person
-from participants.selectors import employment_status_on
+from participants.models import EmploymentEvent, Participation, Person
+from participants.selectors import employment_status_from_events, employment_status_on
+from plans.models import Plan
 from plans.selectors import announced_percent, figure_for_year
 
 
@@ -113,18 +115,51 @@ class PayrollError(ValueError):
     pass
 
 
+@dataclass
+class PayrollContext:
+    """What a whole payroll file needs, read once instead of once per line (books.imports): each person's
+    participations (their plans sharing one instance, versions and provisions loaded) and employment
+    events. With a context, pay_record trusts its caller that the pay line is new (the import checks
+    every line of the file against those recorded, under its lock; the database's unique constraint
+    still stands behind it)."""
+
+    participations: dict[int, list[Participation]] = field(default_factory=dict)
+    events: dict[int, list[EmploymentEvent]] = field(default_factory=dict)
+
+    @classmethod
+    def for_people(cls, people) -> PayrollContext:
+        ids = [p.pk for p in people]
+        plans = {plan.pk: plan for plan in Plan.objects.prefetch_related("versions__provisions")}
+        for plan in plans.values():
+            plan._versions_cache = sorted(plan.versions.all(), key=lambda v: v.effective_date)
+            for version in plan._versions_cache:
+                version._provision_cache = {p.key: p for p in version.provisions.all()}
+        context = cls({i: [] for i in ids}, {i: [] for i in ids})
+        for participation in Participation.objects.filter(person_id__in=ids).order_by("plan__code", "id"):
+            participation.plan = plans[participation.plan_id]
+            context.participations[participation.person_id].append(participation)
+        for event in EmploymentEvent.objects.filter(person_id__in=ids):
+            context.events[event.person_id].append(event)
+        return context
+
+
 @transaction.atomic
 def pay_record(*, person: Person, pay_date: dt.date, component: str, gross: Decimal, actor: str,
                plan_year: int | None = None, period_start: dt.date | None = None,
                performance_period_end: dt.date | None = None, net_available: Decimal | None = None,
                sequence: int = 1, batch=None, line_number: int | None = None,
-               limits: dict | None = None) -> tuple[PayrollRecord, bool]:
+               limits: dict | None = None, context: PayrollContext | None = None) -> tuple[PayrollRecord, bool]:
     """Record one pay line and credit what it defers, in every plan the person takes part in. Idempotent."""
-    existing = PayrollRecord.objects.filter(person=person, pay_date=pay_date, component=component,
-                                            sequence=sequence).first()
-    if existing:
-        return existing, False
-    status = employment_status_on(person, pay_date)
+    if context is None:
+        existing = PayrollRecord.objects.filter(person=person, pay_date=pay_date, component=component,
+                                                sequence=sequence).first()
+        if existing:
+            return existing, False
+        status = employment_status_on(person, pay_date)
+        participations = person.participations.select_related("plan").order_by("plan__code")
+    else:
+        status = employment_status_from_events(person, context.events[person.pk], pay_date)
+        participations = context.participations[person.pk]
     if not status.employed:
         raise PayrollError(f"{person.employee_number} was not employed on {pay_date} ({status.reason})")
     if gross < 0:
@@ -135,7 +170,7 @@ def pay_record(*, person: Person, pay_date: dt.date, component: str, gross: Deci
         performance_period_end=performance_period_end, net_available=net_available, sequence=sequence,
         batch=batch, line_number=line_number, recorded_at=timezone.now(), actor=actor,
     )
-    for participation in person.participations.select_related("plan").order_by("plan__code"):
+    for participation in participations:
         if participation.plan.kind != "account_balance":
             continue
         try:

@@ -1,0 +1,149 @@
+"""Payroll files: one line per employee, pay date and pay component (EDCP 7.1, RRP 3.03).
+
+The whole file is checked first with a few queries (employees, their employment events, pay lines
+already recorded). Then, inside one transaction, each line goes through `pay_record` in pay-date
+order, so year-to-date figures (RRP Plan Compensation above the 401(a)(17) limit, RRP 2011 matching)
+build up as they would pay by pay. Any line the books refuse there refuses the whole file too.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from books.models import PayrollRecord
+from books.services.accounts import BooksError
+from books.services.payroll import PayrollContext, PayrollError, pay_record
+from core.audit import actor_label
+from core.imports import Applied, Importer, Problems, Row
+from core.models import ImportBatch
+from participants.models import EmploymentEvent, Person
+from participants.selectors import employment_status_from_events
+from plans.models import Provision
+from plans.selectors import MissingFigure
+
+
+@dataclass
+class PayLine:
+    line: int
+    person: Person
+    pay_date: dt.date
+    component: str
+    gross: Decimal
+    plan_year: int | None
+    period_start: dt.date | None
+    performance_period_end: dt.date | None
+    net_available: Decimal | None
+    sequence: int
+
+
+@dataclass
+class PreparedPayroll:
+    lines: list[PayLine] = field(default_factory=list)
+    skipped: int = 0
+
+
+def pay_components() -> list[str]:
+    """The pay components the plans know (their deferral components); RRP's Plan Compensation is computed."""
+    values: dict[int, dict] = {}
+    for version_id, key, value in Provision.objects.filter(
+            key__in=["deferral_components", "plan_compensation"]).values_list("version_id", "key", "value"):
+        values.setdefault(version_id, {})[key] = value
+    codes: set[str] = set()
+    for provisions in values.values():
+        if provisions.get("plan_compensation") == "above_401a17":
+            continue
+        codes.update(c["code"] for c in provisions.get("deferral_components") or [])
+    return sorted(codes)
+
+
+class PayrollImport(Importer):
+    kind = ImportBatch.Kind.PAYROLL
+    required = ("employee_number", "pay_date", "component", "gross")
+    optional = ("plan_year", "period_start", "performance_period_end", "net_available", "sequence")
+    help = ("One line per employee, pay date and pay component: employee_number, pay_date (YYYY-MM-DD), component "
+            "(base_salary, monthly_bonus, annual_bonus, other), gross (dollars and cents). Optional: plan_year (when "
+            "the pay belongs to another plan year than its pay date's), period_start, performance_period_end (for "
+            "Performance-Based Compensation), net_available (cash pay left after taxes and deductions, EDCP 1.14) "
+            "and sequence (1, 2, ... for two lines of the same component on the same day).")
+
+    def check(self, rows: list[Row], problems: Problems, *, now: dt.datetime) -> PreparedPayroll:
+        numbers = {r.text("employee_number") for r in rows} - {""}
+        people = {p.employee_number: p for p in Person.objects.filter(employee_number__in=numbers)}
+        events: dict[int, list[EmploymentEvent]] = {p.pk: [] for p in people.values()}
+        for event in EmploymentEvent.objects.filter(person__in=people.values()):
+            events[event.person_id].append(event)
+        components = pay_components()
+        known = set(components)
+        prepared = PreparedPayroll()
+        for row in rows:
+            number = row.text("employee_number", required=True)
+            person = people.get(number) if number else None
+            if number and person is None:
+                row.problem(f"employee {number} is not on file (load the participant first)", "employee_number")
+            pay_date = row.date("pay_date", required=True)
+            component = row.text("component", required=True)
+            if component and component not in known:
+                row.problem(f"pay component {component!r} is unknown; the plans know {', '.join(components)}",
+                            "component")
+            gross = row.money("gross", required=True)
+            plan_year = row.integer("plan_year", low=1990, high=2100)
+            period_start = row.date("period_start")
+            performance_period_end = row.date("performance_period_end")
+            net_available = row.money("net_available")
+            sequence = row.integer("sequence", low=1, high=1000)
+            if person is not None and pay_date is not None:
+                status = employment_status_from_events(person, events[person.pk], pay_date)
+                if not status.employed:
+                    row.problem(f"employee {number} was not employed on the pay date {pay_date} ({status.reason})",
+                                "pay_date")
+            if not row.bad:
+                prepared.lines.append(PayLine(row.line, person, pay_date, component, gross, plan_year, period_start,
+                                              performance_period_end, net_available, sequence or 1))
+        if not prepared.lines:
+            return prepared
+        days = [p.pay_date for p in prepared.lines]
+        recorded = {
+            (r.person_id, r.pay_date, r.component, r.sequence): r for r in PayrollRecord.objects.filter(
+                person__in={p.person for p in prepared.lines}, pay_date__gte=min(days), pay_date__lte=max(days))
+            .only("person_id", "pay_date", "component", "sequence", "gross")
+        }
+        first_line: dict[tuple, int] = {}
+        fresh: list[PayLine] = []
+        for pay in prepared.lines:
+            key = (pay.person.pk, pay.pay_date, pay.component, pay.sequence)
+            if key in first_line:
+                problems.add(pay.line, f"repeats the {pay.component} pay of employee {pay.person.employee_number} on "
+                                       f"{pay.pay_date} given on line {first_line[key]} (use the sequence column for a "
+                                       f"second payment of the same component on the same day)")
+                continue
+            first_line[key] = pay.line
+            earlier = recorded.get(key)
+            if earlier is None:
+                fresh.append(pay)
+            elif earlier.gross == pay.gross:
+                prepared.skipped += 1
+            else:
+                problems.add(pay.line, f"employee {pay.person.employee_number} already has {pay.component} pay of "
+                                       f"{earlier.gross} recorded on {pay.pay_date} (sequence {pay.sequence}); this "
+                                       f"file says {pay.gross}. A recorded pay line is never changed", "gross")
+        prepared.lines = fresh
+        return prepared
+
+    def apply(self, prepared: PreparedPayroll, *, batch: ImportBatch, actor, now: dt.datetime,
+              problems: Problems) -> Applied:
+        label = actor_label(actor)
+        context = PayrollContext.for_people({p.person for p in prepared.lines})
+        applied = 0
+        for pay in sorted(prepared.lines, key=lambda p: (p.pay_date, p.line)):
+            try:
+                _, created = pay_record(
+                    person=pay.person, pay_date=pay.pay_date, component=pay.component, gross=pay.gross, actor=label,
+                    plan_year=pay.plan_year, period_start=pay.period_start,
+                    performance_period_end=pay.performance_period_end, net_available=pay.net_available,
+                    sequence=pay.sequence, batch=batch, line_number=pay.line, context=context)
+            except (PayrollError, BooksError, MissingFigure) as exc:
+                problems.add(pay.line, str(exc))
+                continue
+            applied += int(created)
+        return Applied(applied=applied, skipped=prepared.skipped + len(prepared.lines) - applied)

@@ -1,0 +1,136 @@
+"""Running an import: validate the whole file, then apply all of it or nothing.
+
+1. The same file (by SHA-256) already applied for the same kind: a `duplicate` batch, nothing applied.
+2. Every row is checked with a handful of queries for the whole file (the importer's `check`).
+   Any problem refuses the file: a `refused` batch lists every bad row by line number.
+3. Otherwise the importer's `apply` writes it (bulk inserts; services where a business action has
+   side effects) inside a savepoint. A problem only the write can find still refuses the whole file:
+   the savepoint is rolled back and the batch records every such row.
+Imports run one at a time (a transaction-level advisory lock on PostgreSQL).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import DatabaseError, connection, transaction
+
+from core.audit import actor_label, audit_record
+from core.imports.csvfile import Problems, Row, read_rows
+from core.models import ImportBatch
+
+# ImportBatch kind -> the importer that reads it. Each app keeps its own rules in its own module.
+IMPORTERS: dict[str, str] = {
+    ImportBatch.Kind.PARTICIPANTS: "participants.imports.ParticipantsImport",
+    ImportBatch.Kind.KEY_EMPLOYEES: "participants.imports.KeyEmployeesImport",
+    ImportBatch.Kind.PRICES: "plans.imports.PricesImport",
+    ImportBatch.Kind.PAYROLL: "books.imports.PayrollImport",
+}
+
+_LOCK_ID = int.from_bytes(hashlib.sha256(b"nqdc:imports").digest()[:8], "big", signed=True)
+
+
+@dataclass
+class Applied:
+    applied: int
+    skipped: int
+
+
+class Importer:
+    """One kind of file. Subclasses name their columns and implement `check` and `apply`."""
+
+    kind: str = ""
+    required: tuple[str, ...] = ()
+    optional: tuple[str, ...] = ()
+    help: str = ""
+
+    def check(self, rows: list[Row], problems: Problems, *, now: dt.datetime) -> Any:
+        """Validate every row; return what `apply` needs (nothing is written here)."""
+        raise NotImplementedError
+
+    def apply(self, prepared: Any, *, batch: ImportBatch, actor, now: dt.datetime, problems: Problems) -> Applied:
+        raise NotImplementedError
+
+
+def importer_for(kind: str) -> Importer:
+    try:
+        dotted = IMPORTERS[kind]
+    except KeyError:
+        raise ValueError(f"there is no import of kind {kind!r}")
+    module, name = dotted.rsplit(".", 1)
+    return getattr(importlib.import_module(module), name)()
+
+
+def _lock() -> None:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK_ID])
+
+
+def _refuse(batch: ImportBatch, problems: Problems, rows_total: int) -> ImportBatch:
+    batch.status = ImportBatch.Status.REFUSED
+    batch.rows_total, batch.rows_applied, batch.rows_skipped = rows_total, 0, 0
+    batch.errors = [p.as_json() for p in problems.sorted()]
+    batch.save()
+    return batch
+
+
+def import_file(*, kind: str, file_name: str, content: bytes, actor, now: dt.datetime) -> ImportBatch:
+    """Import one uploaded file of `kind`; the batch says whether it was applied, refused or a duplicate."""
+    importer = importer_for(kind)
+    sha = hashlib.sha256(content).hexdigest()
+    label = actor_label(actor)
+    with transaction.atomic():
+        _lock()
+        batch = ImportBatch(kind=kind, file_name=file_name[:300], sha256=sha, uploaded_by=label, uploaded_at=now)
+        earlier = ImportBatch.objects.filter(kind=kind, sha256=sha, status=ImportBatch.Status.APPLIED).first()
+        if earlier is not None:
+            batch.status = ImportBatch.Status.DUPLICATE
+            batch.rows_total = batch.rows_skipped = earlier.rows_total
+            batch.errors = [{"line": 0, "column": "", "reason": "", "message":
+                             f"This file was already applied on {earlier.uploaded_at:%Y-%m-%d %H:%M} UTC "
+                             f"(import #{earlier.pk}); nothing was applied again."}]
+            batch.save()
+            return batch
+        problems = Problems()
+        rows = read_rows(content, required=importer.required, optional=importer.optional, problems=problems)
+        rows_total = len(rows or [])
+        prepared = importer.check(rows, problems, now=now) if rows is not None else None
+        if rows is not None and not rows and not problems:
+            problems.add(2, "the file has a header but no rows")
+        if problems:
+            _refuse(batch, problems, rows_total)
+            audit_record(action="import.refused", actor=actor, at=now, obj=batch,
+                         data={"kind": kind, "file": file_name, "errors": len(problems)})
+            return batch
+        batch.status = ImportBatch.Status.APPLIED
+        batch.rows_total = rows_total
+        batch.save()
+        savepoint = transaction.savepoint()
+        try:
+            result = importer.apply(prepared, batch=batch, actor=actor, now=now, problems=problems)
+        except DatabaseError as exc:
+            transaction.savepoint_rollback(savepoint)
+            problems.add(0, f"The database refused the file, so nothing was applied: {exc}")
+            result = None
+        if problems:
+            if result is not None:
+                transaction.savepoint_rollback(savepoint)
+            _refuse(batch, problems, rows_total)
+            audit_record(action="import.refused", actor=actor, at=now, obj=batch,
+                         data={"kind": kind, "file": file_name, "errors": len(problems)})
+            return batch
+        transaction.savepoint_commit(savepoint)
+        batch.rows_applied, batch.rows_skipped = result.applied, result.skipped
+        batch.save(update_fields=["rows_applied", "rows_skipped"])
+        audit_record(action="import.applied", actor=actor, at=now, obj=batch,
+                     data={"kind": kind, "file": file_name, "applied": result.applied, "skipped": result.skipped})
+        return batch
+
+
+def batch_messages(batch: ImportBatch) -> list[str]:
+    """The plain-English lines a person reads about a batch (every refused row, with its line number)."""
+    return [e.get("message") or e.get("reason", "") for e in batch.errors]

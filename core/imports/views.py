@@ -1,0 +1,46 @@
+"""Staff pages of imports: upload a file (Cap.IMPORT_DATA); read a batch and its refusal table (Cap.VIEW_STAFF)."""
+from __future__ import annotations
+
+from django import forms
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+
+from core.decorators import capability_required
+from core.imports.runner import IMPORTERS, import_file, importer_for
+from core.models import ImportBatch
+from core.roles import Cap
+
+
+class UploadForm(forms.Form):
+    kind = forms.ChoiceField(choices=[(k, ImportBatch.Kind(k).label) for k in IMPORTERS])
+    file = forms.FileField(help_text="A CSV file (UTF-8) whose first line names the columns")
+
+
+def _kinds() -> list[dict]:
+    out = []
+    for kind in IMPORTERS:
+        importer = importer_for(kind)
+        out.append({"kind": kind, "label": ImportBatch.Kind(kind).label, "help": importer.help,
+                    "required": importer.required, "optional": importer.optional})
+    return out
+
+
+@capability_required(Cap.IMPORT_DATA)
+def imports(request):
+    form = UploadForm(request.POST or None, request.FILES or None, initial={"kind": request.GET.get("kind")})
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        batch = import_file(kind=form.cleaned_data["kind"], file_name=upload.name, content=upload.read(),
+                            actor=request.user, now=timezone.now())
+        return redirect("core:import_detail", pk=batch.pk)
+    return render(request, "core/imports.html", {"form": form, "kinds": _kinds(),
+                                                 "batches": ImportBatch.objects.all()[:50]})
+
+
+@capability_required(Cap.VIEW_STAFF)
+def import_detail(request, pk: int):
+    batch = get_object_or_404(ImportBatch, pk=pk)
+    return render(request, "core/imports_detail.html", {"batch": batch})
+
+
+import_detail.access_model = ImportBatch

@@ -1,0 +1,517 @@
+"""Participant isolation and least privilege, proved by walking every URL of the project.
+
+The walker iterates the URL resolver (get_resolver().url_patterns, recursively), so a page or API
+endpoint added later is covered without touching this file, and requests each one:
+  (a) anonymously: it must redirect to a login page or answer 401/403 (PUBLIC pages excepted);
+  (b) as participant B, with every object kwarg of the URL filled with participant A's object:
+      it must answer 401/403/404/405 or a login redirect, or a page that shows nothing of A
+      (A's employee number, names, email and street never appear in B's response);
+  (c) as a participant on staff pages (and the admin): 403, or the admin's login redirect.
+And for every staff endpoint, each staff role without its capability gets 403 (least privilege).
+
+Convention: how the walker knows which model a URL's `pk`/`id`/`code`... kwarg names, in order
+  1. the view declares it: `view.access_model = Model` (function views, after the decorators) or an
+     `access_model = Model` class attribute;
+  2. DRF generic views: their `queryset.model`;
+  3. Django admin views: `model_admin.model`;
+  4. URL_MODELS below (URL name -> model), for views this file does not own.
+A URL with an object kwarg and no model fails the walk, naming the URL. The fixture population
+holds an object of participant A for every model; a model the URLs take that the population lacks
+fails the walk too, asking for it to be added to `population` below.
+Every page must also declare who may see it: a capability (`capability_required`, DRF HasCapability),
+participant-only (`participant_required`, DRF IsParticipant), or be listed in PUBLIC / SIGNED_IN.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections import deque
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.db import models
+from django.http import HttpResponse
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, include, path
+from django.urls.converters import IntConverter
+from django.utils import timezone
+from django.utils.regex_helper import normalize
+
+from core.decorators import participant_required
+from core.models import Document, ImportBatch, JobRun, MarketClosure
+from core.permissions import HasCapability, IsParticipant
+from core.roles import ROLE_CAPABILITIES, Cap, Role, has_cap
+from participants.models import Person
+
+pytestmark = pytest.mark.django_db
+
+# Pages anyone may open (signing in, resetting a password, the load balancer's check).
+PUBLIC = {"healthz", "login", "logout", "password_reset", "password_reset_done", "password_reset_confirm",
+          "password_reset_complete", "admin:login", "admin:logout"}
+# Pages for any signed-in user that scope what they show by themselves (checked by the walk all the same).
+SIGNED_IN = {"home", "portal_home", "document_download", "api_schema", "api_docs", "password_change",
+             "password_change_done"}
+URL_MODELS = {"document_download": Document, "core:job_progress": JobRun}
+# URL kwargs that name an object (filled from A's object); any other kwarg is a value (a year, a date).
+OBJECT_KWARGS = {"pk", "id", "object_id", "code", "employee_number", "number", "uuid"}
+# Values for the other kwargs, by name; else by converter (int: 2024, anything else: "x").
+NON_OBJECT = {"url": "no-such-page/", "uidb64": "MQ", "token": "set-password", "year": "2024",
+              "plan_year": "2024", "month": "2024-05", "date": "2024-05-31", "day": "2024-05-31", "on": "2024-05-31",
+              "as_of": "2024-05-31"}
+
+A = {"employee_number": "ZQA-4471", "first_name": "Araminta", "last_name": "Quillfeather",
+     "email": "araminta.quillfeather@example.org", "address_line1": "77 Wisteria Lane"}
+B = {"employee_number": "ZQB-5582", "first_name": "Bartholomew", "last_name": "Ormsby",
+     "email": "b.ormsby@example.org", "address_line1": "12 Juniper Court"}
+
+
+# --- the walker -----------------------------------------------------------------------------------
+
+@dataclass
+class Endpoint:
+    name: str  # "namespace:name", or the route when unnamed
+    namespaces: list[str]
+    callback: object
+    fmt: str
+    params: list[str]
+    regex: str
+    int_params: set[str] = field(default_factory=set)
+
+    @property
+    def view_class(self):
+        return getattr(self.callback, "cls", None) or getattr(self.callback, "view_class", None)
+
+    @property
+    def is_admin(self) -> bool:
+        return bool(self.namespaces) and self.namespaces[0] == "admin"
+
+    @property
+    def drf_permissions(self) -> list:
+        cls = self.view_class
+        return list(getattr(cls, "permission_classes", [])) if cls is not None and hasattr(cls, "initial") else []
+
+    def capability(self, method: str) -> Cap | None | str:
+        """The capability the view requires for `method`; "deny" for a DRF capability view without one."""
+        if HasCapability in self.drf_permissions:
+            attr = "required_capability" if method == "GET" else "write_capability"
+            cap = getattr(self.view_class, attr, None)
+            return Cap(cap) if cap else "deny"
+        cap = getattr(self.callback, "required_capability", None)
+        return Cap(cap) if cap else None
+
+    @property
+    def is_staff(self) -> bool:
+        return (self.capability("GET") is not None or any(ns == "core" or ns.endswith("_staff")
+                                                            for ns in self.namespaces))
+
+    @property
+    def is_portal(self) -> bool:
+        return (IsParticipant in self.drf_permissions or getattr(self.callback, "participant_only", False)
+                or any(ns.endswith("_portal") for ns in self.namespaces))
+
+    def model(self) -> type[models.Model] | None:
+        declared = getattr(self.callback, "access_model", None) or getattr(self.view_class, "access_model", None)
+        if declared is not None:
+            return declared
+        queryset = getattr(self.view_class, "queryset", None)
+        if queryset is not None:
+            return queryset.model
+        model_admin = getattr(self.callback, "model_admin", None) or getattr(
+            getattr(self.callback, "__wrapped__", None), "__self__", None)  # a ModelAdmin's own extra views
+        if model_admin is not None and hasattr(model_admin, "model"):
+            return model_admin.model
+        if self.name == "admin:view_on_site":
+            return Person
+        return URL_MODELS.get(self.name)
+
+    @property
+    def object_params(self) -> list[str]:
+        return [p for p in self.params if p in OBJECT_KWARGS or p.endswith(("_id", "_pk"))]
+
+
+def endpoints(patterns=None, pieces=(), namespaces=()) -> list[Endpoint]:
+    """Every URL pattern of the urlconf, with its full route as a format string and its kwargs."""
+    out: list[Endpoint] = []
+    for entry in get_resolver().url_patterns if patterns is None else patterns:
+        if isinstance(entry, URLResolver):
+            ns = namespaces + ((entry.namespace,) if entry.namespace else ())
+            out += endpoints(entry.url_patterns, pieces + (entry,), ns)
+        elif isinstance(entry, URLPattern):
+            fmt, params, regex, ints = "", [], "", set()
+            for piece in pieces + (entry,):
+                f, p = normalize(piece.pattern.regex.pattern)[0]
+                fmt, params, regex = fmt + f, params + list(p), regex + piece.pattern.regex.pattern
+                ints |= {k for k, c in getattr(piece.pattern, "converters", {}).items() if isinstance(c, IntConverter)}
+            name = ":".join(namespaces + (entry.name,)) if entry.name else "/" + fmt
+            out.append(Endpoint(name, list(namespaces), entry.callback, "/" + fmt, params, regex, ints))
+    return out
+
+
+def _path_to_owner(model: type[models.Model]) -> str | None:
+    """The shortest lookup from `model` to a Person or User (e.g. 'account__participation__person')."""
+    if model in (Person, User):
+        return ""
+    seen, queue = {model}, deque([(model, "")])
+    while queue:
+        current, prefix = queue.popleft()
+        for f in current._meta.get_fields():
+            if not f.is_relation or f.auto_created or not (f.many_to_one or f.one_to_one or f.many_to_many):
+                continue
+            if f.name.startswith("history_"):
+                continue
+            target, lookup = f.related_model, prefix + f.name
+            if target in (Person, User):
+                return lookup
+            if target not in seen and lookup.count("__") < 4:
+                seen.add(target)
+                queue.append((target, lookup + "__"))
+    return None
+
+
+@dataclass
+class Population:
+    a: Person
+    b: Person
+    strings_a: list[str] = field(default_factory=list)
+
+    def object_of_a(self, model: type[models.Model]):
+        lookup = _path_to_owner(model)
+        if lookup == "":
+            return self.a if model is Person else self.a.user
+        if lookup is None:  # shared data (a plan, a fund, a job run): any one will do
+            return model._default_manager.order_by("pk").first()
+        owner = self.a.user if lookup.endswith(("user", "actor")) else self.a
+        return model._default_manager.filter(**{lookup: owner}).order_by("pk").first()
+
+    def leaks(self, response) -> list[str]:
+        body = response.content.decode(errors="replace") if hasattr(response, "content") else ""
+        return [s for s in self.strings_a if s in body]
+
+
+class Unfillable(Exception):
+    pass
+
+
+def fill(ep: Endpoint, population: Population) -> str:
+    values: dict[str, str] = {}
+    model = ep.model()
+    if ep.object_params and model is None:
+        raise Unfillable(f"{ep.name} ({ep.fmt}) takes {', '.join(ep.object_params)} but names no model: give the view "
+                         f"an access_model attribute (see the top of tests/test_access.py)")
+    obj = population.object_of_a(model) if model is not None and ep.object_params else None
+    if ep.object_params and obj is None:
+        whose = "of participant A's" if _path_to_owner(model) is not None else "at all (it is shared data)"
+        raise Unfillable(f"{ep.name} takes a {model.__name__} but the population has none {whose}: add one to the "
+                         f"`population` fixture in tests/test_access.py")
+    for param in ep.params:
+        if param == "app_label":
+            labels = re.search(r"\(\?P<app_label>([^)]*)\)", ep.regex)
+            values[param] = labels.group(1).split("|")[0] if labels else (model._meta.app_label if model else "auth")
+        elif param == "content_type_id":
+            from django.contrib.contenttypes.models import ContentType
+
+            values[param] = str(ContentType.objects.get_for_model(model).pk)
+        elif param in ("version_id", "history_id"):
+            history = getattr(obj, "history", None)
+            if history is None or not history.exists():
+                raise Unfillable(f"{ep.name} takes {param} but A's {model.__name__} has no history")
+            values[param] = str(history.order_by("-history_id").first().history_id)
+        elif param in ("pk", "id", "object_id") or param.endswith(("_id", "_pk")):
+            values[param] = str(obj.pk)
+        elif obj is not None and hasattr(obj, param):
+            values[param] = str(getattr(obj, param))
+        elif param in ep.object_params:
+            raise Unfillable(f"{ep.name}: {model.__name__} has no {param!r} to fill the URL with")
+        else:
+            values[param] = NON_OBJECT.get(param, "2024" if param in ep.int_params else "x")
+    return ep.fmt % values
+
+
+def _login_redirect(response) -> bool:
+    return response.status_code in (301, 302, 303, 307, 308) and "login" in response.headers.get("Location", "")
+
+
+def _request(client: Client, method: str, url: str):
+    try:
+        return getattr(client, method.lower())(url, {}), None
+    except Exception as exc:  # a crash is a finding too, not a reason to stop the walk
+        return None, f"{method} {url} raised {type(exc).__name__}: {exc}"
+
+
+def client_for(user: User | None) -> Client:
+    client = Client()
+    if user is not None:
+        client.force_login(user)
+    return client
+
+
+def staff_user(role: Role) -> User:
+    user, created = User.objects.get_or_create(username=f"walker-{role.value}")
+    if created:
+        user.groups.add(Group.objects.get(name=role.value))
+    return user
+
+
+def access_problems(population: Population) -> list[str]:
+    """Everything the walk finds wrong; empty when every page and endpoint keeps participants apart."""
+    problems: list[str] = []
+    anonymous, other = client_for(None), client_for(population.b.user)
+    for ep in endpoints():
+        try:
+            url = fill(ep, population)
+        except Unfillable as exc:
+            problems.append(str(exc))
+            continue
+        public = ep.name in PUBLIC
+        for method in ("GET", "POST"):
+            if not public:
+                response, crash = _request(anonymous, method, url)
+                if crash:
+                    problems.append(f"anonymous: {crash}")
+                elif not (_login_redirect(response) or response.status_code in (401, 403, 405)):
+                    problems.append(f"anonymous {method} {url} ({ep.name}) answered {response.status_code}, "
+                                    f"not a login redirect or 401/403")
+            if public and method == "POST":
+                continue
+            response, crash = _request(other, method, url)
+            if crash:
+                problems.append(f"participant B: {crash}")
+                continue
+            leaked = population.leaks(response)
+            if leaked:
+                problems.append(f"participant B {method} {url} ({ep.name}) sees participant A's data: {leaked}")
+            if (ep.is_staff or ep.is_admin) and not public:
+                if not (response.status_code in (403, 405) or (ep.is_admin and _login_redirect(response))):
+                    problems.append(f"participant B {method} {url} is a staff page ({ep.name}) and answered "
+                                    f"{response.status_code}, not 403")
+            elif ep.object_params and response.status_code in (301, 302, 303, 307, 308) and not _login_redirect(response):
+                problems.append(f"participant B {method} {url} on participant A's object ({ep.name}) was redirected to "
+                                f"{response.headers.get('Location')}: a participant must get 404 for another's object")
+    return problems
+
+
+def privilege_problems(population: Population) -> list[str]:
+    """Staff endpoints: a role without the capability gets 403; with it (reads), it gets in."""
+    problems: list[str] = []
+    clients = {role: client_for(staff_user(role)) for role in (Role.COMMITTEE, Role.ADMINISTRATOR, Role.AUDITOR)}
+    for ep in endpoints():
+        if ep.is_admin or not ep.is_staff:
+            continue
+        url = fill(ep, population)
+        for role, client in clients.items():
+            for method in ("GET", "POST"):
+                cap = ep.capability(method)
+                allowed = cap is not None and cap != "deny" and cap in ROLE_CAPABILITIES[role]
+                if method == "POST" and allowed:
+                    continue  # a write by a role allowed to make it is not this walk's business
+                response, crash = _request(client, method, url)
+                if crash:
+                    problems.append(f"{role.value}: {crash}")
+                elif allowed and response.status_code == 403:
+                    problems.append(f"{role.value} holds {cap} but {method} {url} ({ep.name}) answered 403")
+                elif not allowed and cap is not None and response.status_code not in (403, 405):
+                    problems.append(f"{role.value} lacks {cap} but {method} {url} ({ep.name}) answered "
+                                    f"{response.status_code}, not 403")
+    return problems
+
+
+# --- the population ---------------------------------------------------------------------------------
+
+def _participant(data: dict) -> Person:
+    from tests.factories import PersonFactory
+
+    user = User.objects.create_user(data["employee_number"].lower())
+    user.groups.add(Group.objects.get(name=Role.PARTICIPANT.value))
+    return PersonFactory(user=user, **data)
+
+
+def _beat_schedules() -> None:
+    from django_celery_beat import models as beat
+
+    every = beat.IntervalSchedule.objects.create(every=1, period="days")
+    beat.CrontabSchedule.objects.create(minute="0", hour="18")
+    beat.SolarSchedule.objects.create(event="sunset", latitude=Decimal("37.54"), longitude=Decimal("-77.43"))
+    beat.ClockedSchedule.objects.create(clocked_time=timezone.now())
+    beat.PeriodicTask.objects.create(name="walker", task="books.credit_due_dates", interval=every)
+
+
+@pytest.fixture
+def population(edcp, settings, tmp_path):
+    """Participants A and B with an object of every kind a URL may take: accounts credited by the real
+    crediting job, payroll through pay_record, elections, beneficiaries, events, a document."""
+    from books.models import Account, Forfeiture, PendingTransaction, Source
+    from books.services.accounts import credit_create, pending_create
+    from books.services.crediting import credit_valuation_date
+    from books.services.payroll import pay_record
+    from core.imports import import_file
+    from elections import models as el
+    from participants.models import KeyEmployeeList, Participation, VestingServiceCredit
+    from participants.services import beneficiaries_designate, employment_event_record
+    from tests.factories import FundFactory, price
+
+    settings.MEDIA_ROOT = str(tmp_path)
+    now = timezone.now()
+    a, b = _participant(A), _participant(B)
+    sv = FundFactory(plan=edcp, code="WSV", is_default=True)
+    eq = FundFactory(plan=edcp, code="WEQ")
+    for day, value in ((dt.date(2024, 5, 30), "10.00"), (dt.date(2024, 5, 31), "10.50")):
+        price(sv, day, value)
+        price(eq, day, value)
+    MarketClosure.objects.create(date=dt.date(2024, 7, 5), reason="walker")
+    _beat_schedules()
+    for person in (a, b):
+        participation = Participation.objects.create(person=person, plan=edcp, entered_on=dt.date(2011, 1, 1))
+        election = el.DeferralElection.objects.create(participation=participation, plan_year=2024, submitted_at=now,
+                                                      status=el.Status.ACCEPTED, channel=el.Channel.STAFF, actor="t")
+        el.DeferralElectionLine.objects.create(election=election, component="base_salary", percent=Decimal("10"))
+        el.DeferralAllocation.objects.create(election=election, account_kind="retirement_termination", percent=100)
+        el.DistributionElection.objects.create(participation=participation, submitted_at=now, status=el.Status.ACCEPTED,
+                                               channel=el.Channel.STAFF, actor="t", account_kind="retirement_termination",
+                                               form="lump_sum")
+        el.ScheduleChange.objects.create(participation=participation, submitted_at=now, status=el.Status.REJECTED,
+                                         channel=el.Channel.STAFF, actor="t", account_kind="retirement_termination")
+        investment = el.InvestmentElection.objects.create(participation=participation, submitted_at=now,
+                                                          status=el.Status.ACCEPTED, channel=el.Channel.STAFF, actor="t")
+        el.InvestmentElectionLine.objects.create(election=investment, fund=sv, percent=100)
+        el.DeferralCancellation.objects.create(participation=participation, starts_on=dt.date(2030, 1, 1),
+                                               ends_on=dt.date(2030, 6, 30), reason="walker", cite="EDCP 3.7",
+                                               decided_by="t", decided_at=now)
+        pay_record(person=person, pay_date=dt.date(2024, 5, 30), component="base_salary", gross=Decimal("5000.00"),
+                   actor="t")
+        credit_create(participation=participation, account_name="company_contribution", source=Source.COMPANY_MATCHING,
+                      amount=Decimal("100.00"), effective_date=dt.date(2024, 5, 30), idempotency_key=f"w:{person.pk}",
+                      actor="t")
+        beneficiaries_designate(person=person, plan=edcp, actor="t",
+                                beneficiaries=[{"tier": "primary", "name": f"Heir of {person.last_name}", "percent": 100}])
+        employment_event_record(person=person, kind="disability", effective_date=dt.date(2024, 6, 1), actor="t")
+        VestingServiceCredit.objects.create(person=person, through_year=2023, years=10)
+        path_ = tmp_path / f"doc-{person.pk}.pdf"
+        path_.write_bytes(b"%PDF-1.4 walker")
+        Document.objects.create(kind="statement", title=f"Statement of {person.full_name}", person=person,
+                                path=path_.name, sha256="0" * 64, size=15, template="t", created_at=now, created_by="t")
+    credit_valuation_date(valuation_date=dt.date(2024, 5, 30))
+    credit_valuation_date(valuation_date=dt.date(2024, 5, 31))
+    for person in (a, b):
+        account = Account.objects.filter(participation__person=person).order_by("pk").first()
+        pending, _ = pending_create(account=account, kind="forfeiture", source=Source.FORFEITURE, amount=Decimal("-1.00"),
+                                    effective_date=dt.date(2030, 1, 2), idempotency_key=f"wf:{person.pk}", actor="t")
+        Forfeiture.objects.create(account=account, on=dt.date(2030, 1, 2), percent_vested=Decimal("0"),
+                                  amount=Decimal("1.00"), pending=pending, cite="EDCP 4.2")
+    KeyEmployeeList.objects.create(identification_year=2023, recorded_at=now, recorded_by="t").members.set([a])
+    import_file(kind=ImportBatch.Kind.PRICES, file_name="walker.csv", content=b"fund,date,price\nWSV,2024-06-03,11\n",
+                actor="t", now=now)
+    assert PendingTransaction.objects.filter(account__participation__person=a).exists()
+    return Population(a=a, b=b, strings_a=list(A.values()))
+
+
+# --- the tests ------------------------------------------------------------------------------------
+
+def test_no_page_or_endpoint_shows_one_participant_anything_of_another(population):
+    problems = access_problems(population)
+    assert problems == [], "\n".join(problems)
+
+
+def test_staff_roles_get_only_what_their_capabilities_allow(population):
+    problems = privilege_problems(population)
+    assert problems == [], "\n".join(problems)
+
+
+def test_every_page_declares_who_may_see_it(db):
+    undeclared = [f"{ep.name} ({ep.fmt})" for ep in endpoints()
+                  if not (ep.is_admin or ep.is_staff or ep.is_portal or ep.name in PUBLIC | SIGNED_IN)]
+    assert undeclared == [], ("these views declare neither a capability nor participant-only access: "
+                              + ", ".join(undeclared))
+
+
+def test_the_walker_covers_the_api_and_the_staff_pages(db):
+    names = {ep.name for ep in endpoints()}
+    for expected in ("books_api:my_account", "books_api:account_entries", "plans_api:prices_imports",
+                     "participants_api:person", "core:imports", "core:import_detail", "api_docs"):
+        assert expected in names
+
+
+def test_the_walker_sees_what_the_owner_and_staff_see(population):
+    """A control: the strings the walk looks for do appear where A, or staff, may read them."""
+    from books.models import Account
+
+    account = Account.objects.filter(participation__person=population.a).first()
+    own = client_for(population.a.user).get(f"/api/books/me/accounts/{account.pk}/")
+    assert own.status_code == 200 and population.leaks(own) == [A["employee_number"]]
+    staff = client_for(staff_user(Role.AUDITOR)).get(f"/api/participants/people/{population.a.pk}/")
+    assert set(population.leaks(staff)) == set(A.values())
+    other = client_for(population.b.user).get(f"/api/books/me/accounts/{account.pk}/")
+    assert other.status_code == 404
+
+
+def test_an_auditor_cannot_import_and_an_administrator_cannot_approve_payments(population):
+    assert not has_cap(staff_user(Role.AUDITOR), Cap.IMPORT_DATA)
+    assert not has_cap(staff_user(Role.ADMINISTRATOR), Cap.APPROVE_PAYMENTS)
+    assert not has_cap(staff_user(Role.COMMITTEE), Cap.PREPARE_PAYMENTS)
+    auditor = client_for(staff_user(Role.AUDITOR))
+    for ep in endpoints():
+        if ep.capability("POST") == Cap.IMPORT_DATA:
+            assert auditor.post(fill(ep, population), {}).status_code == 403, ep.name
+    administrator = client_for(staff_user(Role.ADMINISTRATOR))
+    approvals = [ep for ep in endpoints() if Cap.APPROVE_PAYMENTS in (ep.capability("GET"), ep.capability("POST"))]
+    for ep in approvals:
+        assert administrator.post(fill(ep, population), {}).status_code == 403, ep.name
+
+
+# --- the walker's own test: it must catch a leaky view ---------------------------------------------
+
+@participant_required
+def _leaky_person_page(request, pk: int):
+    """A portal page that forgets to scope its query to request.user.person."""
+    person = Person.objects.get(pk=pk)
+    return HttpResponse(f"{person.full_name} {person.employee_number}")
+
+
+_leaky_person_page.access_model = Person
+
+
+def _unprotected_staff_page(request):
+    """A staff page with no capability_required."""
+    return HttpResponse(", ".join(Person.objects.values_list("last_name", flat=True)))
+
+
+@participant_required
+def _leaky_year_page(request, year: int):
+    """A portal page by year that lists everyone's names instead of the participant's own."""
+    return HttpResponse(f"{year}: " + ", ".join(Person.objects.values_list("first_name", flat=True)))
+
+
+class LeakyUrls:
+    """The project's URLs plus two deliberately broken views (used only by the self-test)."""
+
+    @property
+    def urlpatterns(self):
+        from config.urls import urlpatterns
+
+        return urlpatterns + [
+            path("portal/leaky/", include(([
+                path("<int:pk>/", _leaky_person_page, name="person"),
+                path("year/<int:year>/", _leaky_year_page, name="year"),
+            ], "leaky_portal"))),
+            path("staff/leaky/", include(([path("", _unprotected_staff_page, name="people")], "leaky_staff"))),
+            path("api/leaky/", include(([path("", _unprotected_staff_page, name="people")], "leaky_api"))),
+        ]
+
+
+def test_the_walker_catches_a_leaky_portal_page_and_an_unprotected_staff_page(population, settings):
+    settings.ROOT_URLCONF = LeakyUrls()
+    problems = access_problems(population)
+    pk = population.a.pk
+    assert any(p.startswith(f"participant B GET /portal/leaky/{pk}/ (leaky_portal:person) sees participant A's data")
+               for p in problems), problems
+    assert any(p.startswith("participant B GET /portal/leaky/year/2024/ (leaky_portal:year) sees participant A's data")
+               for p in problems), problems
+    # /api/ is outside the sign-in middleware, so there the anonymous check is the one that must catch it.
+    assert any(p.startswith("anonymous GET /api/leaky/ (leaky_api:people) answered 200") for p in problems), problems
+    assert any(p.startswith("participant B GET /staff/leaky/ is a staff page (leaky_staff:people) and answered 200")
+               for p in problems)
+    assert [ep.name for ep in endpoints() if "leaky" in ep.name and not (ep.is_portal or ep.capability("GET"))] == [
+        "leaky_staff:people", "leaky_api:people"]  # neither declares who may see it
+    assert all("/leaky/" in p for p in problems), problems  # and nothing else in the project
+
