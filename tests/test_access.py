@@ -52,8 +52,17 @@ PUBLIC = {"healthz", "login", "logout", "password_reset", "password_reset_done",
           "password_reset_complete", "admin:login", "admin:logout"}
 # Pages for any signed-in user that scope what they show by themselves (checked by the walk all the same).
 SIGNED_IN = {"home", "portal_home", "document_download", "api_schema", "api_docs", "password_change",
-             "password_change_done"}
+             "password_change_done",
+             # claims API: one set of endpoints for staff (HasCapability) or the claimant (IsParticipant),
+             # the queryset scoped to the caller
+             "claims_api:claims", "claims_api:claim", "claims_api:claim_file"}
 URL_MODELS = {"document_download": Document, "core:job_progress": JobRun}
+# Every claims page and endpoint that takes `pk` takes a Claim.
+URL_MODELS.update({f"claims_{section}:{name}": "claims.Claim" for section, names in {
+    "staff": ("detail", "assign", "start_review", "extend", "approve", "deny", "close", "add_document", "record_appeal",
+              "appeal_start_review", "appeal_extend", "appeal_decide", "claim_file", "upload"),
+    "portal": ("detail", "appeal", "claim_file", "notice", "upload"),
+    "api": ("claim", "claim_file")}.items() for name in names})
 # URL kwargs that name an object (filled from A's object); any other kwarg is a value (a year, a date).
 OBJECT_KWARGS = {"pk", "id", "object_id", "code", "employee_number", "number", "uuid"}
 # Values for the other kwargs, by name; else by converter (int: 2024, anything else: "x").
@@ -124,7 +133,12 @@ class Endpoint:
             return model_admin.model
         if self.name == "admin:view_on_site":
             return Person
-        return URL_MODELS.get(self.name)
+        found = URL_MODELS.get(self.name)
+        if isinstance(found, str):
+            from django.apps import apps
+
+            return apps.get_model(found)
+        return found
 
     @property
     def object_params(self) -> list[str]:
@@ -153,7 +167,10 @@ def _path_to_owner(model: type[models.Model]) -> str | None:
     """The shortest lookup from `model` to a Person or User (e.g. 'account__participation__person')."""
     if model in (Person, User):
         return ""
+    # A path to the Person the record is about wins over one to the User who acted on it
+    # (a claim decision belongs to the claimant, not to the delegate who decided it).
     seen, queue = {model}, deque([(model, "")])
+    user_path = None
     while queue:
         current, prefix = queue.popleft()
         for f in current._meta.get_fields():
@@ -162,12 +179,23 @@ def _path_to_owner(model: type[models.Model]) -> str | None:
             if f.name.startswith("history_"):
                 continue
             target, lookup = f.related_model, prefix + f.name
-            if target in (Person, User):
+            if target is Person:
                 return lookup
+            if target is User:
+                user_path = user_path or lookup
+                continue
             if target not in seen and lookup.count("__") < 4:
                 seen.add(target)
                 queue.append((target, lookup + "__"))
-    return None
+    return user_path
+
+
+def _lookup_target(model: type[models.Model], lookup: str) -> type[models.Model]:
+    """The model a lookup path like 'claim__claimant' ends on."""
+    current = model
+    for name in lookup.split("__"):
+        current = current._meta.get_field(name).related_model
+    return current
 
 
 @dataclass
@@ -182,7 +210,7 @@ class Population:
             return self.a if model is Person else self.a.user
         if lookup is None:  # shared data (a plan, a fund, a job run): any one will do
             return model._default_manager.order_by("pk").first()
-        owner = self.a.user if lookup.endswith(("user", "actor")) else self.a
+        owner = self.a.user if _lookup_target(model, lookup) is User else self.a
         return model._default_manager.filter(**{lookup: owner}).order_by("pk").first()
 
     def leaks(self, response) -> list[str]:
@@ -283,8 +311,8 @@ def access_problems(population: Population) -> list[str]:
             if leaked:
                 problems.append(f"participant B {method} {url} ({ep.name}) sees participant A's data: {leaked}")
             if (ep.is_staff or ep.is_admin) and not public:
-                if not (response.status_code in (403, 405) or (ep.is_admin and _login_redirect(response))):
-                    problems.append(f"participant B {method} {url} is a staff page ({ep.name}) and answered "
+                if not (response.status_code in (403, 404, 405) or (ep.is_admin and _login_redirect(response))):
+                    problems.append(f"participant B {method} {url} is a staff page ({ep.name}) and answered neither 403 nor 404 but "
                                     f"{response.status_code}, not 403")
             elif ep.object_params and response.status_code in (301, 302, 303, 307, 308) and not _login_redirect(response):
                 problems.append(f"participant B {method} {url} on participant A's object ({ep.name}) was redirected to "
@@ -400,10 +428,26 @@ def population(edcp, settings, tmp_path):
         Forfeiture.objects.create(account=account, on=dt.date(2030, 1, 2), percent_vested=Decimal("0"),
                                   amount=Decimal("1.00"), pending=pending, cite="EDCP 4.2")
     KeyEmployeeList.objects.create(identification_year=2023, recorded_at=now, recorded_by="t").members.set([a])
+    _claims_of(a, b)
     import_file(kind=ImportBatch.Kind.PRICES, file_name="walker.csv", content=b"fund,date,price\nWSV,2024-06-03,11\n",
                 actor="t", now=now)
     assert PendingTransaction.objects.filter(account__participation__person=a).exists()
     return Population(a=a, b=b, strings_a=list(A.values()))
+
+
+def _claims_of(*people: Person) -> None:
+    """A claim of each participant with every kind of claim object: upload, extension, denial, appeal, file request."""
+    from claims.services import appeal_file, claim_extend, claim_file_request
+    from tests.claims.factories import at, deny, file_claim, upload, user_in
+
+    delegate = user_in("administrator", "walker-delegate")
+    for person in people:
+        claim = file_claim(person, now=at(2025, 1, 10), files=[upload()])
+        claim_extend(claim=claim, special_circumstances="Records from the recordkeeper are needed.",
+                     expected_on=dt.date(2025, 6, 1), now=at(2025, 3, 1), actor=delegate)
+        deny(claim, now=at(2025, 4, 1), actor=delegate)
+        appeal_file(claim=claim, issues="The contribution is missing.", now=at(2025, 4, 15), actor=person.user)
+        claim_file_request(claim=claim, now=at(2025, 4, 16), actor=person.user)
 
 
 # --- the tests ------------------------------------------------------------------------------------
@@ -509,7 +553,7 @@ def test_the_walker_catches_a_leaky_portal_page_and_an_unprotected_staff_page(po
                for p in problems), problems
     # /api/ is outside the sign-in middleware, so there the anonymous check is the one that must catch it.
     assert any(p.startswith("anonymous GET /api/leaky/ (leaky_api:people) answered 200") for p in problems), problems
-    assert any(p.startswith("participant B GET /staff/leaky/ is a staff page (leaky_staff:people) and answered 200")
+    assert any(p.startswith("participant B GET /staff/leaky/ is a staff page (leaky_staff:people) and answered neither 403 nor 404 but 200")
                for p in problems)
     assert [ep.name for ep in endpoints() if "leaky" in ep.name and not (ep.is_portal or ep.capability("GET"))] == [
         "leaky_staff:people", "leaky_api:people"]  # neither declares who may see it
