@@ -47,6 +47,17 @@ def test_load_demo_builds_credited_books_and_a_second_run_changes_nothing():
     assert "0 new pay lines, 0 new elections, 0 new employment events" in again.getvalue()
 
 
+def test_a_run_on_a_later_day_adds_only_the_days_since():
+    call_command("load_demo", *ARGS, stdout=io.StringIO())
+    events = list(EmploymentEvent.objects.values_list("person__employee_number", "kind", "effective_date"))
+    later = io.StringIO()
+    call_command("load_demo", *ARGS[:-1], "2026-07-31", stdout=later)
+    assert "0 new elections, 0 new employment events" in later.getvalue()
+    assert list(EmploymentEvent.objects.values_list("person__employee_number", "kind", "effective_date")) == events
+    assert DailyValuation.objects.filter(valuation_date="2026-07-31").exists()
+    assert JobRun.objects.filter(kind="crediting").exclude(status="done").count() == 0
+
+
 def test_load_demo_refuses_to_run_outside_a_development_setup(settings):
     settings.DEBUG = settings.TESTING = False
     with pytest.raises(CommandError, match="only with DEBUG=true"):
