@@ -5,7 +5,7 @@ import datetime as dt
 from collections import defaultdict
 from decimal import Decimal
 
-from django.db.models import Max, Q, Sum
+from django.db.models import Count, Max, Q, Sum
 
 from books.models import Account, DailyValuation, EntryKind, PendingTransaction
 from core import valuation_calendar as cal
@@ -72,3 +72,104 @@ def balance_history(account_ids: list[int], start: dt.date, end: dt.date) -> lis
     rows = (DailyValuation.objects.filter(account_id__in=account_ids, valuation_date__gte=start, valuation_date__lte=end)
             .values("valuation_date").annotate(v=Sum("value")).order_by("valuation_date"))
     return [(r["valuation_date"], r["v"]) for r in rows]
+
+
+# --- pages: a person's books, read through positions (DailyValuation is indexed by position and date) ---
+
+def _positions_of(account_ids: list[int]) -> dict[int, int]:
+    from books.models import Position
+
+    return dict(Position.objects.filter(account_id__in=account_ids).values_list("id", "account_id"))
+
+
+def holdings_on(accounts: list[Account], on: dt.date) -> dict[int, dict]:
+    """account id -> {"value", "invested", "waiting", "positions": [{fund, units, price, value, earnings}]} at the end of `on`.
+
+    Like account_values(), but at the last *credited* Valuation Date on or before `on`: on a weekday before
+    the evening crediting run the page shows the previous day's positions, not only the money waiting.
+    """
+    from books.services.crediting import last_credited_date
+
+    ids = [a.id for a in accounts]
+    out = {i: {"value": ZERO, "invested": ZERO, "waiting": ZERO, "positions": []} for i in ids}
+    last = last_credited_date(before=on + dt.timedelta(days=1))
+    positions = _positions_of(ids)
+    if last is not None and positions:
+        rows = (DailyValuation.objects.filter(position_id__in=list(positions), valuation_date=last)
+                .select_related("fund").order_by("fund__code"))
+        for r in rows:
+            entry = out[positions[r.position_id]]
+            if r.units == 0 and r.value == 0:
+                continue
+            entry["positions"].append({"fund": r.fund, "units": r.units, "price": r.price, "value": r.value,
+                                       "earnings": r.earnings, "valuation_date": r.valuation_date})
+            entry["invested"] += r.value
+    waiting = PendingTransaction.objects.filter(account_id__in=ids, kind=EntryKind.CREDIT, effective_date__lte=on)
+    waiting = waiting.filter(Q(status=PendingTransaction.Status.PENDING) | Q(applied_on__gt=last)) if last else \
+        waiting.filter(status=PendingTransaction.Status.PENDING)
+    for row in waiting.values("account_id").annotate(t=Sum("amount")):
+        out[row["account_id"]]["waiting"] += row["t"]
+    for entry in out.values():
+        entry["value"] = money(entry["invested"] + entry["waiting"])
+    return out
+
+
+def person_books(person, on: dt.date) -> list[dict]:
+    """A person's participations with their accounts: value, vested part (and the section deciding it), positions."""
+    from books.services.vesting import vested_percent
+    from core.money import HUNDRED
+
+    participations = list(person.participations.select_related("plan", "person").order_by("plan__code"))
+    accounts = list(Account.objects.filter(participation__in=participations)
+                    .select_related("participation__plan", "participation__person").order_by("kind", "specified_month"))
+    holdings = holdings_on(accounts, on)
+    out = []
+    for participation in participations:
+        rows = []
+        for account in (a for a in accounts if a.participation_id == participation.id):
+            h = holdings[account.id]
+            percent, cite = vested_percent(account, on)
+            vested = money(h["value"] * percent / HUNDRED)
+            rows.append({"account": account, **h, "vested_percent": percent, "vested_cite": cite, "vested": vested,
+                         "unvested": h["value"] - vested})
+        out.append({"participation": participation, "plan": participation.plan, "accounts": rows,
+                    "total": money(sum((r["value"] for r in rows), ZERO)),
+                    "vested": money(sum((r["vested"] for r in rows), ZERO))})
+    return out
+
+
+def value_history(account_ids: list[int], start: dt.date, end: dt.date) -> list[tuple[dt.date, Decimal]]:
+    """Total value of the accounts on each Valuation Date in [start, end] (the balance-history chart)."""
+    positions = list(_positions_of(account_ids))
+    if not positions:
+        return []
+    rows = (DailyValuation.objects.filter(position_id__in=positions, valuation_date__gte=start, valuation_date__lte=end)
+            .values("valuation_date").annotate(v=Sum("value")).order_by("valuation_date"))
+    return [(r["valuation_date"], r["v"]) for r in rows]
+
+
+def daily_earnings(account_ids: list[int]):
+    """Per Valuation Date, newest first: earnings credited, money in or out (flow) and the closing value."""
+    positions = list(_positions_of(account_ids))
+    return (DailyValuation.objects.filter(position_id__in=positions).values("valuation_date")
+            .annotate(earnings=Sum("earnings"), flow=Sum("flow"), value=Sum("value")).order_by("-valuation_date"))
+
+
+def books_totals(on: dt.date) -> dict:
+    """The books on the last credited Valuation Date on or before `on`: value by plan and fund, money waiting."""
+    from books.services.crediting import last_credited_date
+    from plans.models import Fund
+
+    last = last_credited_date(before=on + dt.timedelta(days=1))
+    funds = {f.id: f for f in Fund.objects.select_related("plan")}
+    by_fund = []
+    if last is not None:
+        for row in (DailyValuation.objects.filter(valuation_date=last).values("fund_id")
+                    .annotate(value=Sum("value"), units=Sum("units"), earnings=Sum("earnings"))):
+            by_fund.append({"fund": funds.get(row["fund_id"]), **row})
+        by_fund.sort(key=lambda r: (r["fund"].plan.code, r["fund"].code) if r["fund"] else ("", ""))
+    waiting = (PendingTransaction.objects.filter(status=PendingTransaction.Status.PENDING)
+               .values("account__participation__plan__code", "kind", "source")
+               .annotate(total=Sum("amount"), count=Count("id")).order_by("account__participation__plan__code", "kind"))
+    return {"last": last, "by_fund": by_fund, "total": money(sum((r["value"] for r in by_fund), ZERO)),
+            "waiting": list(waiting)}

@@ -1,13 +1,17 @@
 """URLs of the books app: staff pages (/staff/), portal pages (/portal/) and API endpoints (/api/)."""
 from django.urls import path
 
-from books import api
+from books import api, views
 from core.imports.api import import_urls
 from core.models import ImportBatch
 
 app_name = "books"
-staff_urlpatterns: list = []
-portal_urlpatterns: list = []
+staff_urlpatterns: list = [
+    path("", views.overview, name="overview"),
+]
+portal_urlpatterns: list = [
+    path("accounts/<int:pk>/", views.portal_account, name="account"),
+]
 api_urlpatterns: list = [
     path("accounts/", api.AccountList.as_view(), name="accounts"),
     path("accounts/<int:pk>/", api.AccountDetail.as_view(), name="account"),

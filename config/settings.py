@@ -145,6 +145,12 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
+if not DEBUG and not TESTING:
+    # gunicorn serves static/ itself (collectstatic fills STATIC_ROOT when the image is built).
+    MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
+                      "whitenoise.middleware.WhiteNoiseMiddleware")
+    STORAGES = {"default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+                "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"}}
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
 MEDIA_URL = "/media-not-served/"  # documents are served through permission-checked views only
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
@@ -169,6 +175,7 @@ else:
         "data_folder_in": str(_queue),
         "data_folder_out": str(_queue),
         "processed_folder": str(_queue / "processed"),
+        "control_folder": str(_queue / "control"),  # the exchange tables; kombu's default is ./control
         "store_processed": False,
     }
 if REDIS_URL:

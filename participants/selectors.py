@@ -83,3 +83,29 @@ def change_in_control_between(start: dt.date, end: dt.date) -> ChangeInControl |
 
 def beneficiaries_in_force(person: Person, plan) -> BeneficiaryDesignation | None:
     return BeneficiaryDesignation.objects.filter(person=person, plan=plan).order_by("-received_at", "-id").first()
+
+
+def people_search(query: str = "", plan_code: str = ""):
+    """People whose employee number, name or email contains the query, optionally in one plan."""
+    from django.db.models import Q
+
+    qs = Person.objects.all()
+    for word in query.split():
+        qs = qs.filter(Q(employee_number__icontains=word) | Q(first_name__icontains=word) | Q(last_name__icontains=word)
+                       | Q(email__icontains=word))
+    if plan_code:
+        qs = qs.filter(participations__plan__code=plan_code)
+    return qs.prefetch_related("participations__plan").distinct()
+
+
+def key_employee_years(person: Person, *, effective_month: int = 4, effective_day: int = 1) -> list[dict]:
+    """Every recorded identification year: whether the person is on the list and the twelve months it governs."""
+    from core.dates import add_months
+
+    member_of = set(person.key_employee_lists.values_list("identification_year", flat=True))
+    out = []
+    for lst in KeyEmployeeList.objects.order_by("-identification_year"):
+        start = dt.date(lst.identification_year + 1, effective_month, effective_day)
+        out.append({"year": lst.identification_year, "key": lst.identification_year in member_of, "list": lst,
+                    "from": start, "to": add_months(start, 12) - dt.timedelta(days=1)})
+    return out

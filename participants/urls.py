@@ -3,10 +3,15 @@ from django.urls import path
 
 from core.imports.api import import_urls
 from core.models import ImportBatch
-from participants import api
+from participants import api, views
 
 app_name = "participants"
-staff_urlpatterns: list = []
+staff_urlpatterns: list = [
+    path("", views.participant_list, name="list"),
+    path("key-employees/", views.key_employees, name="key_employees"),
+    path("key-employees/record", views.key_employees_record, name="key_employees_record"),
+    path("<int:pk>/", views.participant_detail, name="detail"),
+]
 portal_urlpatterns: list = []
 api_urlpatterns: list = [
     path("people/", api.PersonList.as_view(), name="people"),

@@ -54,3 +54,38 @@ def announced_percent(plan: Plan, code: str, year: int) -> Decimal:
     if value is None:
         raise MissingFigure(f"{plan.code}: the Committee has not announced {code} for {year} ({table.citation})")
     return value
+
+
+def provisions_in_order(version) -> list:
+    """A version's provisions in the order plans/provisions.py declares them (grouped by subject)."""
+    from plans.provisions import SPECS
+
+    order = {key: i for i, key in enumerate(SPECS)}
+    return sorted(version.provisions.all(), key=lambda p: (order.get(p.key, len(order)), p.key))
+
+
+def latest_prices(plan: Plan, on: dt.date) -> dict[int, object]:
+    """fund id -> the last FundPrice on or before `on`."""
+    from plans.models import FundPrice
+
+    out = {}
+    for fund in plan.funds.all():
+        out[fund.id] = FundPrice.objects.filter(fund=fund, date__lte=on).order_by("-date").first()
+    return out
+
+
+def price_series(fund, start: dt.date, end: dt.date) -> list[tuple[dt.date, Decimal]]:
+    from plans.models import FundPrice
+
+    return list(FundPrice.objects.filter(fund=fund, date__gte=start, date__lte=end).order_by("date")
+                .values_list("date", "price"))
+
+
+def figures_by_year() -> tuple[list[str], list[tuple[int, list]]]:
+    """(codes, [(year, [figure or None per code])]), newest year first."""
+    figures = list(DatedFigure.objects.all())
+    codes = sorted({f.code for f in figures})
+    by_year: dict[int, dict[str, DatedFigure]] = {}
+    for f in figures:
+        by_year.setdefault(f.year, {})[f.code] = f
+    return codes, [(year, [row.get(c) for c in codes]) for year, row in sorted(by_year.items(), reverse=True)]

@@ -1,4 +1,5 @@
-"""Writes to the plan catalog: loading the shipped catalog (idempotent), funds and prices."""
+"""Writes to the plan catalog: loading the shipped catalog (idempotent), and the committee-maintained
+tables (dated figures, plan tables, market closures), each change audited; history from simple-history."""
 from __future__ import annotations
 
 import datetime as dt
@@ -154,3 +155,153 @@ def catalog_load(*, directory: Path | None = None) -> dict:
         plan = _load_plan(data, directory, stats)
         stats["plans"].append(plan.code)
     return stats
+
+
+# --- committee-maintained tables: dated figures, plan tables, market closures ------------------
+
+class TableError(ValueError):
+    """A change to a committee-maintained table the books refuse; the message says why."""
+
+
+def _changes(obj, fields: dict) -> dict:
+    return {name: [str(getattr(obj, name)), str(value)] for name, value in fields.items() if getattr(obj, name) != value}
+
+
+@transaction.atomic
+def figure_set(*, code: str, year: int, amount: Decimal, source: str, actor, now: dt.datetime,
+               reason: str = "") -> DatedFigure:
+    """Record (or correct) an IRS dollar figure for a year. Pay already processed keeps the figure it used."""
+    from core.audit import audit_record
+    from core.money import money
+
+    known = set(DatedFigure.objects.values_list("code", flat=True).distinct())
+    if code not in known:
+        raise TableError(f"{code!r} is not a dated figure the plans use ({', '.join(sorted(known))})")
+    if not 1990 <= year <= 2100:
+        raise TableError(f"year {year} is outside 1990-2100")
+    if amount <= 0 or money(amount) != amount:
+        raise TableError(f"the {code} figure must be a positive amount in dollars and cents, not {amount}")
+    fields = {"amount": money(amount), "source": source.strip()}
+    figure = DatedFigure.objects.select_for_update().filter(code=code, year=year).first()
+    if figure is None:
+        figure = DatedFigure.objects.create(code=code, year=year, **fields)
+        changes = {"amount": [None, str(fields["amount"])]}
+    else:
+        changes = _changes(figure, fields)
+        if not changes:
+            return figure
+        _update(figure, **fields)
+    audit_record(action="figure.set", actor=actor, at=now, obj=figure, reason=reason,
+                 data={"code": code, "year": year, "changes": changes})
+    return figure
+
+
+def parse_table_rows(text: str) -> list[list[str]]:
+    """'2, 100' lines to [["2", "100"]]: a key (a number, a plan year or 'default') and a percent."""
+    rows, seen, problems = [], set(), []
+    for number, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if not line:
+            continue
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) != 2:
+            problems.append(f"line {number}: write 'key, value'")
+            continue
+        key, value = parts
+        if key != "default":
+            try:
+                if not Decimal(key).is_finite():
+                    raise ArithmeticError
+            except ArithmeticError:
+                problems.append(f"line {number}: key {key!r} is not a number or 'default'")
+                continue
+        try:
+            if not Decimal(0) <= Decimal(value) <= Decimal(100):
+                raise ArithmeticError
+        except ArithmeticError:
+            problems.append(f"line {number}: value {value!r} is not a percentage from 0 to 100")
+            continue
+        if key in seen:
+            problems.append(f"line {number}: key {key} appears twice")
+            continue
+        seen.add(key)
+        rows.append([key, value])
+    if problems:
+        raise TableError("; ".join(problems))
+    if not rows:
+        raise TableError("a table needs at least one row")
+    return rows
+
+
+@transaction.atomic
+def table_set(*, plan: Plan, code: str, effective_date: dt.date, rows: list[list[str]], citation: str,
+              description: str, actor, now: dt.datetime, reason: str = "") -> PlanTable:
+    """Record a plan table in force from `effective_date` (a new dated version, or a correction of one)."""
+    from core.audit import audit_record
+
+    if not PlanTable.objects.filter(plan=plan, code=code).exists():
+        raise TableError(f"{plan.code} has no table {code!r}: tables are declared in the plan catalog")
+    if not citation.strip():
+        raise TableError("a table needs the plan section it comes from")
+    fields = {"rows": rows, "citation": citation.strip(), "description": description.strip()}
+    table = PlanTable.objects.select_for_update().filter(plan=plan, code=code, effective_date=effective_date).first()
+    if table is None:
+        table = PlanTable.objects.create(plan=plan, code=code, effective_date=effective_date, **fields)
+        changes = {"rows": [None, rows]}
+    else:
+        changes = _changes(table, fields)
+        if not changes:
+            return table
+        _update(table, **fields)
+    audit_record(action="plan_table.set", actor=actor, at=now, obj=table, reason=reason,
+                 data={"plan": plan.code, "code": code, "effective_date": effective_date.isoformat(), "changes": changes})
+    return table
+
+
+def _last_credited() -> dt.date | None:
+    # The books own crediting; plans only asks which Valuation Dates are already history.
+    from books.services.crediting import last_credited_date
+
+    return last_credited_date()
+
+
+@transaction.atomic
+def market_closure_add(*, date: dt.date, reason: str, actor, now: dt.datetime):
+    """An ad hoc NYSE closure (EDCP 1.37, RRP 1.32): that day is no Valuation Date."""
+    from core import valuation_calendar as cal
+    from core.audit import audit_record
+    from core.models import MarketClosure
+
+    if not reason.strip():
+        raise TableError("say why the exchange is closed")
+    try:
+        is_session = cal.is_valuation_date(date)
+    except ValueError as exc:
+        raise TableError(str(exc))
+    if not is_session:
+        raise TableError(f"{date} is already not a Valuation Date (the exchange is closed or it is listed)")
+    last = _last_credited()
+    if last is not None and date <= last:
+        raise TableError(f"Valuation Dates through {last} are credited: a closure on {date} would rewrite the books")
+    closure = MarketClosure.objects.create(date=date, reason=reason.strip(),
+                                           recorded_by=None if isinstance(actor, str) else actor)
+    audit_record(action="market_closure.add", actor=actor, at=now, obj=closure, reason=reason,
+                 data={"date": date.isoformat()})
+    cal.forget_closures()
+    transaction.on_commit(cal.forget_closures)
+    return closure
+
+
+@transaction.atomic
+def market_closure_remove(*, closure, actor, now: dt.datetime, reason: str = "") -> None:
+    from core import valuation_calendar as cal
+    from core.audit import audit_record
+
+    last = _last_credited()
+    if last is not None and closure.date <= last:
+        raise TableError(f"Valuation Dates through {last} are credited: the closure on {closure.date} stays")
+    audit_record(action="market_closure.remove", actor=actor, at=now, obj=closure, reason=reason,
+                 data={"date": closure.date.isoformat(), "was": closure.reason})
+    closure.delete()
+    cal.forget_closures()
+    transaction.on_commit(cal.forget_closures)

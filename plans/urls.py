@@ -3,10 +3,21 @@ from django.urls import path
 
 from core.imports.api import import_urls
 from core.models import ImportBatch
-from plans import api
+from plans import api, views
 
 app_name = "plans"
-staff_urlpatterns: list = []
+staff_urlpatterns: list = [
+    path("", views.catalog, name="catalog"),
+    path("figures/", views.figures, name="figures"),
+    path("figures/save", views.figure_save, name="figure_save"),
+    path("tables/<int:pk>/", views.table_detail, name="table"),
+    path("tables/<int:pk>/save", views.table_save, name="table_save"),
+    path("closures/", views.closures, name="closures"),
+    path("closures/add", views.closure_add, name="closure_add"),
+    path("closures/<int:pk>/remove", views.closure_remove, name="closure_remove"),
+    path("<str:code>/", views.plan_detail, name="plan"),
+    path("<str:code>/funds/", views.funds, name="funds"),
+]
 portal_urlpatterns: list = []
 api_urlpatterns: list = [
     path("plans/", api.PlanList.as_view(), name="plans"),

@@ -182,7 +182,9 @@ def _path_to_owner(model: type[models.Model]) -> str | None:
             if target is Person:
                 return lookup
             if target is User:
-                user_path = user_path or lookup
+                # only a person's own login says whose record it is; recorded_by/decided_by name an actor
+                if f.name == "user":
+                    user_path = user_path or lookup
                 continue
             if target not in seen and lookup.count("__") < 4:
                 seen.add(target)
@@ -429,6 +431,17 @@ def population(edcp, settings, tmp_path):
                                   amount=Decimal("1.00"), pending=pending, cite="EDCP 4.2")
     KeyEmployeeList.objects.create(identification_year=2023, recorded_at=now, recorded_by="t").members.set([a])
     _claims_of(a, b)
+    from books.models import ContributionDeclaration, DefinedBenefitRecord
+    from participants.services import change_in_control_record
+
+    change_in_control_record(effective_date=dt.date(2030, 1, 2), actor="t", now=now)
+    ContributionDeclaration.objects.create(plan=edcp, plan_year=2023, percent=Decimal("1"),
+                                           declared_on=dt.date(2024, 1, 31), declared_by="t")
+    for person in (a, b):
+        DefinedBenefitRecord.objects.create(
+            participation=Participation.objects.get(person=person, plan=edcp), as_of=dt.date(2024, 1, 1),
+            unlimited_annual_benefit=Decimal("1000"), payable_annual_benefit=Decimal("500"),
+            benefit_service_years=Decimal("20"), normal_retirement_date=dt.date(2030, 1, 1))
     import_file(kind=ImportBatch.Kind.PRICES, file_name="walker.csv", content=b"fund,date,price\nWSV,2024-06-03,11\n",
                 actor="t", now=now)
     assert PendingTransaction.objects.filter(account__participation__person=a).exists()
