@@ -12,11 +12,24 @@ from core import valuation_calendar as cal
 from core.money import ZERO, money
 
 
+def last_credited_on_or_before(day: dt.date) -> dt.date | None:
+    """The last Valuation Date on or before `day` whose crediting is done (the books' latest prices)."""
+    from core.models import JobRun
+
+    key = (JobRun.objects.filter(kind="crediting", status=JobRun.Status.DONE, key__lte=day.isoformat())
+           .aggregate(m=Max("key"))["m"])
+    return dt.date.fromisoformat(key) if key else None
+
+
 def _last_valued_on_or_before(day: dt.date) -> dt.date | None:
+    """The Valuation Date whose positions give the value at the end of `day`: the last one on or before
+    it that has been credited (a separation recorded before its day is credited is valued on the day before)."""
     try:
-        return cal.last_valuation_date(day)
+        calendar_day = cal.last_valuation_date(day)
     except ValueError:
         return None
+    credited = last_credited_on_or_before(calendar_day)
+    return credited if credited is not None else calendar_day
 
 
 def account_values(accounts: list[Account] | None = None, *, on: dt.date, participation_ids: list[int] | None = None

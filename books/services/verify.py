@@ -57,18 +57,50 @@ class Discrepancy:
     message: str
 
 
+def _rows_python() -> list[tuple]:
+    """The same comparison as _SQL, summed with Decimal in Python (SQLite sums decimals as floats)."""
+    from collections import defaultdict
+
+    from books.models import DailyValuation, LedgerEntry
+    from plans.models import FundPrice
+
+    last: dict[int, DailyValuation] = {}
+    built: dict[int, Decimal] = defaultdict(Decimal)
+    flows: dict[int, Decimal] = defaultdict(Decimal)
+    for row in DailyValuation.objects.order_by("position_id", "valuation_date").iterator(chunk_size=5000):
+        last[row.position_id] = row
+        built[row.position_id] += row.flow + row.earnings
+        flows[row.position_id] += row.flow
+    units: dict[int, Decimal] = defaultdict(Decimal)
+    amounts: dict[int, Decimal] = defaultdict(Decimal)
+    for pos, day, u, a in LedgerEntry.objects.values_list("position_id", "valuation_date", "units", "amount").iterator(
+            chunk_size=5000):
+        if pos in last and day <= last[pos].valuation_date:
+            units[pos] += u
+            amounts[pos] += a
+    prices = {(f, d): p for f, d, p in FundPrice.objects.filter(
+        date__in={r.valuation_date for r in last.values()}).values_list("fund_id", "date", "price")}
+    out = []
+    for pos, r in sorted(last.items(), key=lambda kv: (kv[1].account_id, kv[0])):
+        price = prices.get((r.fund_id, r.valuation_date))
+        recomputed = (units[pos] * price).quantize(Decimal("0.01")) if price is not None else None
+        if (r.units != units[pos] or price is None or r.price != price or r.value != recomputed
+                or r.value != built[pos] or flows[pos] != amounts[pos]):
+            out.append((r.account_id, pos, r.valuation_date, r.units, units[pos], r.value, recomputed, r.price, price,
+                        built[pos], flows[pos], amounts[pos]))
+    return out
+
+
 def books_verify() -> list[Discrepancy]:
     out: list[Discrepancy] = []
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute(_SQL)
+            rows = cursor.fetchall()
         else:
-            cursor.execute(_SQL.replace("SELECT DISTINCT ON (position_id) position_id", "SELECT position_id")
-                           .replace("FROM books_dailyvaluation ORDER BY position_id, valuation_date DESC",
-                                    "FROM books_dailyvaluation v1 WHERE valuation_date = (SELECT MAX(valuation_date) "
-                                    "FROM books_dailyvaluation v2 WHERE v2.position_id = v1.position_id)"))
+            rows = _rows_python()
         for (acc, pos, day, units, entry_units, value, recomputed, row_price, price, built, flows,
-             entry_amount) in cursor.fetchall():
+             entry_amount) in rows:
             problems = []
             if Decimal(units) != Decimal(entry_units):
                 problems.append(f"units {units} but its entries add to {entry_units}")

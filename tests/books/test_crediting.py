@@ -145,3 +145,13 @@ def test_verify_books_passes_clean_books_and_finds_a_planted_discrepancy(setup, 
         call_command("verify_books")
     assert exit_.value.code == 1
     assert "DIFFERS" in capsys.readouterr().out
+
+
+def test_a_value_asked_for_before_its_day_is_credited_uses_the_last_credited_day(setup):
+    participation, _ = setup
+    credit_valuation_date(valuation_date=JAN15)
+    account = Account.objects.get(participation=participation)
+    # January 16 is a Valuation Date not credited yet: the books still show January 15's 1,000.00
+    assert account_value(account, JAN16) == Decimal("1000.00")
+    credit_valuation_date(valuation_date=JAN16)
+    assert account_value(account, JAN16) == Decimal("1100.00")
