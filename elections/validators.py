@@ -269,12 +269,14 @@ def v_window(req: DeferralRequest) -> Violation | None:
                              "Choose one of the performance periods the Committee has announced.")
         later = [w for w in period if w.opens_at > req.submitted_at]
         windows = period
-    last = max(windows, key=lambda w: w.closes_at)
-    message = (f"This election was made outside its enrollment window: the Committee takes {req.plan_year} elections "
-               f"of this kind only while a window is open (the last one closed {_when(last.closes_at)}).")
+    message = (f"This election was made outside its enrollment window: the Committee takes {req.plan_year} "
+               f"elections of this kind only while a window is open")
     if later:
-        return Violation(cite, message, f"The next window opens {_when(later[0].opens_at)}.")
-    return Violation(cite, message, "Any election already in force continues (EDCP 3.2(d) evergreen).")
+        return Violation(cite, message + ".", f"The next window opens {_when(later[0].opens_at)} and closes "
+                                              f"{_when(later[0].closes_at)}.")
+    last = max(windows, key=lambda w: w.closes_at)
+    return Violation(cite, message + f" (the last one closed {_when(last.closes_at)}).",
+                     "Any election already in force continues (evergreen).")
 
 
 def _account_name_parts(name: str) -> tuple[str, dt.date | None]:
