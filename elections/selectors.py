@@ -485,11 +485,17 @@ def provision_quote(version: PlanVersion, citation: str) -> Quote | None:
             found = PlanSection.objects.filter(version=candidate_version, section=candidate).first()
             if found is None:
                 continue
-            text = found.text
+            text, notes = found.text, []
             if candidate != section:
-                text = _paragraph(text, section[len(candidate):]) or text
-            source = "" if candidate_version.pk == version.pk else f"text of the {candidate_version.title}"
-            return Quote(citation, found.title, text, source)
+                paragraph = _paragraph(text, section[len(candidate):])
+                if paragraph:
+                    text = paragraph
+                else:
+                    notes.append(f"the catalog's text of {code} {candidate} has no paragraph {section[len(candidate):]}; "
+                                 f"the whole section is quoted")
+            if candidate_version.pk != version.pk:
+                notes.append(f"text of the {candidate_version.title}")
+            return Quote(citation, found.title, text, "; ".join(notes))
     return None
 
 

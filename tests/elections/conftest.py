@@ -28,3 +28,8 @@ def committee(db):
 @pytest.fixture
 def auditor(db):
     return user_with_role("auditor1", "auditor")
+
+
+@pytest.fixture(autouse=True)
+def _documents_in_a_temporary_folder(settings, tmp_path):
+    settings.MEDIA_ROOT = str(tmp_path / "media")
