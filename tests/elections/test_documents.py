@@ -10,6 +10,7 @@ import pytest
 
 from core.models import Document
 from core.pdf import document_bytes, pdf_text
+from elections.selectors import provision_quote
 from elections.services import (
     annuity_election_submit,
     blank_form_render,
@@ -19,7 +20,6 @@ from elections.services import (
     investment_election_submit,
     schedule_change_submit,
 )
-from elections.selectors import provision_quote
 from plans.models import Plan
 from tests.elections.factories import at, default_fund, participant
 

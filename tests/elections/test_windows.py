@@ -7,6 +7,7 @@ import datetime as dt
 import pytest
 
 from elections.models import EnrollmentWindow, Status
+from elections.selectors import election_chances
 from elections.services import (
     ElectionError,
     deferral_election_submit,
@@ -14,7 +15,6 @@ from elections.services import (
     enrollment_window_cancel,
     enrollment_window_open,
 )
-from elections.selectors import election_chances
 from plans.models import Plan
 from tests.elections.factories import at, participant
 
