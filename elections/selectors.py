@@ -227,6 +227,9 @@ def account_schedules(*, participation: Participation, as_of: dt.date) -> list[A
         names[(e.account_kind, e.specified_month)] = None
     for m in V.specified_months_in_use(participation):
         names[("specified_date", m)] = None
+    for kind, month in (ScheduleChange.objects.filter(participation=participation, status=Status.ACCEPTED)
+                        .values_list("account_kind", "specified_month")):
+        names[(kind, month)] = None
     default_kind = version.provision("default_deferral_account", None)
     if default_kind:
         names[(default_kind, None)] = None
