@@ -14,6 +14,7 @@ An election made in a window becomes irrevocable when that window closes.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import zoneinfo
 from decimal import Decimal, InvalidOperation
 
@@ -45,6 +46,7 @@ from participants.models import Participation
 from plans.models import Plan
 
 EASTERN = zoneinfo.ZoneInfo("America/New_York")
+logger = logging.getLogger(__name__)
 
 
 class ElectionError(ValueError):
@@ -697,9 +699,17 @@ def blank_form_render(*, plan: Plan, plan_year: int, actor, now: dt.datetime) ->
 
 
 def confirmation_queue(election) -> None:
-    """After the transaction commits, render the confirmation in a worker (STYLE 8)."""
+    """After the transaction commits, render the confirmation in a worker (STYLE 8). Should the broker be
+    unreachable the election stands: its confirmation is rendered when first downloaded (same bytes)."""
     from elections.tasks import election_confirmation_task
 
-    label = election._meta.label
-    transaction.on_commit(lambda: election_confirmation_task.delay(label, election.pk))
+    label, pk = election._meta.label, election.pk
+
+    def queue() -> None:
+        try:
+            election_confirmation_task.delay(label, pk)
+        except Exception:  # the broker is down; the download renders it instead
+            logger.warning("could not queue the confirmation of %s %s", label, pk, exc_info=True)
+
+    transaction.on_commit(queue)
 

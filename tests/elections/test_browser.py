@@ -8,6 +8,7 @@ import pytest
 from django.db import connections
 from django.utils import timezone
 
+from core.models import Document
 from core.pdf import pdf_text
 from elections.models import DeferralElection, Status
 from tests.elections.factories import default_fund, participant
@@ -39,7 +40,11 @@ def browser_page():
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_a_participant_enrols_in_the_browser_and_downloads_the_confirmation(live_server, browser_page):
+def test_a_participant_enrols_in_the_browser_and_downloads_the_confirmation(live_server, browser_page, monkeypatch):
+    from elections import tasks
+
+    # No worker runs in the test: the task runs when queued, in the request that accepted the election.
+    monkeypatch.setattr(tasks.election_confirmation_task, "delay", lambda *args: tasks.election_confirmation_task(*args))
     default_fund()
     alice = participant(username="alice", first_name="Alice", last_name="Archer")
     alice.person.user.set_password(PASSWORD)
@@ -63,6 +68,7 @@ def test_a_participant_enrols_in_the_browser_and_downloads_the_confirmation(live
     election = DeferralElection.objects.get()
     assert (election.status, election.plan_year, election.channel) == (Status.ACCEPTED, year, "portal")
 
+    assert Document.objects.filter(kind="election_confirmation", object_id=str(election.pk)).exists()
     href = page.get_attribute("#confirmation-pdf", "href")
     response = page.context.request.get(f"{live_server.url}{href}")
     assert response.status == 200 and response.headers["content-type"] == "application/pdf"

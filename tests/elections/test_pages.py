@@ -180,12 +180,37 @@ def test_the_plan_pages_of_a_plan_one_is_not_in_answer_404(client, db, name):
     assert not DeferralElection.objects.exists()
 
 
-def test_the_api_refuses_to_elect_in_someone_elses_plan(client, db):
+@pytest.mark.parametrize("endpoint, body", [
+    ("deferral", {"plan_year": 2027, "percentages": {"base_salary": "10"}}),
+    ("distribution", {"account": "retirement_termination", "form": "lump_sum"}),
+    ("investment", {"allocation": {"SV": "100"}}),
+    ("schedule-change", {"account": "specified_date:2030-03", "new_month": "2035-03"}),
+    ("annuity", {"form": "lump_sum", "defer_years": 5}),
+])
+def test_the_api_refuses_to_elect_in_a_plan_one_is_not_in(client, fund, endpoint, body):
     carol = participant("RRP")
     c = client_for(client, carol.person.user)
-    response = c.post("/api/elections/mine/deferral/", {"plan": "EDCP", "plan_year": 2027,
-                                                        "percentages": {"base_salary": "10"}}, content_type="application/json")
+    plan = "BRP" if endpoint == "annuity" else "EDCP"
+    response = c.post(f"/api/elections/mine/{endpoint}/", {"plan": plan, **body}, content_type="application/json")
     assert response.status_code == 404
+    preview = c.get("/api/elections/mine/schedule-change/preview/", {"plan": "EDCP", "account": "retirement_termination"})
+    assert preview.status_code == 404
+    assert not any(m.objects.exists() for m in (DeferralElection, DistributionElection, InvestmentElection))
+
+
+def test_the_confirmation_is_queued_after_the_election_commits_and_the_task_renders_it(
+        client, alice, fund, monkeypatch, django_capture_on_commit_callbacks):
+    from elections import tasks
+
+    queued = []
+    monkeypatch.setattr(tasks.election_confirmation_task, "delay", lambda *args: queued.append(args))
+    with django_capture_on_commit_callbacks(execute=True):
+        client_for(client, alice.person.user).post("/api/elections/mine/deferral/", {
+            "plan": "EDCP", "plan_year": 2027, "percentages": {"base_salary": 10}}, content_type="application/json")
+    election = DeferralElection.objects.get()
+    assert queued == [("elections.DeferralElection", election.pk)]
+    result = tasks.election_confirmation_task(*queued[0])
+    assert Document.objects.get(pk=result["document"]).object_id == str(election.pk)
 
 
 def test_staff_pages_are_closed_to_participants(client, alice, alice_elections):
