@@ -399,8 +399,11 @@ def staff_send_reminders(request):
 @capability_required(Cap.VIEW_STAFF)
 def staff_plan_year(request, plan_code: str, year: int):
     plan = get_object_or_404(Plan, code=plan_code)
+    version = plan.version_on(dt.date(year, 1, 1))
     return render(request, "elections/staff/plan_year.html", {
         "plan": plan, "year": year, "summary": S.plan_year_summary(plan=plan, plan_year=year),
+        "net_pay_cap": version.provision("net_pay_cap_percent", None), "net_pay_cite": version.cite("net_pay_cap_percent"),
+        "cancellation_cite": version.cite("deferral_cancellation") if version.provision("deferral_cancellation", None) else "",
         "reductions": S.payroll_reductions(plan=plan, plan_year=year)[:200],
         "windows": EnrollmentWindow.objects.filter(plan=plan, plan_year=year).order_by("kind", "opens_at"),
         "blank_forms": Document.objects.filter(kind=services.BLANK_FORM_KIND, object_type=plan._meta.label,
@@ -451,7 +454,9 @@ def staff_participant(request, pk: int):
         "received_form": F.ReceivedForm(initial={"received_at": now.astimezone(EASTERN).strftime("%Y-%m-%dT%H:%M")}),
         "notice_form": F.NoticeForm(initial={"notice_on": today}), "cancel_form": F.CancellationForm(),
         "can_record": has_cap(request.user, Cap.RECORD_EVENTS),
-        "can_cancel": has_cap(request.user, Cap.APPROVE_EMERGENCY),
+        "can_cancel": has_cap(request.user, Cap.APPROVE_EMERGENCY)
+        and participation.plan.version_on(today).provision("deferral_cancellation", None) is not None,
+        "cancellation_cite": participation.plan.version_on(today).cite("deferral_cancellation"),
     })
     if participation.plan.kind == Plan.Kind.ACCOUNT_BALANCE:
         version = participation.plan.version_on(today)

@@ -351,3 +351,19 @@ def test_staff_send_the_notice_of_eligibility(client, administrator, alice):
     alice.refresh_from_db()
     assert alice.eligible_on == dt.date(2026, 11, 10)
     assert json.dumps(list(alice.election_notices.values_list("kind", flat=True))) == '["eligibility"]'
+
+
+def test_staff_see_deferrals_payroll_reduced_to_the_cash_pay_left_after_taxes(client, auditor, alice, fund):
+    from decimal import Decimal
+
+    from books.services.payroll import pay_record
+
+    deferral_election_submit(participation=alice, plan_year=2026, percentages={"base_salary": 75}, accounts=None,
+                             submitted_at=at(2025, 12, 1), channel="portal", actor="alice")
+    pay_record(person=alice.person, pay_date=dt.date(2026, 3, 13), component="base_salary", gross=Decimal("10000.00"),
+               net_available=Decimal("6000.00"), actor="payroll")
+    c = client_for(client, auditor)
+    year_page = c.get(reverse("elections_staff:plan_year", args=["EDCP", 2026])).content.decode()
+    person_page = c.get(reverse("elections_staff:participant", args=[alice.pk])).content.decode()
+    for page in (year_page, person_page):
+        assert "1500.00" in page and "reduced from 7500.00 to 6000.00" in page and "EDCP 1.14" in page
