@@ -86,6 +86,12 @@ def _lock(participation: Participation) -> None:
     Participation.objects.select_for_update().filter(pk=participation.pk).first()
 
 
+def _small(value) -> int | None:
+    """A whole number small enough to store in a count column; the raw value stays in request_data."""
+    n = _whole(value)
+    return n if n is not None and 0 < n <= 1000 else None
+
+
 def _whole(value) -> int | None:
     if V._is_whole(value):
         try:
@@ -509,23 +515,34 @@ def account_first_payment(*, participation: Participation, account_kind: str, sp
     return first
 
 
+def _parse_account(participation: Participation, account: str, submitted_at: dt.datetime,
+                   provision: str) -> tuple[str, dt.date | None, V.Violation | None]:
+    try:
+        kind, month = _split_account(account)
+    except ValueError:
+        return (str(account).split(":")[0][:30], None, V.Violation(
+            participation.plan.version_on(_local_date(submitted_at)).cite(provision),
+            f"{account} is not an account: a Specified Date Account is named by its month and year.",
+            "Give the month as YYYY-MM, for example specified_date:2031-03."))
+    return kind[:30], month, None
+
+
 @transaction.atomic
 def distribution_election_submit(*, participation: Participation, account: str, form: str, installments: int | None,
                                  lump_sum_percent: int | None, submitted_at: dt.datetime, channel: str, actor,
                                  delay_months: int = 0) -> DistributionElection:
     """The payment schedule of an account (EDCP 5.1(c), 5.2(c)), filed with the first deferral into it."""
     _lock(participation)
-    kind, month = _split_account(account)
-    violation = V.check_distribution(participation=participation, account_kind=kind, specified_month=month, form=form,
-                                     installments=installments, lump_sum_percent=lump_sum_percent,
-                                     delay_months=delay_months, submitted_on=_local_date(submitted_at),
-                                     submitted_at=submitted_at)
+    kind, month, violation = _parse_account(participation, account, submitted_at, "distribution")
+    violation = violation or V.check_distribution(
+        participation=participation, account_kind=kind, specified_month=month, form=form, installments=installments,
+        lump_sum_percent=lump_sum_percent, delay_months=delay_months, submitted_on=_local_date(submitted_at),
+        submitted_at=submitted_at)
     election = DistributionElection(
-        participation=participation, account_kind=kind, specified_month=month, form=form,
-        installments=_whole(installments) if form != "lump_sum" and _whole(installments) and _whole(installments) > 0 else None,
-        lump_sum_percent=(_whole(lump_sum_percent) if form == "lump_sum_and_installments"
-                          and _whole(lump_sum_percent) and _whole(lump_sum_percent) > 0 else None),
-        delay_months=max(0, _whole(delay_months) or 0), submitted_at=submitted_at, channel=channel,
+        participation=participation, account_kind=kind, specified_month=month, form=str(form or "")[:30],
+        installments=_small(installments) if form != "lump_sum" else None,
+        lump_sum_percent=_small(lump_sum_percent) if form == "lump_sum_and_installments" else None,
+        delay_months=_small(delay_months) or 0, submitted_at=submitted_at, channel=channel,
         actor=actor_label(actor),
         request_data=_jsonable({"account": account, "form": form, "installments": installments,
                                 "lump_sum_percent": lump_sum_percent, "delay_months": delay_months}))
@@ -574,17 +591,24 @@ def schedule_change_submit(*, participation: Participation, account: str, submit
                            lump_sum_percent: int | None = None) -> ScheduleChange:
     """EDCP Article VI: irrevocable on receipt (6.4); one account at a time (6.5)."""
     _lock(participation)
-    kind, month = _split_account(account)
+    kind, month, problem = _parse_account(participation, account, submitted_at, "schedule_change")
+    if problem is None and kind == "specified_date" and month not in V.specified_months_in_use(participation):
+        problem = V.Violation(participation.plan.version_on(_local_date(submitted_at)).cite("schedule_change"),
+                              f"You have no Specified Date Account for {month:%B %Y}.",
+                              "Choose one of your accounts.")
     current = account_first_payment(participation=participation, account_kind=kind, specified_month=month)
     from payments.selectors import account_payments_started
 
-    check = V.check_schedule_change(
-        participation=participation, account_kind=kind, specified_month=month, current_first_payment=current,
-        new_month=new_month, delay_years=delay_years, form=form, installments=installments,
-        submitted_on=_local_date(submitted_at),
-        already_paying=account_payments_started(participation=participation, account_kind=kind, specified_month=month))
+    if problem is not None:
+        check = V.ScheduleChangeCheck(problem, current, None, None)
+    else:
+        check = V.check_schedule_change(
+            participation=participation, account_kind=kind, specified_month=month, current_first_payment=current,
+            new_month=new_month, delay_years=delay_years, form=form, installments=installments,
+            submitted_on=_local_date(submitted_at),
+            already_paying=account_payments_started(participation=participation, account_kind=kind, specified_month=month))
     change = ScheduleChange(participation=participation, account_kind=kind, specified_month=month, new_month=new_month,
-                            delay_years=delay_years, form=form or "", installments=installments,
+                            delay_years=_small(delay_years), form=(form or "")[:30], installments=_small(installments),
                             previous_first_payment=current, new_first_payment=check.new_first_payment,
                             submitted_at=submitted_at, channel=channel, actor=actor_label(actor),
                             request_data=_jsonable({"account": account, "new_month": new_month, "delay_years": delay_years,
@@ -649,7 +673,7 @@ def annuity_election_submit(*, participation: Participation, form: str, defer_ye
                             commencement=benefit_commencement(participation=participation, defer_years=current.defer_years),
                             submitted_on=submitted_on)
     election = AnnuityElection(participation=participation, form=str(form)[:30],
-                               defer_years=_whole(defer_years) if _whole(defer_years) and _whole(defer_years) > 0 else 0,
+                               defer_years=_small(defer_years) or 0,
                                previous_form=current.form, previous_defer_years=current.defer_years,
                                is_change=check.is_change, submitted_at=submitted_at, channel=channel,
                                actor=actor_label(actor),

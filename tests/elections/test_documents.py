@@ -77,8 +77,11 @@ def test_a_provision_missing_from_a_versions_text_is_quoted_from_the_nearest_ver
                                             installments=4, lump_sum_percent=None, submitted_at=at(2026, 11, 1),
                                             channel="portal", actor="t"),
      ["4 annual installments", "EDCP 5.1(c)", "Retirement/Termination Account"]),
-    (lambda p: schedule_change_submit(participation=p, account="specified_date:2030-03", new_month=dt.date(2035, 3, 1),
-                                      submitted_at=at(2027, 1, 5, 10), channel="portal", actor="t"),
+    (lambda p: distribution_election_submit(participation=p, account="specified_date:2030-03", form="lump_sum",
+                                            installments=None, lump_sum_percent=None, submitted_at=at(2026, 10, 1),
+                                            channel="portal", actor="t") and
+     schedule_change_submit(participation=p, account="specified_date:2030-03", new_month=dt.date(2035, 3, 1),
+                            submitted_at=at(2027, 1, 5, 10), channel="portal", actor="t"),
      ["March 15, 2035", "EDCP 6.2", "at least 12 months before", "January 5, 2027, 10:00 a.m. Eastern Time"]),
     (lambda p: investment_election_submit(participation=p, allocation={default_fund().pk: 100}, applies_to="both",
                                           submitted_at=at(2026, 5, 14), channel="portal", actor="t"),

@@ -53,6 +53,8 @@ def alice_elections(alice, fund):
     p = distribution_election_submit(participation=alice, account="retirement_termination", form="lump_sum",
                                      installments=None, lump_sum_percent=None, submitted_at=at(2026, 11, 1),
                                      channel="portal", actor="alice")
+    distribution_election_submit(participation=alice, account="specified_date:2030-03", form="lump_sum", installments=None,
+                                 lump_sum_percent=None, submitted_at=at(2026, 10, 1), channel="portal", actor="alice")
     s = schedule_change_submit(participation=alice, account="specified_date:2030-03", new_month=dt.date(2035, 3, 1),
                                submitted_at=at(2026, 11, 3), channel="portal", actor="alice")
     i = investment_election_submit(participation=alice, allocation={fund.pk: 100}, applies_to="both",

@@ -95,55 +95,62 @@ def test_a_specified_date_account_named_in_a_deferral_election_shows_its_default
 
 # --- schedule changes -------------------------------------------------------------------------------------------
 
-def test_a_change_filed_exactly_twelve_months_before_the_first_payment_is_accepted(alice):
-    c = change(alice, when=at(2029, 3, 15, 16), new_month=dt.date(2035, 3, 1))
+@pytest.fixture
+def march_2030(alice):
+    """Alice's Specified Date Account paying from March 15, 2030 (its payment schedule filed in 2026)."""
+    assert payment(alice, "specified_date:2030-03", "lump_sum", when=at(2026, 10, 1)).accepted
+    return alice
+
+
+def test_a_change_filed_exactly_twelve_months_before_the_first_payment_is_accepted(march_2030):
+    c = change(march_2030, when=at(2029, 3, 15, 16), new_month=dt.date(2035, 3, 1))
     assert c.status == Status.ACCEPTED
     assert (c.previous_first_payment, c.new_first_payment) == (dt.date(2030, 3, 15), dt.date(2035, 3, 15))
     assert c.irrevocable_at == c.submitted_at  # EDCP 6.4: irrevocable on receipt
     assert c.takes_effect_on == dt.date(2030, 3, 15)
 
 
-def test_a_change_filed_a_day_later_is_refused_under_6_2(alice):
-    c = change(alice, when=at(2029, 3, 16, 9), new_month=dt.date(2035, 3, 1))
+def test_a_change_filed_a_day_later_is_refused_under_6_2(march_2030):
+    c = change(march_2030, when=at(2029, 3, 16, 9), new_month=dt.date(2035, 3, 1))
     assert (c.status, c.rule) == (Status.REJECTED, "EDCP 6.2")
     assert "the last day to file was March 15, 2029" in c.message
 
 
-def test_a_new_first_payment_exactly_five_years_later_is_accepted(alice):
-    assert change(alice, new_month=dt.date(2035, 3, 1)).accepted
+def test_a_new_first_payment_exactly_five_years_later_is_accepted(march_2030):
+    assert change(march_2030, new_month=dt.date(2035, 3, 1)).accepted
 
 
-def test_a_new_first_payment_less_than_five_years_later_is_refused_with_the_earliest_date(alice):
-    c = change(alice, new_month=dt.date(2035, 2, 1))
+def test_a_new_first_payment_less_than_five_years_later_is_refused_with_the_earliest_date(march_2030):
+    c = change(march_2030, new_month=dt.date(2035, 2, 1))
     assert (c.status, c.rule) == (Status.REJECTED, "EDCP 6.3")
     assert "The earliest new first payment is March 15, 2035." in c.message
 
 
-def test_a_change_that_accelerates_is_refused(alice):
-    c = change(alice, new_month=dt.date(2029, 3, 1))
+def test_a_change_that_accelerates_is_refused(march_2030):
+    c = change(march_2030, new_month=dt.date(2029, 3, 1))
     assert (c.status, c.rule) == (Status.REJECTED, "EDCP 6.3")
     assert "never bring a payment forward" in c.message
 
 
-def test_a_second_change_counts_five_years_from_the_last_changed_date(alice):
-    assert change(alice, new_month=dt.date(2035, 3, 1)).accepted
-    too_soon = change(alice, when=at(2027, 2, 1), new_month=dt.date(2039, 3, 1))
+def test_a_second_change_counts_five_years_from_the_last_changed_date(march_2030):
+    assert change(march_2030, new_month=dt.date(2035, 3, 1)).accepted
+    too_soon = change(march_2030, when=at(2027, 2, 1), new_month=dt.date(2039, 3, 1))
     assert (too_soon.status, too_soon.rule) == (Status.REJECTED, "EDCP 6.3")
-    assert change(alice, when=at(2027, 2, 2), new_month=dt.date(2040, 3, 1)).accepted
+    assert change(march_2030, when=at(2027, 2, 2), new_month=dt.date(2040, 3, 1)).accepted
 
 
-def test_a_change_of_form_alone_does_not_move_the_payment_and_is_refused(alice):
-    c = change(alice, form="installments", installments=3)
+def test_a_change_of_form_alone_does_not_move_the_payment_and_is_refused(march_2030):
+    c = change(march_2030, form="installments", installments=3)
     assert (c.status, c.rule) == (Status.REJECTED, "EDCP 6.3")
 
 
-def test_the_portal_preview_shows_the_earliest_accepted_date_before_submitting(alice):
-    preview = schedule_change_preview(participation=alice, account="specified_date:2030-03", as_of=dt.date(2027, 1, 5))
+def test_the_portal_preview_shows_the_earliest_accepted_date_before_submitting(march_2030):
+    preview = schedule_change_preview(participation=march_2030, account="specified_date:2030-03", as_of=dt.date(2027, 1, 5))
     assert preview.current_first_payment == dt.date(2030, 3, 15)
     assert preview.latest_filing == dt.date(2029, 3, 15)
     assert preview.earliest_allowed == dt.date(2035, 3, 15)
     # And that date is indeed accepted.
-    assert change(alice, new_month=preview.earliest_allowed.replace(day=1)).accepted
+    assert change(march_2030, new_month=preview.earliest_allowed.replace(day=1)).accepted
 
 
 def test_a_separation_triggered_account_is_delayed_by_at_least_five_years(alice):
@@ -165,3 +172,30 @@ def test_a_plan_without_schedule_changes_refuses_them(db):
     p = participant("RRP")
     c = change(p, account="elective_deferral", delay_years=5)
     assert (c.status, c.rule) == (Status.REJECTED, "RRP 4.02")
+
+
+def test_a_schedule_change_of_an_account_one_does_not_have_is_refused(alice):
+    c = change(alice, account="specified_date:2033-09", new_month=dt.date(2040, 9, 1))
+    assert (c.status, c.rule) == (Status.REJECTED, "EDCP 6.1")
+    assert "no Specified Date Account for September 2033" in c.message
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"account": "specified_date:20x1-03", "new_month": dt.date(2040, 9, 1)},
+    {"account": "retirement_termination", "delay_years": -3},
+    {"account": "retirement_termination", "delay_years": 99999, "form": "installments" * 5, "installments": 99999},
+])
+def test_nonsense_schedule_changes_are_refused_and_stored_without_error(march_2030, kwargs):
+    c = change(march_2030, **kwargs)
+    assert c.status == Status.REJECTED and c.rule.startswith("EDCP") and c.pk
+
+
+@pytest.mark.parametrize("account, form, installments, delay", [
+    ("specified_date:2031-13", "lump_sum", None, 0),
+    ("retirement_termination", "installments", 99999, 0),
+    ("retirement_termination", "lump_sum", None, -12),
+    ("retirement_termination", "x" * 80, None, 0),
+])
+def test_nonsense_payment_elections_are_refused_and_stored_without_error(march_2030, account, form, installments, delay):
+    e = payment(march_2030, account, form, installments, delay_months=delay)
+    assert e.status == Status.REJECTED and e.rule.startswith("EDCP") and e.pk
