@@ -194,6 +194,11 @@ def v_timing(req: DeferralRequest) -> Violation | None:
         return None
     if kind == "first_year":
         end = first_year_window_end(v, req.participation.eligible_on)
+        if req.submitted_on < req.participation.eligible_on:
+            return Violation(v.cite("first_year_window_days"),
+                             f"Your first-year election can be made only after the Committee's notice of your initial "
+                             f"eligibility, dated {req.participation.eligible_on:%B %d, %Y}.",
+                             f"Elect from that date until {end:%B %d, %Y}.")
         if req.submitted_at > end:
             return Violation(v.cite("first_year_window_days"),
                              f"Your first-year election was due within {v.provision('first_year_window_days')} days of "

@@ -289,3 +289,11 @@ def test_a_payment_schedule_cannot_be_chosen_anew_once_the_first_deferral_electi
                                           channel="portal", actor="test")
     assert before.accepted
     assert before.irrevocable_at == at(2026, 12, 31, 23, 59, 59).replace(microsecond=999999)
+
+
+def test_a_first_year_election_before_the_notice_of_eligibility_is_refused(alice):
+    alice.eligible_on = dt.date(2026, 6, 15)
+    alice.save()
+    e = elect(alice, {"base_salary": 10}, when=at(2026, 6, 14, 16), plan_year=2026)
+    assert_refused(e, "EDCP 3.2(a)")
+    assert "June 15, 2026" in e.message
