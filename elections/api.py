@@ -362,12 +362,25 @@ class StaffWindows(APIView):
         return Response(_window_json(window), status=status.HTTP_201_CREATED)
 
 
+class InForceOut(serializers.Serializer):
+    employee_number = serializers.CharField()
+    name = serializers.CharField()
+    plan = serializers.CharField()
+    plan_year = serializers.IntegerField()
+    component = serializers.CharField()
+    percent = serializers.CharField()
+    kind = serializers.CharField()
+    election_id = serializers.IntegerField()
+    irrevocable_at = serializers.CharField()
+
+
 class StaffInForce(APIView):
     """The deferral percentages in force for a plan year (what payroll applies)."""
 
     permission_classes = [HasCapability]
     required_capability = Cap.VIEW_STAFF
 
+    @extend_schema(responses=InForceOut(many=True))
     def get(self, request):
         plan = get_object_or_404(Plan, code=request.query_params.get("plan", ""))
         try:

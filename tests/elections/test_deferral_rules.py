@@ -297,3 +297,16 @@ def test_a_first_year_election_before_the_notice_of_eligibility_is_refused(alice
     e = elect(alice, {"base_salary": 10}, when=at(2026, 6, 14, 16), plan_year=2026)
     assert_refused(e, "EDCP 3.2(a)")
     assert "June 15, 2026" in e.message
+
+
+def test_rrp_2011_holds_elections_to_the_maximum_the_committee_announced(db):
+    from plans.models import PlanTable
+
+    p = participant("RRP")
+    table = PlanTable.objects.get(plan=p.plan, code="announced_max_deferral_percent")
+    table.rows = [["default", "75"], ["2015", "50"]]
+    table.save()
+    over = elect(p, {"plan_compensation": 51}, when=at(2014, 11, 1), plan_year=2015)
+    assert_refused(over, "RRP 2.03(a)")
+    assert "at most 50%" in over.message
+    assert elect(p, {"plan_compensation": 50}, when=at(2014, 11, 2), plan_year=2015).accepted
