@@ -284,6 +284,24 @@ def v_window(req: DeferralRequest) -> Violation | None:
                      "Any election already in force continues (evergreen).")
 
 
+def v_not_yet_irrevocable(req: DeferralRequest) -> Violation | None:
+    """An election of this plan year and kind that has become irrevocable cannot be replaced, even in a later
+    window the Committee opens (EDCP 3.2: irrevocable when its window closes)."""
+    from elections.models import DeferralElection, Status
+
+    kind = election_kind(req)
+    fixed = DeferralElection.objects.filter(participation=req.participation, plan_year=req.plan_year, kind=kind,
+                                            status=Status.ACCEPTED, irrevocable_at__lt=req.submitted_at)
+    if kind == "performance":
+        fixed = fixed.filter(performance_period_end=req.performance_period[1])
+    fixed = fixed.order_by("irrevocable_at").first()
+    if fixed is None:
+        return None
+    return Violation(req.version.cite(KIND_PROVISION[kind]),
+                     f"Your election for {req.plan_year} became irrevocable on {_when(fixed.irrevocable_at)} and can no "
+                     f"longer be replaced.", f"You can elect for {req.plan_year + 1} instead.")
+
+
 def _account_name_parts(name: str) -> tuple[str, dt.date | None]:
     if ":" in name:
         kind, month = name.split(":", 1)
@@ -374,8 +392,8 @@ def v_specified_dates(req: DeferralRequest) -> Violation | None:
     return None
 
 
-DEFERRAL_RULES = (v_eligible, v_components, v_whole_percentages, v_percent_limits, v_timing, v_window, v_allocation,
-                  v_specified_dates)
+DEFERRAL_RULES = (v_eligible, v_components, v_whole_percentages, v_percent_limits, v_timing, v_window,
+                  v_not_yet_irrevocable, v_allocation, v_specified_dates)
 
 
 def check_deferral(req: DeferralRequest) -> Violation | None:

@@ -167,3 +167,14 @@ def test_a_participant_who_is_not_eligible_is_offered_nothing(db):
     p.eligible = False
     p.save()
     assert election_chances(participation=p, now=at(2026, 11, 15)) == []
+
+
+def test_an_election_irrevocable_when_its_window_closed_is_not_replaced_in_a_later_window(alice, bob):
+    open_window(opens=at(2026, 11, 1), closes=at(2026, 11, 15))
+    open_window(opens=at(2026, 12, 1), closes=at(2026, 12, 15))
+    first = elect(alice, at(2026, 11, 5))
+    again = elect(alice, at(2026, 12, 5), percentages={"base_salary": 30})
+    assert first.status == Status.ACCEPTED
+    assert (again.status, again.rule) == (Status.REJECTED, "EDCP 3.2(b)")
+    assert "became irrevocable on November 15, 2026" in again.message
+    assert elect(bob, at(2026, 12, 5)).status == Status.ACCEPTED  # who did not elect in the first may in the second
