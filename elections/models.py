@@ -35,9 +35,16 @@ class ElectionBase(models.Model):
     message = models.TextField(blank=True)
     channel = models.CharField(max_length=12, choices=Channel.choices)
     actor = models.CharField(max_length=200)
+    irrevocable_at = models.DateTimeField(null=True, blank=True,
+                                          help_text="When the election can no longer be changed (accepted elections)")
+    request_data = models.JSONField(default=dict, blank=True, help_text="What was submitted, as submitted (audit trail)")
 
     class Meta:
         abstract = True
+
+    @property
+    def accepted(self) -> bool:
+        return self.status == Status.ACCEPTED
 
 
 class DeferralElection(ElectionBase):
@@ -54,7 +61,8 @@ class DeferralElection(ElectionBase):
     performance_period_start = models.DateField(null=True, blank=True)
     performance_period_end = models.DateField(null=True, blank=True)
     covers_pay_from = models.DateField(null=True, blank=True, help_text="First-year elections: pay for services after this date")
-    irrevocable_at = models.DateTimeField(null=True, blank=True)
+    window = models.ForeignKey("EnrollmentWindow", null=True, blank=True, on_delete=models.PROTECT, related_name="elections",
+                               help_text="The enrollment window it was made in (none when the Committee opened none)")
     history = HistoricalRecords()
 
     class Meta:
@@ -139,6 +147,8 @@ class ScheduleChange(ElectionBase):
     installments = models.PositiveSmallIntegerField(null=True, blank=True)
     previous_first_payment = models.DateField(null=True, blank=True)
     new_first_payment = models.DateField(null=True, blank=True)
+    takes_effect_on = models.DateField(null=True, blank=True,
+                                       help_text="EDCP 6.2: a change takes effect no sooner than 12 months after it is made")
     history = HistoricalRecords()
 
     class Meta:
@@ -175,3 +185,103 @@ class InvestmentElectionLine(models.Model):
             models.UniqueConstraint(fields=["election", "fund"], name="one_line_per_fund"),
             models.CheckConstraint(condition=Q(percent__gte=1, percent__lte=100), name="investment_percent_1_100"),
         ]
+
+
+class EnrollmentWindow(models.Model):
+    """A period in which the Committee takes deferral elections (EDCP 3.2, RRP 2.03).
+
+    A window never closes after the plan's own deadline (11:59 pm Eastern on December 31 before
+    the plan year; six months before a performance period ends; 30 days after the notice of
+    initial eligibility). When the Committee has opened windows of a kind for a plan year, an
+    election of that kind outside every one of them is refused; with no window recorded, only the
+    plan's deadlines apply (the simulator records none).
+    """
+
+    class Kind(models.TextChoices):
+        ANNUAL = "annual", "Annual enrollment"
+        FIRST_YEAR = "first_year", "First year of eligibility"
+        PERFORMANCE = "performance", "Performance-Based Compensation"
+
+    plan = models.ForeignKey("plans.Plan", on_delete=models.PROTECT, related_name="enrollment_windows")
+    plan_year = models.PositiveIntegerField()
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    participation = models.ForeignKey(Participation, null=True, blank=True, on_delete=models.PROTECT,
+                                      related_name="enrollment_windows", help_text="First-year windows: whose window")
+    performance_period_start = models.DateField(null=True, blank=True)
+    performance_period_end = models.DateField(null=True, blank=True)
+    opens_at = models.DateTimeField()
+    closes_at = models.DateTimeField()
+    reminder_days = models.JSONField(default=list, blank=True,
+                                     help_text="Days before the close on which those who have not elected are reminded")
+    note = models.CharField(max_length=300, blank=True)
+    opened_by = models.CharField(max_length=200)
+    opened_at = models.DateTimeField()
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-plan_year", "plan", "kind", "opens_at"]
+        indexes = [models.Index(fields=["plan", "plan_year", "kind"])]
+        constraints = [
+            models.CheckConstraint(condition=Q(closes_at__gt=models.F("opens_at")), name="window_closes_after_it_opens"),
+            models.CheckConstraint(condition=~Q(kind="first_year") | Q(participation__isnull=False),
+                                   name="first_year_window_names_its_participant"),
+            models.CheckConstraint(condition=~Q(kind="performance") | Q(performance_period_start__isnull=False,
+                                                                        performance_period_end__isnull=False),
+                                   name="performance_window_names_its_period"),
+            models.UniqueConstraint(fields=["participation"], condition=Q(kind="first_year"),
+                                    name="one_first_year_window_per_participation"),
+        ]
+
+    def __str__(self) -> str:
+        who = f" {self.participation.person.employee_number}" if self.participation_id else ""
+        return f"{self.plan.code} {self.plan_year} {self.get_kind_display()}{who}"
+
+    def is_open(self, moment) -> bool:
+        return self.opens_at <= moment <= self.closes_at
+
+
+class ElectionNotice(models.Model):
+    """An email sent about elections: the notice of initial eligibility, a window opening, a reminder."""
+
+    class Kind(models.TextChoices):
+        ELIGIBILITY = "eligibility", "Notice of initial eligibility"
+        OPENED = "opened", "Enrollment window open"
+        REMINDER = "reminder", "Reminder to elect"
+
+    participation = models.ForeignKey(Participation, on_delete=models.PROTECT, related_name="election_notices")
+    window = models.ForeignKey(EnrollmentWindow, null=True, blank=True, on_delete=models.PROTECT, related_name="notices")
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    sent_on = models.DateField(help_text="The business day (Eastern) it was sent for")
+    sent_at = models.DateTimeField()
+    to = models.CharField(max_length=254, blank=True)
+    subject = models.CharField(max_length=300)
+    delivered = models.BooleanField(default=True, help_text="False when the person has no email address on file")
+    actor = models.CharField(max_length=200)
+
+    class Meta:
+        ordering = ["-sent_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["participation", "window", "kind", "sent_on"],
+                                               name="one_notice_per_window_kind_and_day")]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} to {self.participation} on {self.sent_on}"
+
+
+class AnnuityElection(ElectionBase):
+    """BRP 4.2(c) form of benefit and 4.2(d) changes: a change of time or form takes effect no sooner
+    than 12 months after it is made and defers payment at least five years."""
+
+    participation = models.ForeignKey(Participation, on_delete=models.PROTECT, related_name="annuity_elections")
+    form = models.CharField(max_length=30)
+    defer_years = models.PositiveSmallIntegerField(default=0, help_text="Years after the Benefit Commencement Date")
+    previous_form = models.CharField(max_length=30, blank=True)
+    previous_defer_years = models.PositiveSmallIntegerField(default=0)
+    is_change = models.BooleanField(default=False, help_text="A change of time or form for Section 409A (BRP 4.2(d))")
+    takes_effect_on = models.DateField(null=True, blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-submitted_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.participation} annuity form {self.form} ({self.status})"

@@ -1,11 +1,30 @@
-"""Which election is in force: the reads payroll and crediting rely on."""
+"""Which election is in force: the reads payroll, crediting, payments and the screens rely on."""
 from __future__ import annotations
 
 import datetime as dt
+import zoneinfo
+from dataclasses import dataclass, field
 from decimal import Decimal
 
-from elections.models import DeferralCancellation, DeferralElection, DeferralElectionLine, Status
-from participants.models import Participation
+from django.db.models import Q
+
+from core.models import Document
+from elections import validators as V
+from elections.models import (
+    AnnuityElection,
+    DeferralCancellation,
+    DeferralElection,
+    DeferralElectionLine,
+    DistributionElection,
+    EnrollmentWindow,
+    InvestmentElection,
+    ScheduleChange,
+    Status,
+)
+from participants.models import Participation, Person
+from plans.models import Fund, Plan, PlanSection, PlanVersion
+
+EASTERN = zoneinfo.ZoneInfo("America/New_York")
 
 
 def deferral_line_in_force(*, participation: Participation, component: str, plan_year: int, pay_date: dt.date,
@@ -19,7 +38,13 @@ def deferral_line_in_force(*, participation: Participation, component: str, plan
              .order_by("-election__plan_year", "-election__submitted_at", "-election__id"))
     if not version.provision("evergreen", False):
         lines = lines.filter(election__plan_year=plan_year)
+    ended = (DeferralCancellation.objects.filter(participation=participation, ends_on__lt=pay_date)
+             .order_by("-decided_at").first())
+    if ended is not None:
+        # EDCP 3.1(c): after a cancellation under 3.7 only a new agreement resumes deferrals.
+        lines = lines.filter(election__submitted_at__gt=ended.decided_at)
     earned_from = period_start or pay_date
+    lines = list(lines)
     for line in lines:
         e = line.election
         if e.kind == DeferralElection.Kind.PERFORMANCE:
@@ -48,3 +73,463 @@ def allocation_of(election: DeferralElection | None, default_kind: str) -> list[
         name = f"{a.account_kind}:{a.specified_month:%Y-%m}" if a.specified_month else a.account_kind
         out.append((name, Decimal(a.percent)))
     return out
+
+
+def deferral_election_in_force(*, participation: Participation, plan_year: int) -> DeferralElection | None:
+    """The annual or first-year election that governs `plan_year` (its own, or an earlier one carried forward)."""
+    version = participation.plan.version_on(dt.date(plan_year, 1, 1))
+    qs = (DeferralElection.objects.filter(participation=participation, status=Status.ACCEPTED,
+                                          kind__in=[DeferralElection.Kind.ANNUAL, DeferralElection.Kind.FIRST_YEAR])
+          .prefetch_related("lines", "allocations").order_by("-plan_year", "-submitted_at", "-id"))
+    qs = qs.filter(plan_year__lte=plan_year) if version.provision("evergreen", False) else qs.filter(plan_year=plan_year)
+    election = qs.first()
+    ended = (DeferralCancellation.objects.filter(participation=participation, ends_on__lt=dt.date(plan_year, 1, 1))
+             .order_by("-decided_at").first())
+    if election is not None and ended is not None and election.submitted_at <= ended.decided_at:
+        return None
+    return election
+
+
+# --- windows and what a participant may elect ------------------------------------------------------------
+
+def windows_open_for(*, participation: Participation, now: dt.datetime) -> list[EnrollmentWindow]:
+    return list(EnrollmentWindow.objects.filter(plan=participation.plan, opens_at__lte=now, closes_at__gte=now)
+                .filter(Q(participation__isnull=True) | Q(participation=participation))
+                .order_by("closes_at", "id"))
+
+
+@dataclass
+class ElectionChance:
+    """A plan year a participant may elect for right now, and until when."""
+
+    plan_year: int
+    kind: str
+    closes_at: dt.datetime
+    window: EnrollmentWindow | None = None
+    performance_period: tuple[dt.date, dt.date] | None = None
+
+    @property
+    def label(self) -> str:
+        if self.kind == "performance" and self.performance_period:
+            s, e = self.performance_period
+            return f"Performance-Based Compensation for the period {s:%b %d, %Y} to {e:%b %d, %Y}"
+        if self.kind == "first_year":
+            return f"First year of eligibility ({self.plan_year})"
+        return f"Plan year {self.plan_year}"
+
+
+def election_chances(*, participation: Participation, now: dt.datetime) -> list[ElectionChance]:
+    """What the participant may elect for at `now`: each open window, or, for a plan year with no window, the
+    plan's own deadline (next plan year; the first year of eligibility)."""
+    version = participation.plan.version_on(now.astimezone(EASTERN).date())
+    if not version.has("election_deadline") or not participation.eligible:
+        return []
+    today = now.astimezone(EASTERN).date()
+    chances: list[ElectionChance] = []
+    for window in windows_open_for(participation=participation, now=now):
+        period = ((window.performance_period_start, window.performance_period_end)
+                  if window.kind == EnrollmentWindow.Kind.PERFORMANCE else None)
+        chances.append(ElectionChance(window.plan_year, window.kind, window.closes_at, window, period))
+    years_with_windows = set(EnrollmentWindow.objects.filter(plan=participation.plan, kind=EnrollmentWindow.Kind.ANNUAL)
+                             .values_list("plan_year", flat=True))
+    next_year = today.year + 1
+    if next_year not in years_with_windows and now <= V.annual_deadline(version, next_year):
+        chances.append(ElectionChance(next_year, "annual", V.annual_deadline(version, next_year)))
+    if participation.eligible_on and version.has("first_year_window_days"):
+        end = V.first_year_window_end(version, participation.eligible_on)
+        has_window = EnrollmentWindow.objects.filter(participation=participation,
+                                                     kind=EnrollmentWindow.Kind.FIRST_YEAR).exists()
+        if not has_window and participation.eligible_on <= today and now <= end:
+            chances.append(ElectionChance(participation.eligible_on.year, "first_year", end))
+    seen, out = set(), []
+    for c in sorted(chances, key=lambda c: (c.closes_at, c.plan_year)):
+        key = (c.plan_year, c.kind, c.performance_period)
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+@dataclass
+class ComponentLimit:
+    code: str
+    label: str
+    max_percent: Decimal | None
+    min_percent: Decimal
+    performance_based: bool
+    cite: str
+    problem: str = ""
+
+
+def deferral_limits(*, participation: Participation, plan_year: int, as_of: dt.date) -> list[ComponentLimit]:
+    """Each deferrable component with the limits that would apply to an election made `as_of` (shown before
+    the participant submits)."""
+    from plans.selectors import MissingFigure, announced_percent
+
+    version = participation.plan.version_on(as_of)
+    out = []
+    for comp in version.provision("deferral_components", []) or []:
+        cite = comp.get("cite") or version.cite("deferral_components")
+        problem, top = "", None
+        if comp["max_percent"] == "announced":
+            try:
+                top = announced_percent(participation.plan, "announced_max_deferral_percent", plan_year)
+            except MissingFigure as exc:
+                problem = str(exc)
+        else:
+            top = Decimal(comp["max_percent"])
+        out.append(ComponentLimit(comp["code"], comp["label"], top, Decimal(comp.get("min_percent", "0")),
+                                  bool(comp["performance_based"]), cite, problem))
+    return out
+
+
+# --- payment schedules ---------------------------------------------------------------------------------------
+
+@dataclass
+class AccountSchedule:
+    account: str
+    label: str
+    kind: str
+    specified_month: dt.date | None
+    election: DistributionElection | None
+    form: str
+    installments: int | None
+    lump_sum_percent: int | None
+    delay_months: int
+    is_default: bool
+    cite: str
+    rule_name: str
+    changes: list[ScheduleChange] = field(default_factory=list)
+
+    @property
+    def form_label(self) -> str:
+        text = V.FORM_LABELS.get(self.form, self.form)
+        if self.form == "installments":
+            text = f"{self.installments} annual installments"
+        elif self.form == "lump_sum_and_installments":
+            text = f"{self.lump_sum_percent}% as a lump sum, the rest in {self.installments} annual installments"
+        if self.delay_months:
+            text += f"; first payment {self.delay_months // 12 if self.delay_months % 12 == 0 else self.delay_months}" \
+                    f"{' years' if self.delay_months % 12 == 0 else ' months'} after the standard date"
+        return text
+
+
+def account_schedules(*, participation: Participation, as_of: dt.date) -> list[AccountSchedule]:
+    """Every account that has, or is committed to, a payment schedule: the election in force, or the default
+    that applies when none was made (EDCP 5.1(c), 5.2(c))."""
+    from books.models import Account
+
+    version = participation.plan.version_on(as_of)
+    names: dict[tuple[str, dt.date | None], None] = {}
+    for kind, month in Account.objects.filter(participation=participation).values_list("kind", "specified_month"):
+        names[(kind, month)] = None
+    for e in DistributionElection.objects.filter(participation=participation, status=Status.ACCEPTED):
+        names[(e.account_kind, e.specified_month)] = None
+    for m in V.specified_months_in_use(participation):
+        names[("specified_date", m)] = None
+    for kind, month in (ScheduleChange.objects.filter(participation=participation, status=Status.ACCEPTED)
+                        .values_list("account_kind", "specified_month")):
+        names[(kind, month)] = None
+    default_kind = version.provision("default_deferral_account", None)
+    if default_kind:
+        names[(default_kind, None)] = None
+    out = []
+    for kind, month in sorted(names, key=lambda k: (k[0] != default_kind, k[0], k[1] or dt.date.min)):
+        rule = V.distribution_rule_for(version, kind)
+        if rule is None:
+            continue
+        account = f"{kind}:{month:%Y-%m}" if month else kind
+        election = (DistributionElection.objects.filter(participation=participation, account_kind=kind,
+                                                        specified_month=month, status=Status.ACCEPTED)
+                    .order_by("-submitted_at", "-id").first())
+        spec = version.account_spec(kind)
+        label = (spec["label"] if spec else kind.replace("_", " ").title()) + (f" ({month:%B %Y})" if month else "")
+        changes = list(ScheduleChange.objects.filter(participation=participation, account_kind=kind,
+                                                     specified_month=month, status=Status.ACCEPTED).order_by("submitted_at"))
+        if election:
+            out.append(AccountSchedule(account, label, kind, month, election, election.form, election.installments,
+                                       election.lump_sum_percent, election.delay_months, False, rule["cite"], rule["name"],
+                                       changes))
+        else:
+            out.append(AccountSchedule(account, label, kind, month, None, rule.get("default_form", "lump_sum"), None, None,
+                                       0, True, rule["cite"], rule["name"], changes))
+    return out
+
+
+@dataclass
+class AnnuityInForce:
+    form: str
+    defer_years: int
+    election: AnnuityElection | None
+    is_default: bool
+    cite: str
+    pending: AnnuityElection | None = None
+
+    @property
+    def form_label(self) -> str:
+        return V.FORM_LABELS.get(self.form, self.form)
+
+
+def annuity_in_force(*, participation: Participation, as_of: dt.date) -> AnnuityInForce:
+    """BRP 4.2(c): the form elected and in effect on `as_of`; without one, a Qualified Joint and Survivor Annuity if
+    married, else a Single Life Annuity. A change waiting out its 12 months (4.2(d)) is reported as pending."""
+    version = participation.plan.version_on(as_of)
+    accepted = AnnuityElection.objects.filter(participation=participation, status=Status.ACCEPTED).order_by("-submitted_at", "-id")
+    effective = accepted.filter(Q(takes_effect_on__lte=as_of) | Q(takes_effect_on__isnull=True)).first()
+    pending = accepted.filter(takes_effect_on__gt=as_of).first()
+    cite = version.cite("db_forms")
+    if effective is not None:
+        return AnnuityInForce(effective.form, effective.defer_years, effective, False, cite, pending)
+    married = participation.person.marital_status == Person.MaritalStatus.MARRIED
+    return AnnuityInForce(V.default_annuity_form(version, married), 0, None, True, cite, pending)
+
+
+def benefit_commencement(*, participation: Participation, defer_years: int = 0) -> dt.date | None:
+    """BRP 4.2(a), 1.3(b): the first day of the month after the month of separation (later by any deferral);
+    None while the participant is employed."""
+    from core.dates import add_years, day_of_month_after
+    from participants.selectors import termination_event
+
+    ended = termination_event(participation.person)
+    if ended is None:
+        return None
+    return add_years(day_of_month_after(ended.effective_date, 1, 1), defer_years)
+
+
+@dataclass
+class InvestmentInForce:
+    election: InvestmentElection | None
+    lines: list[tuple[Fund, int]]
+    is_default: bool
+    cite: str
+    pending: list[InvestmentElection] = field(default_factory=list)
+
+
+def investment_in_force(*, participation: Participation, as_of: dt.date) -> InvestmentInForce:
+    """The allocation of future credits in effect on `as_of`; the capital-preservation default fund without one
+    (EDCP 7.5, RRP 3.05(b))."""
+    version = participation.plan.version_on(as_of)
+    qs = (InvestmentElection.objects.filter(participation=participation, status=Status.ACCEPTED,
+                                            applies_to__in=[InvestmentElection.AppliesTo.FUTURE, InvestmentElection.AppliesTo.BOTH])
+          .prefetch_related("lines__fund").order_by("-effective_on", "-submitted_at", "-id"))
+    current = qs.filter(effective_on__lte=as_of).first()
+    pending = list(InvestmentElection.objects.filter(participation=participation, status=Status.ACCEPTED,
+                                                     effective_on__gt=as_of).prefetch_related("lines__fund"))
+    if current is not None:
+        return InvestmentInForce(current, [(line.fund, line.percent) for line in current.lines.all()], False,
+                                 version.cite("investment_increment_percent"), pending)
+    default = Fund.objects.filter(plan=participation.plan, is_default=True).first()
+    return InvestmentInForce(None, [(default, 100)] if default else [], True, version.cite("default_fund_rule"), pending)
+
+
+def schedule_accounts(*, participation: Participation, as_of: dt.date) -> list[dict]:
+    """Each account whose schedule may be changed (EDCP Article VI), with what a change filed today is held to."""
+    from elections.services import schedule_change_preview
+
+    version = participation.plan.version_on(as_of)
+    if not version.has("schedule_change"):
+        return []
+    out = []
+    for s in account_schedules(participation=participation, as_of=as_of):
+        preview = schedule_change_preview(participation=participation, account=s.account, as_of=as_of)
+        out.append({"schedule": s, "preview": preview})
+    return out
+
+
+# --- what staff see ----------------------------------------------------------------------------------------------
+
+ELECTION_MODELS = {
+    "deferral": DeferralElection, "distribution": DistributionElection, "schedule_change": ScheduleChange,
+    "investment": InvestmentElection, "annuity": AnnuityElection,
+}
+KIND_OF_MODEL = {model: kind for kind, model in ELECTION_MODELS.items()}
+
+
+def kind_of(election) -> str:
+    return KIND_OF_MODEL[type(election)]
+
+
+def elections_of(*, person: Person) -> list:
+    """Every election of a person, newest first (refused ones too: they are the participant's record)."""
+    out = []
+    for model in ELECTION_MODELS.values():
+        out.extend(model.objects.filter(participation__person=person).select_related("participation__plan"))
+    return sorted(out, key=lambda e: (e.submitted_at, e.pk), reverse=True)
+
+
+def confirmation_of(election) -> Document | None:
+    from elections.services import CONFIRMATION_KIND
+
+    return (Document.objects.filter(kind=CONFIRMATION_KIND, object_type=election._meta.label, object_id=str(election.pk))
+            .order_by("-created_at", "-id").first())
+
+
+def refused_elections(*, plan: Plan | None = None, submitted_in: int | None = None) -> list:
+    """Refused elections of every kind, with the section and the reason, newest first."""
+    out = []
+    for model in ELECTION_MODELS.values():
+        qs = model.objects.filter(status=Status.REJECTED).select_related("participation__person", "participation__plan")
+        if plan is not None:
+            qs = qs.filter(participation__plan=plan)
+        if submitted_in is not None:
+            start = dt.datetime(submitted_in, 1, 1, tzinfo=EASTERN)
+            qs = qs.filter(submitted_at__gte=start, submitted_at__lt=start.replace(year=submitted_in + 1))
+        out.extend(qs.order_by("-submitted_at")[:1000])
+    return sorted(out, key=lambda e: (e.submitted_at, e.pk), reverse=True)
+
+
+@dataclass
+class PlanYearSummary:
+    plan: Plan
+    plan_year: int
+    elected: list[tuple[Participation, DeferralElection]]
+    carried: list[tuple[Participation, DeferralElection]]
+    not_elected: list[Participation]
+    totals: list[dict]
+
+
+def plan_year_summary(*, plan: Plan, plan_year: int) -> PlanYearSummary:
+    """Who elected for the plan year, whose earlier election carries forward (evergreen), who did not elect,
+    and per component how many defer and at what percentages."""
+    version = plan.version_on(dt.date(plan_year, 1, 1))
+    participations = list(Participation.objects.filter(plan=plan).select_related("person").order_by(
+        "person__last_name", "person__first_name"))
+    elected, carried, not_elected = [], [], []
+    in_force: list[DeferralElection] = []
+    for p in participations:
+        election = deferral_election_in_force(participation=p, plan_year=plan_year)
+        if election is not None and election.plan_year == plan_year:
+            elected.append((p, election))
+            in_force.append(election)
+        elif election is not None:
+            carried.append((p, election))
+            in_force.append(election)
+        elif p.eligible:
+            not_elected.append(p)
+    totals = []
+    for comp in version.provision("deferral_components", []) or []:
+        values = [line.percent for e in in_force for line in e.lines.all() if line.component == comp["code"] and line.percent]
+        totals.append({"code": comp["code"], "label": comp["label"], "count": len(values),
+                       "average": (sum(values) / len(values)).quantize(Decimal("0.1")) if values else None,
+                       "min": min(values) if values else None, "max": max(values) if values else None})
+    return PlanYearSummary(plan, plan_year, elected, carried, not_elected, totals)
+
+
+def payroll_export_rows(*, plan: Plan, plan_year: int) -> list[dict]:
+    """The deferral percentages in force for a plan year, one row per participant and component, for payroll."""
+    rows = []
+    cancellations = {c.participation_id: c for c in DeferralCancellation.objects.filter(
+        participation__plan=plan, starts_on__lte=dt.date(plan_year, 12, 31), ends_on__gte=dt.date(plan_year, 1, 1))}
+    elections = []
+    for p in Participation.objects.filter(plan=plan).select_related("person").order_by("person__employee_number"):
+        e = deferral_election_in_force(participation=p, plan_year=plan_year)
+        if e is not None:
+            elections.append((p, e))
+    performance = (DeferralElection.objects.filter(participation__plan=plan, status=Status.ACCEPTED,
+                                                   kind=DeferralElection.Kind.PERFORMANCE, plan_year=plan_year)
+                   .select_related("participation__person").prefetch_related("lines"))
+    elections.extend((e.participation, e) for e in performance)
+    for p, e in elections:
+        c = cancellations.get(p.pk)
+        for line in e.lines.all():
+            rows.append({
+                "employee_number": p.person.employee_number, "name": p.person.full_name, "plan": plan.code,
+                "plan_year": plan_year, "component": line.component, "percent": f"{line.percent:.0f}",
+                "election_id": e.pk, "election_plan_year": e.plan_year, "kind": e.kind,
+                "irrevocable_at": e.irrevocable_at.astimezone(EASTERN).isoformat() if e.irrevocable_at else "",
+                "covers_pay_from": e.covers_pay_from.isoformat() if e.covers_pay_from else "",
+                "performance_period_end": e.performance_period_end.isoformat() if e.performance_period_end else "",
+                "cancelled_from": c.starts_on.isoformat() if c else "", "cancelled_to": c.ends_on.isoformat() if c else "",
+            })
+    return rows
+
+
+def payroll_reductions(*, plan: Plan, plan_year: int | None = None, participation: Participation | None = None):
+    """Pay lines whose deferral payroll reduced (EDCP 1.14: never more than the cash pay left after taxes) or
+    cancelled (EDCP 3.7), with the reason payroll recorded."""
+    from books.models import PayrollDeferral
+
+    qs = (PayrollDeferral.objects.filter(participation__plan=plan).filter(Q(reduced_by__gt=0) | ~Q(reason=""))
+          .select_related("record", "participation__person").order_by("-record__pay_date", "-id"))
+    if plan_year is not None:
+        qs = qs.filter(record__plan_year=plan_year)
+    if participation is not None:
+        qs = qs.filter(participation=participation)
+    return qs
+
+
+# --- plan text quoted in documents -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Quote:
+    citation: str
+    title: str
+    text: str
+    source: str
+
+
+def _section_candidates(section: str) -> list[str]:
+    out = [section]
+    while "(" in section:
+        section = section[:section.rindex("(")]
+        out.append(section)
+    return out
+
+
+def provision_quote(version: PlanVersion, citation: str) -> Quote | None:
+    """The plan text behind a citation ('EDCP 3.2(b)'): the paragraph when the section is split into (a), (b)...,
+    from this version of the plan or, where its text is missing from the catalog, the nearest version that has it."""
+    code, _, section = citation.partition(" ")
+    if not section or code != version.plan.code:
+        return None
+    versions = sorted(version.plan.versions.all(), key=lambda v: (v.pk != version.pk, abs((v.effective_date - version.effective_date).days)))
+    for candidate_version in versions:
+        for candidate in _section_candidates(section):
+            found = PlanSection.objects.filter(version=candidate_version, section=candidate).first()
+            if found is None:
+                continue
+            text, notes = found.text, []
+            if candidate != section:
+                paragraph = _paragraph(text, section[len(candidate):])
+                if paragraph:
+                    text = paragraph
+                else:
+                    notes.append(f"the catalog's text of {code} {candidate} has no paragraph {section[len(candidate):]}; "
+                                 f"the whole section is quoted")
+            if candidate_version.pk != version.pk:
+                notes.append(f"text of the {candidate_version.title}")
+            return Quote(citation, found.title, text, "; ".join(notes))
+    return None
+
+
+def _paragraph(text: str, marks: str) -> str | None:
+    """From a section's text, the paragraph that starts with the first mark of `marks` ('(b)' of '(b)(ii)')."""
+    first = marks[: marks.index(")") + 1] if ")" in marks else marks
+    for line in text.splitlines():
+        if line.strip().startswith(first):
+            return line.strip()
+    return None
+
+
+def provision_quotes(version: PlanVersion, citations: list[str]) -> list[Quote]:
+    out, seen = [], set()
+    for citation in citations:
+        if not citation or citation in seen:
+            continue
+        seen.add(citation)
+        quote = provision_quote(version, citation)
+        if quote is not None:
+            out.append(quote)
+        else:
+            out.append(Quote(citation, "", "(The text of this provision is not in the plan catalog.)", ""))
+    return out
+
+
+def beneficiary_definition(plan: Plan, as_of: dt.date) -> PlanSection | None:
+    """The plan's definition of Beneficiary: who takes when no designated beneficiary survives."""
+    version = plan.version_on(as_of)
+    for v in sorted(plan.versions.all(), key=lambda x: (x.pk != version.pk, -x.effective_date.toordinal())):
+        found = PlanSection.objects.filter(version=v, title__iexact="Beneficiary").first()
+        if found is not None:
+            return found
+    return None

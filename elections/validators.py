@@ -27,6 +27,9 @@ class Violation:
         return f"{self.message} {self.allowed}".strip()
 
 
+EASTERN = zoneinfo.ZoneInfo("America/New_York")
+
+
 @dataclass
 class DeferralRequest:
     participation: Participation
@@ -149,13 +152,18 @@ def v_percent_limits(req: DeferralRequest) -> Violation | None:
 
 
 def election_kind(req: DeferralRequest) -> str:
-    """annual, first_year (within the window after the notice of eligibility), or performance."""
+    """annual, first_year (within the window after the notice of eligibility), or performance.
+
+    A first-year election is one for the plan year of the notice (or the next, when the 30 days run
+    past December 31) made after that plan year's annual deadline has passed.
+    """
     if req.performance_period is not None:
         return "performance"
     eligible_on = req.participation.eligible_on
-    if (eligible_on and req.version.has("first_year_window_days") and eligible_on.year <= req.plan_year
-            and req.submitted_at > annual_deadline(req.version, eligible_on.year)):
-        return "first_year"
+    if eligible_on and req.version.has("first_year_window_days") and req.version.has("election_deadline"):
+        years = {eligible_on.year, first_year_window_end(req.version, eligible_on).year}
+        if req.plan_year in years and req.submitted_at > annual_deadline(req.version, req.plan_year):
+            return "first_year"
     return "annual"
 
 
@@ -179,12 +187,18 @@ def v_timing(req: DeferralRequest) -> Violation | None:
             return Violation(cite, f"The election for the performance period ending {end:%B %d, %Y} was due by "
                                    f"{deadline:%B %d, %Y} (six months before the period ends).",
                              "Your next chance is the next performance period or the annual election.")
-        if req.participation.person.hire_date > start:
+        if not employed_throughout(req.participation.person, start, req.submitted_on):
             return Violation(cite, f"You must have been employed continuously since the performance period began "
-                                   f"({start:%B %d, %Y}) to elect under it.")
+                                   f"({start:%B %d, %Y}) to elect under it.",
+                             "Your pay for this period follows the annual election deadline instead.")
         return None
     if kind == "first_year":
         end = first_year_window_end(v, req.participation.eligible_on)
+        if req.submitted_on < req.participation.eligible_on:
+            return Violation(v.cite("first_year_window_days"),
+                             f"Your first-year election can be made only after the Committee's notice of your initial "
+                             f"eligibility, dated {req.participation.eligible_on:%B %d, %Y}.",
+                             f"Elect from that date until {end:%B %d, %Y}.")
         if req.submitted_at > end:
             return Violation(v.cite("first_year_window_days"),
                              f"Your first-year election was due within {v.provision('first_year_window_days')} days of "
@@ -198,6 +212,94 @@ def v_timing(req: DeferralRequest) -> Violation | None:
                          f"{deadline:%B %d, %Y}.",
                          f"You can still elect for {req.plan_year + 1} until {annual_deadline(v, req.plan_year + 1):%B %d, %Y}.")
     return None
+
+
+def employed_throughout(person, start: dt.date, end: dt.date) -> bool:
+    """Employed on every day from `start` to `end` (EDCP 1.24: continuously since the period began)."""
+    from participants.models import EmploymentEvent
+
+    if person.hire_date > start:
+        return False
+    return not EmploymentEvent.objects.filter(
+        person=person, kind__in=[EmploymentEvent.Kind.SEPARATION, EmploymentEvent.Kind.DEATH],
+        effective_date__gte=start, effective_date__lt=end).exists()
+
+
+# --- enrollment windows --------------------------------------------------------------------------
+
+KIND_PROVISION = {"annual": "election_deadline", "first_year": "first_year_window_days",
+                  "performance": "performance_election_months_before_end"}
+
+
+def windows_for(req: DeferralRequest) -> tuple[list, object | None]:
+    """(the Committee's windows that govern this election, the one it falls in or None)."""
+    from elections.models import EnrollmentWindow
+
+    kind = election_kind(req)
+    qs = EnrollmentWindow.objects.filter(plan=req.participation.plan, kind=kind)
+    if kind == "first_year":
+        qs = qs.filter(participation=req.participation)
+    else:
+        qs = qs.filter(plan_year=req.plan_year)
+    windows = list(qs.order_by("opens_at", "id"))
+    for w in windows:
+        if not w.is_open(req.submitted_at):
+            continue
+        if kind == "performance" and (w.performance_period_start, w.performance_period_end) != tuple(req.performance_period):
+            continue
+        return windows, w
+    return windows, None
+
+
+def _when(moment: dt.datetime) -> str:
+    local = moment.astimezone(EASTERN)
+    return f"{local:%B} {local.day}, {local.year} at {local:%I:%M %p} Eastern".replace(" 0", " ")
+
+
+def v_window(req: DeferralRequest) -> Violation | None:
+    """When the Committee has opened windows for the plan year, an election outside all of them is refused
+    (EDCP 3.2(b): by December 31 "or such earlier date as the Committee announces"; RRP 2.03(b))."""
+    windows, match = windows_for(req)
+    if not windows or match is not None:
+        return None
+    kind = election_kind(req)
+    cite = req.version.cite(KIND_PROVISION[kind])
+    later = [w for w in windows if w.opens_at > req.submitted_at]
+    if kind == "performance":
+        period = [w for w in windows if (w.performance_period_start, w.performance_period_end) == tuple(req.performance_period)]
+        if not period:
+            start, end = req.performance_period
+            return Violation(cite, f"The Committee has not opened elections for a performance period from "
+                                   f"{start:%B %d, %Y} to {end:%B %d, %Y}.",
+                             "Choose one of the performance periods the Committee has announced.")
+        later = [w for w in period if w.opens_at > req.submitted_at]
+        windows = period
+    message = (f"This election was made outside its enrollment window: the Committee takes {req.plan_year} "
+               f"elections of this kind only while a window is open")
+    if later:
+        return Violation(cite, message + ".", f"The next window opens {_when(later[0].opens_at)} and closes "
+                                              f"{_when(later[0].closes_at)}.")
+    last = max(windows, key=lambda w: w.closes_at)
+    return Violation(cite, message + f" (the last one closed {_when(last.closes_at)}).",
+                     "Any election already in force continues (evergreen).")
+
+
+def v_not_yet_irrevocable(req: DeferralRequest) -> Violation | None:
+    """An election of this plan year and kind that has become irrevocable cannot be replaced, even in a later
+    window the Committee opens (EDCP 3.2: irrevocable when its window closes)."""
+    from elections.models import DeferralElection, Status
+
+    kind = election_kind(req)
+    fixed = DeferralElection.objects.filter(participation=req.participation, plan_year=req.plan_year, kind=kind,
+                                            status=Status.ACCEPTED, irrevocable_at__lt=req.submitted_at)
+    if kind == "performance":
+        fixed = fixed.filter(performance_period_end=req.performance_period[1])
+    fixed = fixed.order_by("irrevocable_at").first()
+    if fixed is None:
+        return None
+    return Violation(req.version.cite(KIND_PROVISION[kind]),
+                     f"Your election for {req.plan_year} became irrevocable on {_when(fixed.irrevocable_at)} and can no "
+                     f"longer be replaced.", f"You can elect for {req.plan_year + 1} instead.")
 
 
 def _account_name_parts(name: str) -> tuple[str, dt.date | None]:
@@ -216,56 +318,82 @@ def v_allocation(req: DeferralRequest) -> Violation | None:
     deferral_kinds = {a["kind"]: a for a in v.account_kinds() if a["funded_by"] == "deferral"}
     total = 0
     for name, pct in req.accounts.items():
+        try:
+            kind, month = _account_name_parts(name)
+        except ValueError:
+            return Violation(cite, f"{name} is not an account: a Specified Date Account is named by its month and year.",
+                             "Give the month as YYYY-MM, for example 2031-03.")
+        label = deferral_kinds.get(kind, {}).get("label", kind.replace("_", " "))
         if not _is_whole(pct) or Decimal(str(pct)) < 0:
-            return Violation(cite, f"The share for {name} must be a whole percentage.")
-        kind, _ = _account_name_parts(name)
+            return Violation(cite, f"The share for the {label} must be a whole percentage from 0 to 100; you entered {pct}.",
+                             "Enter whole percentages that add up to 100.")
         if kind not in deferral_kinds:
             return Violation(cite, f"Deferrals cannot go to {kind.replace('_', ' ')}.",
                              f"Choose among: {', '.join(a['label'] for a in deferral_kinds.values())}.")
+        if kind == "specified_date" and month is None:
+            return Violation(cite, "A Specified Date Account is named by the month and year its payment starts.",
+                             "Give the month as YYYY-MM.")
         total += int(Decimal(str(pct)))
     if total != 100:
         return Violation(cite, f"The account shares add up to {total}%, not 100%.", "Make them add up to exactly 100%.")
     return None
 
 
+def specified_months_in_use(participation: Participation, *, exclude_plan_year: int | None = None) -> set[dt.date]:
+    """The Specified Date Accounts a participant has or has committed to (accounts, elections in force)."""
+    from books.models import Account
+    from elections.models import DeferralAllocation, DistributionElection, Status
+
+    months = set(Account.objects.filter(participation=participation, kind="specified_date")
+                 .values_list("specified_month", flat=True))
+    months |= set(DistributionElection.objects.filter(participation=participation, account_kind="specified_date",
+                                                      status=Status.ACCEPTED).values_list("specified_month", flat=True))
+    allocations = DeferralAllocation.objects.filter(election__participation=participation, account_kind="specified_date",
+                                                    election__status=Status.ACCEPTED)
+    if exclude_plan_year is not None:
+        allocations = allocations.exclude(election__plan_year=exclude_plan_year)
+    months |= set(allocations.values_list("specified_month", flat=True))
+    return {m for m in months if m}
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 def v_specified_dates(req: DeferralRequest) -> Violation | None:
     if not req.accounts:
         return None
-    from books.models import Account
-
     v = req.version
     spec = v.account_spec("specified_date")
     months = {m for name in req.accounts for k, m in [_account_name_parts(name)] if k == "specified_date" and m}
     if not months:
         return None
     cite = spec.get("cite", v.cite("accounts")) if spec else v.cite("accounts")
-    existing = set(Account.objects.filter(participation=req.participation, kind="specified_date")
-                   .values_list("specified_month", flat=True))
-    from elections.models import DistributionElection, Status
-
-    existing |= set(DistributionElection.objects.filter(participation=req.participation, account_kind="specified_date",
-                                                        status=Status.ACCEPTED).values_list("specified_month", flat=True))
+    # An election replacing one of the same plan year frees the accounts only that one named.
+    existing = specified_months_in_use(req.participation, exclude_plan_year=req.plan_year)
     if spec and len(existing | months) > spec["max_count"]:
         return Violation(cite, f"You may have at most {spec['max_count']} Specified Date Accounts; this election would "
                                f"make {len(existing | months)}.",
                          f"Use one of your existing Specified Date Accounts: {', '.join(sorted(m.strftime('%Y-%m') for m in existing))}.")
+    sd_rule = distribution_rule_for(v, "specified_date")
     for month in sorted(months):
-        if month.year <= req.plan_year:
-            sd_rule = distribution_rule_for(v, "specified_date")
+        if month < req.submitted_on.replace(day=1) or month.year <= req.plan_year:
             return Violation(sd_rule["cite"] if sd_rule else cite,
                              f"A Specified Date must fall after the plan year of the deferrals; {month:%B %Y} does not.",
                              f"Choose a month in {req.plan_year + 1} or later.")
         min_years = v.provision("specified_date_min_deferral_years", None)
-        if min_years and month.year < req.plan_year + min_years:
+        if min_years and month not in existing and month.year < req.plan_year + min_years:
+            # EDCP 3.4 (2024): a minimum deferral period, counted from the first deferral into a new account.
             return Violation(v.cite("specified_date_min_deferral_years"),
                              f"The Committee requires Specified Date payments to start no earlier than the "
-                             f"{min_years}th plan year after the deferral; {month:%B %Y} is too early.",
+                             f"{_ordinal(min_years)} plan year after the deferral; {month:%B %Y} is too early.",
                              f"Choose a month in {req.plan_year + min_years} or later.")
     return None
 
 
-DEFERRAL_RULES = (v_eligible, v_components, v_whole_percentages, v_percent_limits, v_timing, v_allocation,
-                  v_specified_dates)
+DEFERRAL_RULES = (v_eligible, v_components, v_whole_percentages, v_percent_limits, v_timing, v_window,
+                  v_not_yet_irrevocable, v_allocation, v_specified_dates)
 
 
 def check_deferral(req: DeferralRequest) -> Violation | None:
@@ -285,9 +413,33 @@ def distribution_rule_for(version: PlanVersion, kind: str) -> dict | None:
     return None
 
 
+def _accounts_of(election, default_kind: str | None) -> set[tuple[str, dt.date | None]]:
+    allocations = list(election.allocations.all())
+    if not allocations:
+        return {(default_kind, None)} if default_kind else set()
+    return {(a.account_kind, a.specified_month) for a in allocations if a.percent}
+
+
+def fixing_election(*, participation: Participation, account_kind: str, specified_month: dt.date | None,
+                    before: dt.datetime):
+    """The first deferral election into this account that became irrevocable before `before`, if any:
+    the account's payment schedule was fixed then (it is part of the deferral agreement, 409A)."""
+    from elections.models import DeferralElection, Status
+
+    default_kind = participation.plan.version_on(before.astimezone(EASTERN).date()).provision("default_deferral_account", None)
+    fixed = (DeferralElection.objects.filter(participation=participation, status=Status.ACCEPTED, irrevocable_at__lte=before)
+             .prefetch_related("allocations").order_by("irrevocable_at", "id"))
+    for election in fixed:
+        if not any(line.percent for line in election.lines.all()):
+            continue
+        if (account_kind, specified_month) in _accounts_of(election, default_kind):
+            return election
+    return None
+
+
 def check_distribution(*, participation: Participation, account_kind: str, specified_month: dt.date | None, form: str,
                        installments: int | None, lump_sum_percent: int | None, delay_months: int,
-                       submitted_on: dt.date) -> Violation | None:
+                       submitted_on: dt.date, submitted_at: dt.datetime | None = None) -> Violation | None:
     from books.models import LedgerEntry
 
     v = participation.plan.version_on(submitted_on)
@@ -296,32 +448,126 @@ def check_distribution(*, participation: Participation, account_kind: str, speci
         return Violation(v.cite("distribution"), f"The {account_kind.replace('_', ' ')} account has no elective payment schedule.")
     cite = rule["cite"]
     if form not in rule["forms"]:
-        return Violation(cite, f"{form.replace('_', ' ')} is not a form of payment for this account.",
+        return Violation(cite, f"{str(form).replace('_', ' ')} is not a form of payment for this account.",
                          f"Choose: {', '.join(f.replace('_', ' ') for f in rule['forms'])}.")
     if form in ("installments", "lump_sum_and_installments"):
         lo, hi = rule["installments"]["min"], rule["installments"]["max"]
         c = rule["installments"].get("cite", cite)
-        if installments is None or not (lo <= installments <= hi):
+        if not isinstance(installments, int) or isinstance(installments, bool) or not (lo <= installments <= hi):
             return Violation(c, f"Installments must number from {lo} to {hi}; you chose {installments}.",
                              f"Choose {lo} to {hi} annual installments.")
-    if form == "lump_sum_and_installments" and not (lump_sum_percent and 1 <= lump_sum_percent <= 99):
-        return Violation(cite, "The lump-sum part must be a whole percentage from 1 to 99.")
+    if form == "lump_sum_and_installments" and not (isinstance(lump_sum_percent, int) and 1 <= lump_sum_percent <= 99):
+        return Violation(cite, "The lump-sum part must be a whole percentage from 1 to 99.",
+                         "Enter the percentage paid as a lump sum; the rest is paid in installments.")
     if delay_months:
         later = rule.get("later_start")
         if not later:
             return Violation(cite, "This account does not allow a later first payment.")
-        if delay_months > 12 * later["max_years"]:
+        if delay_months < 0 or delay_months > 12 * later["max_years"]:
             return Violation(later.get("cite", cite),
-                             f"A later first payment may be at most {later['max_years']} years after separation.")
-    if account_kind == "specified_date" and specified_month is None:
-        return Violation(cite, "A Specified Date Account needs its month and year.")
+                             f"A later first payment may be at most {later['max_years']} years after separation.",
+                             f"Choose a delay of 0 to {later['max_years']} years.")
+    if account_kind == "specified_date":
+        if specified_month is None:
+            return Violation(cite, "A Specified Date Account needs its month and year.", "Give the month as YYYY-MM.")
+        if specified_month < submitted_on.replace(day=1):
+            return Violation(cite, f"{specified_month:%B %Y} is in the past; a Specified Date must be in the future.",
+                             "Choose a month after the plan year of your first deferral into the account.")
     already = LedgerEntry.objects.filter(account__participation=participation, account__kind=account_kind,
                                          account__specified_month=specified_month, source="deferral").exists()
+    change_cite = v.provision("schedule_change", {}).get("cites", {}).get("right") if v.has("schedule_change") else None
     if already:
-        return Violation(v.cite("schedule_change") if v.has("schedule_change") else cite,
+        return Violation(change_cite or cite,
                          "This account already holds deferrals, so its schedule can change only under the "
-                         "rules for changing a payment schedule (12 months ahead, at least 5 years later).")
+                         "rules for changing a payment schedule (12 months ahead, at least 5 years later).",
+                         "Use a change of payment schedule instead." if change_cite else "")
+    if submitted_at is not None:
+        fixed = fixing_election(participation=participation, account_kind=account_kind, specified_month=specified_month,
+                                before=submitted_at)
+        if fixed is not None:
+            return Violation(change_cite or cite,
+                             f"This account's payment schedule became part of your deferral election when that election "
+                             f"became irrevocable ({_when(fixed.irrevocable_at)}); it can no longer be chosen anew.",
+                             "Use a change of payment schedule instead." if change_cite else "")
     return None
+
+
+def default_distribution(version: PlanVersion, account_kind: str) -> dict | None:
+    """The form that applies when no election is made (EDCP 5.1(c), 5.2(c): a lump sum)."""
+    rule = distribution_rule_for(version, account_kind)
+    if rule is None:
+        return None
+    return {"form": rule.get("default_form", "lump_sum"), "cite": rule["cite"], "name": rule["name"]}
+
+
+# --- BRP annuity forms (4.2(c), 4.2(d)) ----------------------------------------------------------
+
+@dataclass(frozen=True)
+class AnnuityCheck:
+    violation: Violation | None
+    is_change: bool
+    takes_effect_on: dt.date | None
+
+
+def default_annuity_form(version: PlanVersion, married: bool) -> str:
+    forms = version.provision("db_forms")
+    return forms["default_married"] if married else forms["default_single"]
+
+
+def is_life_annuity(form: str) -> bool:
+    # BRP 4.2(c): every form but the single lump sum is an annuity, all Actuarially Equivalent.
+    return form != "lump_sum"
+
+
+def check_annuity(*, participation: Participation, form: str, defer_years: int, current_form: str,
+                  current_defer_years: int, commencement: dt.date | None, submitted_on: dt.date) -> AnnuityCheck:
+    """BRP 4.2(c) forms; 4.2(d): a change of time or form (other than between Actuarially Equivalent life
+    annuities, Treas. Reg. 1.409A-2(b)(2)(ii)) takes effect 12 months after it is made and defers the
+    payment at least five years."""
+    v = participation.plan.version_on(submitted_on)
+    forms = v.provision("db_forms", None)
+    if not forms:
+        return AnnuityCheck(Violation(v.cite("distribution"), f"{v.plan.name} has no annuity forms to elect."), False, None)
+    cite = v.cite("db_forms")
+    if form not in forms["forms"]:
+        return AnnuityCheck(Violation(cite, f"{str(form).replace('_', ' ')} is not a form of benefit under this plan.",
+                                      f"Choose: {', '.join(FORM_LABELS.get(f, f) for f in forms['forms'])}."), False, None)
+    if not isinstance(defer_years, int) or isinstance(defer_years, bool) or defer_years < 0:
+        return AnnuityCheck(Violation(cite, "The delay must be a whole number of years."), False, None)
+    if commencement is not None and commencement <= submitted_on:
+        return AnnuityCheck(Violation(cite, f"Your benefit began on {commencement:%B %d, %Y}; its form can no longer change."),
+                            False, None)
+    change_rule = v.provision("db_election_change", None) or {}
+    change_cite = v.cite("db_election_change")
+    same_time = defer_years == current_defer_years
+    if same_time and form == current_form:
+        return AnnuityCheck(Violation(cite, "This is the form and time already in force; nothing would change."), False, None)
+    if same_time and is_life_annuity(form) and is_life_annuity(current_form):
+        return AnnuityCheck(None, False, submitted_on)
+    months, years = change_rule.get("min_months_effective", 12), change_rule.get("min_years_later", 5)
+    takes_effect = add_months(submitted_on, months)
+    if defer_years - current_defer_years < years:
+        return AnnuityCheck(Violation(change_cite,
+                                      f"A change of the time or form of your benefit must defer its start by at least {years} "
+                                      f"years from when it would otherwise begin.",
+                                      f"Choose a delay of at least {current_defer_years + years} years, or switch only "
+                                      f"between annuity forms."), True, takes_effect)
+    if commencement is not None and commencement < takes_effect:
+        return AnnuityCheck(Violation(change_cite,
+                                      f"A change takes effect only {months} months after it is made ({takes_effect:%B %d, %Y}), "
+                                      f"after your benefit is due to begin ({commencement:%B %d, %Y})."), True, takes_effect)
+    return AnnuityCheck(None, True, takes_effect)
+
+
+FORM_LABELS = {
+    "qjsa": "Qualified Joint and Survivor Annuity", "single_life": "Single Life Annuity",
+    "period_certain_60": "Period Certain and Continuous (60 payments guaranteed)",
+    "period_certain_120": "Period Certain and Continuous (120 payments guaranteed)",
+    "period_certain_180": "Period Certain and Continuous (180 payments guaranteed)",
+    "js_100": "Joint and Survivor Annuity (100% survivor)", "js_75": "Joint and Survivor Annuity (75% survivor)",
+    "js_50": "Joint and Survivor Annuity (50% survivor)", "lump_sum": "Single lump sum",
+    "installments": "Annual installments", "lump_sum_and_installments": "Percentage lump sum, then annual installments",
+}
 
 
 # --- schedule changes (EDCP Article VI) --------------------------------------------------------------
@@ -332,6 +578,8 @@ class ScheduleChangeCheck:
     current_first_payment: dt.date | None
     new_first_payment: dt.date | None
     earliest_allowed: dt.date | None
+    latest_filing: dt.date | None = None
+    takes_effect_on: dt.date | None = None
 
 
 def check_schedule_change(*, participation: Participation, account_kind: str, specified_month: dt.date | None,
@@ -357,13 +605,17 @@ def check_schedule_change(*, participation: Participation, account_kind: str, sp
             return ScheduleChangeCheck(Violation(d_rule["installments"].get("cite", d_rule["cite"]),
                                                  f"Installments must number from {lo} to {hi}."), current_first_payment, None, None)
     years = rule["min_years_later"]
+    takes_effect = add_months(submitted_on, rule["min_months_before"])
     if current_first_payment is None:
         # Separation-triggered: the first payment date is not known yet; the change must push it 5 years
         # and takes effect only 12 months after it is made (EDCP 6.2, 6.3).
+        if new_month is not None:
+            return ScheduleChangeCheck(Violation(cites["five_years"], "This account is paid after separation, not in a chosen month.",
+                                                 f"Choose a delay of {years} years or more."), None, None, None)
         if not delay_years or delay_years < years:
             return ScheduleChangeCheck(Violation(cites["five_years"], f"A change must delay the first payment by at least {years} years.",
                                                  f"Choose a delay of {years} years or more."), None, None, None)
-        return ScheduleChangeCheck(None, None, None, None)
+        return ScheduleChangeCheck(None, None, None, None, None, takes_effect)
     earliest = add_years(current_first_payment, years)
     if new_month is not None:
         new_first = new_month.replace(day=current_first_payment.day)
@@ -376,18 +628,20 @@ def check_schedule_change(*, participation: Participation, account_kind: str, sp
         return ScheduleChangeCheck(Violation(cites["twelve_months"],
                                              f"A change must be filed at least {rule['min_months_before']} months before the first "
                                              f"payment under the current schedule ({current_first_payment:%B %d, %Y}); the last day "
-                                             f"to file was {latest_filing:%B %d, %Y}."), current_first_payment, new_first, earliest)
+                                             f"to file was {latest_filing:%B %d, %Y}.",
+                                             "This account's schedule can no longer change."),
+                                   current_first_payment, new_first, earliest, latest_filing)
     if new_first < current_first_payment:
         return ScheduleChangeCheck(Violation(cites["five_years"], "A change can never bring a payment forward.",
                                              f"The earliest new first payment is {earliest:%B %d, %Y}."),
-                                   current_first_payment, new_first, earliest)
+                                   current_first_payment, new_first, earliest, latest_filing)
     if new_first < earliest:
         return ScheduleChangeCheck(Violation(cites["five_years"],
                                              f"The new first payment must be at least {years} years after the current one "
                                              f"({current_first_payment:%B %d, %Y}); {new_first:%B %d, %Y} is too early.",
                                              f"The earliest new first payment is {earliest:%B %d, %Y}."),
-                                   current_first_payment, new_first, earliest)
-    return ScheduleChangeCheck(None, current_first_payment, new_first, earliest)
+                                   current_first_payment, new_first, earliest, latest_filing)
+    return ScheduleChangeCheck(None, current_first_payment, new_first, earliest, latest_filing, takes_effect)
 
 
 # --- investment elections ---------------------------------------------------------------------------

@@ -1,0 +1,586 @@
+"""Portal and staff pages of the elections. Thin: they read through selectors and write through the
+same services the API and the simulator use; every portal query is scoped to request.user.person."""
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import zoneinfo
+
+from django import forms as djforms
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from core.decorators import capability_required, participant_required
+from core.models import Document
+from core.pdf import document_bytes
+from core.roles import Cap, has_cap
+from elections import forms as F
+from elections import selectors as S
+from elections import services
+from elections import validators as V
+from elections.models import Channel, EnrollmentWindow, InvestmentElection, Status
+from participants.models import Participation
+from participants.selectors import beneficiaries_in_force, employment_status_on
+from plans.models import Fund, Plan
+
+EASTERN = zoneinfo.ZoneInfo("America/New_York")
+
+
+# --- shared pieces ---------------------------------------------------------------------------------------------
+
+def _today() -> dt.date:
+    return timezone.localdate()
+
+
+def _participation_of(request, plan_code: str) -> Participation:
+    return get_object_or_404(Participation.objects.select_related("plan", "person"),
+                             person=request.user.person, plan__code=plan_code)
+
+
+def _election_of(kind: str, pk: int, person=None):
+    model = S.ELECTION_MODELS.get(kind)
+    if model is None:
+        raise Http404("no such election")
+    qs = model.objects.select_related("participation__person", "participation__plan")
+    if person is not None:
+        qs = qs.filter(participation__person=person)
+    return get_object_or_404(qs, pk=pk)
+
+
+def _pdf_response(document: Document) -> HttpResponse:
+    response = HttpResponse(document_bytes(document), content_type="application/pdf")
+    response["Content-Disposition"] = f'inline; filename="{document.kind}-{document.pk}.pdf"'
+    response["X-Content-SHA256"] = document.sha256
+    return response
+
+
+def _confirmation(election, actor) -> Document:
+    """The stored confirmation, rendered now if the worker has not yet (same bytes, same document)."""
+    return S.confirmation_of(election) or services.election_confirmation_render(election=election, actor=actor,
+                                                                                 now=timezone.now())
+
+
+def _after_submit(request, election, *, staff: bool):
+    if election.status == Status.ACCEPTED:
+        services.confirmation_queue(election)
+        messages.success(request, "Accepted.")
+    else:
+        messages.error(request, f"Refused under {election.rule}.")
+    name = "elections_staff:election" if staff else "elections_portal:election"
+    return redirect(name, kind=S.kind_of(election), pk=election.pk)
+
+
+def _enrol_context(participation: Participation, *, now: dt.datetime, plan_year: int | None, kind: str | None,
+                   window_id: int | None) -> dict:
+    today = now.astimezone(EASTERN).date()
+    version = participation.plan.version_on(today)
+    chances = S.election_chances(participation=participation, now=now)
+    chance = None
+    for c in chances:
+        if (plan_year is None or c.plan_year == plan_year) and (kind is None or c.kind == kind) and (
+                window_id is None or (c.window and c.window.pk == window_id)):
+            chance = c
+            break
+    year = plan_year or (chance.plan_year if chance else today.year + 1)
+    limits = S.deferral_limits(participation=participation, plan_year=year, as_of=today)
+    if chance and chance.kind == "performance":
+        limits = [c for c in limits if c.performance_based]
+    schedules = {s.account: s for s in S.account_schedules(participation=participation, as_of=today)}
+    default_account = version.provision("default_deferral_account", None)
+    spec = version.account_spec("specified_date")
+    rule_default = V.distribution_rule_for(version, default_account) if default_account else None
+    rule_sd = V.distribution_rule_for(version, "specified_date")
+    default_open = bool(default_account and rule_default and V.check_distribution(
+        participation=participation, account_kind=default_account, specified_month=None,
+        form=rule_default.get("default_form", "lump_sum"), installments=None, lump_sum_percent=None, delay_months=0,
+        submitted_on=today, submitted_at=now) is None and (schedules.get(default_account) is None
+                                                            or schedules[default_account].is_default))
+    in_force = S.deferral_election_in_force(participation=participation, plan_year=year)
+    return {
+        "participation": participation, "plan": participation.plan, "version": version, "chances": chances,
+        "chance": chance, "plan_year": year, "limits": limits, "default_account": default_account,
+        "default_label": (version.account_spec(default_account) or {}).get("label", "") if default_account else "",
+        "specified_rows": range(1, (spec["max_count"] if spec else 0) + 1), "specified_spec": spec,
+        "months_in_use": sorted(V.specified_months_in_use(participation)), "rule_default": rule_default,
+        "rule_sd": rule_sd, "default_schedule_open": default_open, "schedules": list(schedules.values()),
+        "in_force": in_force, "form_labels": V.FORM_LABELS,
+        "timing_cite": version.cite("election_deadline"), "allocation_cite": version.cite("default_deferral_account"),
+    }
+
+
+def _submit_enrolment(request, participation: Participation, *, submitted_at: dt.datetime, channel: str):
+    today = submitted_at.astimezone(EASTERN).date()
+    version = participation.plan.version_on(today)
+    try:
+        plan_year = int(request.POST.get("plan_year", ""))
+    except ValueError:
+        raise Http404("no plan year")
+    period = None
+    window_id = request.POST.get("window")
+    if request.POST.get("kind") == "performance" and window_id:
+        window = get_object_or_404(EnrollmentWindow, pk=window_id, plan=participation.plan,
+                                   kind=EnrollmentWindow.Kind.PERFORMANCE)
+        period = (window.performance_period_start, window.performance_period_end)
+    components = [c["code"] for c in version.provision("deferral_components", []) or []]
+    default_account = version.provision("default_deferral_account", None)
+    spec = version.account_spec("specified_date")
+    args = F.deferral_arguments(request.POST, components=components, default_account=default_account,
+                                specified_rows=spec["max_count"] if spec else 0,
+                                with_schedules={default_account} if default_account else set())
+    election, _ = services.enrollment_submit(
+        participation=participation, plan_year=plan_year, percentages=args["percentages"], accounts=args["accounts"],
+        schedules=args["schedules"], performance_period=period, submitted_at=submitted_at, channel=channel,
+        actor=request.user)
+    return election
+
+
+def _payment_context(participation: Participation, account: str, today: dt.date) -> dict:
+    version = participation.plan.version_on(today)
+    schedules = {s.account: s for s in S.account_schedules(participation=participation, as_of=today)}
+    current = schedules.get(account)
+    if current is None:
+        raise Http404("no such account")
+    return {"participation": participation, "plan": participation.plan, "schedule": current,
+            "rule": V.distribution_rule_for(version, current.kind), "form_labels": V.FORM_LABELS}
+
+
+def _investment_context(participation: Participation, today: dt.date) -> dict:
+    version = participation.plan.version_on(today)
+    funds = list(Fund.objects.filter(plan=participation.plan, active=True).order_by("code"))
+    return {"participation": participation, "plan": participation.plan, "funds": funds,
+            "in_force": S.investment_in_force(participation=participation, as_of=today),
+            "applies_to": InvestmentElection.AppliesTo.choices, "cite": version.cite("investment_increment_percent"),
+            "default_cite": version.cite("default_fund_rule"), "default_rule": version.provision("default_fund_rule", ""),
+            "employed": employment_status_on(participation.person, today).employed,
+            "after_separation_cite": version.cite("investment_change_after_separation")}
+
+
+def _annuity_context(participation: Participation, today: dt.date) -> dict:
+    version = participation.plan.version_on(today)
+    forms = version.provision("db_forms", None) or {}
+    current = S.annuity_in_force(participation=participation, as_of=today)
+    change = version.provision("db_election_change", None) or {}
+    return {"participation": participation, "plan": participation.plan, "current": current,
+            "forms": [(f, V.FORM_LABELS.get(f, f)) for f in forms.get("forms", [])],
+            "forms_cite": version.cite("db_forms"), "change_cite": version.cite("db_election_change"), "change": change,
+            "commencement": S.benefit_commencement(participation=participation, defer_years=current.defer_years),
+            "default_married": V.FORM_LABELS.get(forms.get("default_married", ""), ""),
+            "default_single": V.FORM_LABELS.get(forms.get("default_single", ""), "")}
+
+
+def _schedule_change_context(participation: Participation, account: str, today: dt.date) -> dict:
+    schedules = {s.account: s for s in S.account_schedules(participation=participation, as_of=today)}
+    if account not in schedules:
+        raise Http404("no such account")
+    preview = services.schedule_change_preview(participation=participation, account=account, as_of=today)
+    version = participation.plan.version_on(today)
+    rule = version.provision("schedule_change", None) or {}
+    return {"participation": participation, "plan": participation.plan, "schedule": schedules[account],
+            "preview": preview, "rule": rule, "cites": rule.get("cites", {}),
+            "d_rule": V.distribution_rule_for(version, schedules[account].kind), "form_labels": V.FORM_LABELS}
+
+
+def _overview(participation: Participation, *, now: dt.datetime) -> dict:
+    today = now.astimezone(EASTERN).date()
+    version = participation.plan.version_on(today)
+    account_balance = participation.plan.kind == Plan.Kind.ACCOUNT_BALANCE
+    out = {"participation": participation, "plan": participation.plan, "version": version,
+           "account_balance": account_balance, "employed": employment_status_on(participation.person, today).employed,
+           "beneficiaries": beneficiaries_in_force(participation.person, participation.plan),
+           "beneficiary_definition": S.beneficiary_definition(participation.plan, today),
+           "next_year": today.year + 1}
+    if account_balance:
+        out.update({
+            "chances": S.election_chances(participation=participation, now=now),
+            "this_year": S.deferral_election_in_force(participation=participation, plan_year=today.year),
+            "next_year_election": S.deferral_election_in_force(participation=participation, plan_year=today.year + 1),
+            "schedules": S.account_schedules(participation=participation, as_of=today),
+            "investments": S.investment_in_force(participation=participation, as_of=today),
+            "can_change_schedule": version.has("schedule_change"),
+            "cancellation": S.cancellation_on(participation=participation, day=today),
+        })
+    else:
+        out["annuity"] = S.annuity_in_force(participation=participation, as_of=today)
+        out["annuity_cite"] = version.cite("db_forms")
+    return out
+
+
+# --- portal -------------------------------------------------------------------------------------------------------
+
+@participant_required
+def portal_home(request):
+    person = request.user.person
+    now = timezone.now()
+    plans = [_overview(p, now=now) for p in person.participations.select_related("plan").order_by("plan__code")]
+    return render(request, "elections/portal/home.html", {
+        "person": person, "plans": plans, "history": S.elections_of(person=person)[:50]})
+
+
+@participant_required
+def portal_enrol(request, plan_code: str):
+    participation = _participation_of(request, plan_code)
+    if request.method == "POST":
+        election = _submit_enrolment(request, participation, submitted_at=timezone.now(), channel=Channel.PORTAL)
+        return _after_submit(request, election, staff=False)
+    context = _enrol_context(participation, now=timezone.now(), plan_year=_int(request.GET.get("year")),
+                             kind=request.GET.get("kind") or None, window_id=_int(request.GET.get("window")))
+    return render(request, "elections/portal/enrol.html", {**context, "enrol": context})
+
+
+def _int(text) -> int | None:
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return None
+
+
+@participant_required
+@require_POST
+def portal_stop(request, plan_code: str):
+    participation = _participation_of(request, plan_code)
+    year = _int(request.POST.get("plan_year"))
+    if year is None:
+        raise Http404("no plan year")
+    election = services.deferral_election_stop(participation=participation, plan_year=year, submitted_at=timezone.now(),
+                                               channel=Channel.PORTAL, actor=request.user)
+    return _after_submit(request, election, staff=False)
+
+
+@participant_required
+def portal_payment(request, plan_code: str):
+    participation = _participation_of(request, plan_code)
+    if request.method == "POST":
+        args = F.distribution_arguments(request.POST)
+        election = services.distribution_election_submit(participation=participation, submitted_at=timezone.now(),
+                                                         channel=Channel.PORTAL, actor=request.user, **args)
+        return _after_submit(request, election, staff=False)
+    return render(request, "elections/portal/payment.html",
+                  _payment_context(participation, request.GET.get("account", ""), _today()))
+
+
+@participant_required
+def portal_schedule_change(request, plan_code: str):
+    participation = _participation_of(request, plan_code)
+    if request.method == "POST":
+        try:
+            args = F.schedule_change_arguments(request.POST)
+        except ValueError as exc:
+            messages.error(request, f"{exc}. Give the month as YYYY-MM and years as a whole number.")
+            return redirect(f"{reverse('elections_portal:schedule_change', args=[plan_code])}?account={request.POST.get('account', '')}")
+        change = services.schedule_change_submit(participation=participation, submitted_at=timezone.now(),
+                                                 channel=Channel.PORTAL, actor=request.user, **args)
+        return _after_submit(request, change, staff=False)
+    return render(request, "elections/portal/schedule_change.html",
+                  _schedule_change_context(participation, request.GET.get("account", ""), _today()))
+
+
+@participant_required
+def portal_investments(request, plan_code: str):
+    participation = _participation_of(request, plan_code)
+    today = _today()
+    context = _investment_context(participation, today)
+    if request.method == "POST":
+        args = F.investment_arguments(request.POST, context["funds"])
+        election = services.investment_election_submit(participation=participation, submitted_at=timezone.now(),
+                                                       channel=Channel.PORTAL, actor=request.user, **args)
+        return _after_submit(request, election, staff=False)
+    return render(request, "elections/portal/investments.html", context)
+
+
+@participant_required
+def portal_annuity(request, plan_code: str):
+    participation = _participation_of(request, plan_code)
+    if request.method == "POST":
+        election = services.annuity_election_submit(
+            participation=participation, form=request.POST.get("form", ""),
+            defer_years=_int(request.POST.get("defer_years") or "0") if _int(request.POST.get("defer_years") or "0") is not None
+            else request.POST.get("defer_years"),
+            submitted_at=timezone.now(), channel=Channel.PORTAL, actor=request.user)
+        return _after_submit(request, election, staff=False)
+    return render(request, "elections/portal/annuity.html", _annuity_context(participation, _today()))
+
+
+@participant_required
+def portal_election(request, kind: str, pk: int):
+    election = _election_of(kind, pk, person=request.user.person)
+    return render(request, "elections/portal/election.html", _election_detail(election))
+
+
+@participant_required
+def portal_election_pdf(request, kind: str, pk: int):
+    election = _election_of(kind, pk, person=request.user.person)
+    if election.status not in (Status.ACCEPTED, Status.SUPERSEDED):
+        raise Http404("a refused election has no confirmation")
+    return _pdf_response(_confirmation(election, request.user))
+
+
+@participant_required
+def portal_blank_form(request, plan_code: str, year: int):
+    participation = _participation_of(request, plan_code)
+    if participation.plan.kind != Plan.Kind.ACCOUNT_BALANCE:
+        raise Http404("this plan takes no deferral elections")
+    return _pdf_response(services.blank_form_render(plan=participation.plan, plan_year=year, actor=request.user,
+                                                    now=timezone.now()))
+
+
+def _election_detail(election) -> dict:
+    kind = S.kind_of(election)
+    context = {"election": election, "kind": kind, "document": S.confirmation_of(election),
+               "plan": election.participation.plan, "participation": election.participation}
+    if kind == "deferral" and election.status == Status.ACCEPTED:
+        context["open_accounts"] = [s for s in S.account_schedules(participation=election.participation,
+                                                                   as_of=_today()) if s.is_default]
+    if election.status == Status.ACCEPTED or election.status == Status.SUPERSEDED:
+        from elections.pdf import confirmation_context
+
+        context["summary"] = confirmation_context(election)
+    return context
+
+
+# --- staff --------------------------------------------------------------------------------------------------------
+
+@capability_required(Cap.VIEW_STAFF)
+def staff_windows(request):
+    form = F.WindowForm(request.POST or None)
+    if request.method == "POST":
+        if not has_cap(request.user, Cap.MANAGE_PLANS):
+            raise PermissionDenied("opening a window needs the manage_plans capability")
+        if form.is_valid():
+            d = form.cleaned_data
+            try:
+                period = ((d["performance_period_start"], d["performance_period_end"])
+                          if d["kind"] == EnrollmentWindow.Kind.PERFORMANCE else None)
+                window = services.enrollment_window_open(
+                    plan=d["plan"], plan_year=d["plan_year"], opens_at=d["opens"], closes_at=d["closes"], kind=d["kind"],
+                    performance_period=period, reminder_days=d["reminder_days"], note=d["note"], actor=request.user,
+                    now=timezone.now())
+            except services.ElectionError as exc:
+                form.add_error(None, f"{exc.message} ({exc.rule})")
+            except ValueError as exc:
+                form.add_error(None, str(exc))
+            else:
+                messages.success(request, f"Window opened: {window}.")
+                return redirect("elections_staff:windows")
+    windows = EnrollmentWindow.objects.select_related("plan", "participation__person").order_by("-plan_year", "opens_at")
+    years = sorted({w.plan_year for w in windows} | {_today().year, _today().year + 1}, reverse=True)
+    return render(request, "elections/staff/windows.html", {
+        "form": form, "windows": windows[:300], "now": timezone.now(), "years": years,
+        "plans": Plan.objects.filter(kind=Plan.Kind.ACCOUNT_BALANCE)})
+
+
+@capability_required(Cap.MANAGE_PLANS)
+@require_POST
+def staff_window_cancel(request, pk: int):
+    window = get_object_or_404(EnrollmentWindow, pk=pk)
+    try:
+        services.enrollment_window_cancel(window=window, actor=request.user, now=timezone.now())
+    except (services.ElectionError, ValueError) as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, "Window withdrawn.")
+    return redirect("elections_staff:windows")
+
+
+@capability_required(Cap.RUN_JOBS)
+@require_POST
+def staff_send_reminders(request):
+    now = timezone.now()
+    stats = services.election_reminders_send(today=timezone.localdate(now), actor=request.user, now=now)
+    messages.success(request, f"Sent {stats['opened']} window notices and {stats['reminders']} reminders "
+                              f"({stats['undeliverable']} without an email address).")
+    return redirect("elections_staff:windows")
+
+
+@capability_required(Cap.VIEW_STAFF)
+def staff_plan_year(request, plan_code: str, year: int):
+    plan = get_object_or_404(Plan, code=plan_code)
+    version = plan.version_on(dt.date(year, 1, 1))
+    return render(request, "elections/staff/plan_year.html", {
+        "plan": plan, "year": year, "summary": S.plan_year_summary(plan=plan, plan_year=year),
+        "net_pay_cap": version.provision("net_pay_cap_percent", None), "net_pay_cite": version.cite("net_pay_cap_percent"),
+        "cancellation_cite": version.cite("deferral_cancellation") if version.provision("deferral_cancellation", None) else "",
+        "reductions": S.payroll_reductions(plan=plan, plan_year=year)[:200],
+        "windows": EnrollmentWindow.objects.filter(plan=plan, plan_year=year).order_by("kind", "opens_at"),
+        "blank_forms": Document.objects.filter(kind=services.BLANK_FORM_KIND, object_type=plan._meta.label,
+                                               object_id=str(plan.pk)).order_by("-created_at")[:10]})
+
+
+@capability_required(Cap.VIEW_STAFF)
+def staff_export(request, plan_code: str, year: int):
+    plan = get_object_or_404(Plan, code=plan_code)
+    rows = S.payroll_export_rows(plan=plan, plan_year=year)
+    response = HttpResponse(content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="{plan.code}-{year}-elections-in-force.csv"'
+    columns = ["employee_number", "name", "plan", "plan_year", "component", "percent", "kind", "election_id",
+               "election_plan_year", "irrevocable_at", "covers_pay_from", "performance_period_end", "cancelled_from",
+               "cancelled_to"]
+    writer = csv.DictWriter(response, fieldnames=columns)
+    writer.writeheader()
+    writer.writerows(rows)
+    return response
+
+
+@capability_required(Cap.VIEW_STAFF)
+def staff_refused(request):
+    plan = Plan.objects.filter(code=request.GET.get("plan", "")).first()
+    year = _int(request.GET.get("year"))
+    return render(request, "elections/staff/refused.html", {
+        "elections": S.refused_elections(plan=plan, submitted_in=year), "plan": plan, "year": year,
+        "plans": Plan.objects.all()})
+
+
+@capability_required(Cap.VIEW_STAFF)
+def staff_blank_form(request, plan_code: str, year: int):
+    plan = get_object_or_404(Plan, code=plan_code, kind=Plan.Kind.ACCOUNT_BALANCE)
+    return _pdf_response(services.blank_form_render(plan=plan, plan_year=year, actor=request.user, now=timezone.now()))
+
+
+@capability_required(Cap.VIEW_STAFF)
+def staff_participant(request, pk: int):
+    participation = get_object_or_404(Participation.objects.select_related("person", "plan"), pk=pk)
+    now = timezone.now()
+    today = now.astimezone(EASTERN).date()
+    context = _overview(participation, now=now)
+    context.update({
+        "history": [e for e in S.elections_of(person=participation.person) if e.participation_id == participation.pk],
+        "notices": participation.election_notices.all()[:50],
+        "cancellations": participation.deferral_cancellations.all(),
+        "reductions": S.payroll_reductions(plan=participation.plan, participation=participation)[:100],
+        "received_form": F.ReceivedForm(initial={"received_at": now.astimezone(EASTERN).strftime("%Y-%m-%dT%H:%M")}),
+        "notice_form": F.NoticeForm(initial={"notice_on": today}), "cancel_form": F.CancellationForm(),
+        "can_record": has_cap(request.user, Cap.RECORD_EVENTS),
+        "can_cancel": has_cap(request.user, Cap.APPROVE_EMERGENCY)
+        and participation.plan.version_on(today).provision("deferral_cancellation", None) is not None,
+        "cancellation_cite": participation.plan.version_on(today).cite("deferral_cancellation"),
+    })
+    if participation.plan.kind == Plan.Kind.ACCOUNT_BALANCE:
+        version = participation.plan.version_on(today)
+        context["enrol"] = _enrol_context(participation, now=now, plan_year=_int(request.GET.get("year")), kind=None,
+                                          window_id=None)
+        context["investment"] = _investment_context(participation, today)
+        context["accounts"] = [
+            {"schedule": s, "rule": V.distribution_rule_for(version, s.kind),
+             "preview": services.schedule_change_preview(participation=participation, account=s.account, as_of=today)
+             if version.has("schedule_change") else None}
+            for s in S.account_schedules(participation=participation, as_of=today)]
+        context["schedule_rule"] = version.provision("schedule_change", None) or {}
+    else:
+        context["annuity_form"] = _annuity_context(participation, today)
+    return render(request, "elections/staff/participant.html", context)
+
+
+def _received(request) -> dt.datetime | None:
+    form = F.ReceivedForm(request.POST)
+    if not form.is_valid():
+        return None
+    try:
+        return form.received(timezone.now())
+    except djforms.ValidationError:
+        return None
+
+
+@capability_required(Cap.RECORD_EVENTS)
+@require_POST
+def staff_paper(request, pk: int, kind: str):
+    """A paper election keyed by staff: the same services, the time the Committee received the form."""
+    participation = get_object_or_404(Participation.objects.select_related("person", "plan"), pk=pk)
+    received = _received(request)
+    if received is None:
+        messages.error(request, "Give the date and time the Committee received the form (not in the future).")
+        return redirect("elections_staff:participant", pk=pk)
+    if kind == "deferral":
+        election = _submit_enrolment(request, participation, submitted_at=received, channel=Channel.STAFF)
+    elif kind == "distribution":
+        election = services.distribution_election_submit(participation=participation, submitted_at=received,
+                                                         channel=Channel.STAFF, actor=request.user,
+                                                         **F.distribution_arguments(request.POST))
+    elif kind == "schedule_change":
+        try:
+            args = F.schedule_change_arguments(request.POST)
+        except ValueError as exc:
+            messages.error(request, str(exc))
+            return redirect("elections_staff:participant", pk=pk)
+        election = services.schedule_change_submit(participation=participation, submitted_at=received,
+                                                   channel=Channel.STAFF, actor=request.user, **args)
+    elif kind == "investment":
+        funds = Fund.objects.filter(plan=participation.plan, active=True)
+        election = services.investment_election_submit(participation=participation, submitted_at=received,
+                                                       channel=Channel.STAFF, actor=request.user,
+                                                       **F.investment_arguments(request.POST, funds))
+    elif kind == "annuity":
+        years = _int(request.POST.get("defer_years") or "0")
+        election = services.annuity_election_submit(participation=participation, form=request.POST.get("form", ""),
+                                                     defer_years=years if years is not None else request.POST.get("defer_years"),
+                                                     submitted_at=received, channel=Channel.STAFF, actor=request.user)
+    else:
+        raise Http404("no such election")
+    return _after_submit(request, election, staff=True)
+
+
+@capability_required(Cap.RECORD_EVENTS)
+@require_POST
+def staff_notice(request, pk: int):
+    participation = get_object_or_404(Participation.objects.select_related("person", "plan"), pk=pk)
+    form = F.NoticeForm(request.POST)
+    if form.is_valid():
+        try:
+            services.eligibility_notice_send(participation=participation, notice_on=form.cleaned_data["notice_on"],
+                                             actor=request.user, now=timezone.now())
+        except services.ElectionError as exc:
+            messages.error(request, f"{exc.message} ({exc.rule})")
+        else:
+            messages.success(request, "Notice of initial eligibility sent; the first-year window is open.")
+    else:
+        messages.error(request, "Give the date of the notice.")
+    return redirect("elections_staff:participant", pk=pk)
+
+
+@capability_required(Cap.APPROVE_EMERGENCY)
+@require_POST
+def staff_cancel_deferrals(request, pk: int):
+    participation = get_object_or_404(Participation.objects.select_related("person", "plan"), pk=pk)
+    form = F.CancellationForm(request.POST)
+    if form.is_valid():
+        d = form.cleaned_data
+        try:
+            c = services.deferral_cancel(participation=participation, ground=d["ground"], event_on=d["event_on"],
+                                         reason=d["reason"], actor=request.user, now=timezone.now())
+        except (services.ElectionError, ValueError) as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"Deferrals cancelled {c.starts_on} to {c.ends_on} ({c.cite}).")
+    else:
+        messages.error(request, "Give the ground, the date and the reason.")
+    return redirect("elections_staff:participant", pk=pk)
+
+
+@capability_required(Cap.VIEW_STAFF)
+def staff_election(request, kind: str, pk: int):
+    election = _election_of(kind, pk)
+    return render(request, "elections/staff/election.html", _election_detail(election))
+
+
+@capability_required(Cap.VIEW_STAFF)
+def staff_election_pdf(request, kind: str, pk: int):
+    election = _election_of(kind, pk)
+    if election.status not in (Status.ACCEPTED, Status.SUPERSEDED):
+        raise Http404("a refused election has no confirmation")
+    return _pdf_response(_confirmation(election, request.user))
+
+
+@capability_required(Cap.VIEW_STAFF)
+def staff_participants(request):
+    plan = Plan.objects.filter(code=request.GET.get("plan", "")).first()
+    q = (request.GET.get("q") or "").strip()
+    qs = Participation.objects.select_related("person", "plan").order_by("plan__code", "person__last_name")
+    if plan:
+        qs = qs.filter(plan=plan)
+    if q:
+        qs = qs.filter(person__last_name__icontains=q) | qs.filter(person__employee_number__iexact=q)
+    return render(request, "elections/staff/participants.html", {"participations": qs[:300], "plan": plan, "q": q,
+                                                                  "plans": Plan.objects.all()})

@@ -1,0 +1,90 @@
+"""Notice of eligibility and reminders to those who have not elected (Django mail)."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.core import mail
+
+from core.schedules import all_schedules
+from elections.models import ElectionNotice
+from elections.services import (
+    deferral_election_submit,
+    election_reminders_send,
+    eligibility_notice_send,
+    enrollment_window_open,
+)
+from elections.tasks import send_reminders_task
+from plans.models import Plan
+from tests.elections.factories import at, participant
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def window(db):
+    return enrollment_window_open(plan=Plan.objects.get(code="EDCP"), plan_year=2027, opens_at=at(2026, 11, 1, 0, 0),
+                                  closes_at=at(2026, 11, 30, 23, 59), reminder_days=[7, 1], actor="committee",
+                                  now=at(2026, 10, 1))
+
+
+def test_the_notice_of_eligibility_is_emailed_with_its_thirty_day_deadline(alice):
+    eligibility_notice_send(participation=alice, notice_on=dt.date(2026, 3, 2), actor="committee", now=at(2026, 3, 2, 9))
+    assert len(mail.outbox) == 1
+    message = mail.outbox[0]
+    assert message.to == ["alice@example.com"]
+    assert "eligible to defer" in message.subject
+    assert "within 30 days" in message.body and "April 1, 2026, 11:59 PM" in message.body
+    assert "EDCP 3.2(a)" in message.body and "Base salary: up to 75%" in message.body
+
+
+def test_a_window_opening_is_announced_to_eligible_participants_on_its_first_day(alice, bob, window):
+    stats = election_reminders_send(today=dt.date(2026, 11, 1), actor="beat", now=at(2026, 11, 1, 8))
+    assert stats["opened"] == 2
+    assert sorted(m.to[0] for m in mail.outbox) == ["alice@example.com", "bob@example.com"]
+    assert "is open" in mail.outbox[0].subject
+
+
+def test_reminders_go_only_to_those_who_have_not_elected_on_the_reminder_days(alice, bob, window):
+    deferral_election_submit(participation=alice, plan_year=2027, percentages={"base_salary": 5}, accounts=None,
+                             submitted_at=at(2026, 11, 5), channel="portal", actor="alice")
+    assert election_reminders_send(today=dt.date(2026, 11, 22), actor="beat", now=at(2026, 11, 22, 8))["reminders"] == 0
+    stats = election_reminders_send(today=dt.date(2026, 11, 23), actor="beat", now=at(2026, 11, 23, 8))
+    assert stats["reminders"] == 1
+    assert [m.to for m in mail.outbox] == [["bob@example.com"]]
+    assert "7 days left" in mail.outbox[0].subject
+
+
+def test_a_rerun_the_same_day_sends_nothing_twice(alice, window):
+    election_reminders_send(today=dt.date(2026, 11, 29), actor="beat", now=at(2026, 11, 29, 8))
+    again = election_reminders_send(today=dt.date(2026, 11, 29), actor="beat", now=at(2026, 11, 29, 9))
+    assert again["reminders"] == 0 and len(mail.outbox) == 1
+
+
+def test_a_reminder_mentions_the_election_that_carries_forward(alice, window):
+    deferral_election_submit(participation=alice, plan_year=2026, percentages={"base_salary": 8}, accounts=None,
+                             submitted_at=at(2025, 12, 1), channel="portal", actor="alice")
+    election_reminders_send(today=dt.date(2026, 11, 29), actor="beat", now=at(2026, 11, 29, 8))
+    assert "8% of base salary" in mail.outbox[0].body and "stays in force" in mail.outbox[0].body
+
+
+def test_someone_with_no_email_address_is_recorded_as_not_reached(window):
+    p = participant(email="")
+    stats = election_reminders_send(today=dt.date(2026, 11, 1), actor="beat", now=at(2026, 11, 1, 8))
+    assert stats["undeliverable"] == 1 and mail.outbox == []
+    assert ElectionNotice.objects.get(participation=p).delivered is False
+
+
+def test_those_no_longer_eligible_are_not_reminded(alice, window):
+    alice.eligible = False
+    alice.save()
+    election_reminders_send(today=dt.date(2026, 11, 1), actor="beat", now=at(2026, 11, 1, 8))
+    assert mail.outbox == []
+
+
+def test_the_daily_task_is_scheduled_and_calls_the_service(alice, window, monkeypatch):
+    assert any(s.task == "elections.send_reminders" for s in all_schedules())
+    from django.utils import timezone
+
+    monkeypatch.setattr(timezone, "now", lambda: at(2026, 11, 1, 8))
+    assert send_reminders_task()["opened"] == 1
