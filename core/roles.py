@@ -72,3 +72,11 @@ def is_staff_user(user) -> bool:
 
 def is_participant_user(user) -> bool:
     return Role.PARTICIPANT in roles_of(user) and getattr(user, "person", None) is not None
+
+
+def role_groups_ensure() -> None:
+    """The auth groups that carry the roles (also created by core's migration 0003)."""
+    from django.contrib.auth.models import Group
+
+    for role in Role:
+        Group.objects.get_or_create(name=role.value)

@@ -4,11 +4,14 @@ from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
 from elections.models import (
+    AnnuityElection,
     DeferralAllocation,
     DeferralCancellation,
     DeferralElection,
     DeferralElectionLine,
     DistributionElection,
+    ElectionNotice,
+    EnrollmentWindow,
     InvestmentElection,
     InvestmentElectionLine,
     ScheduleChange,
@@ -89,3 +92,22 @@ class InvestmentElectionLineAdmin(admin.ModelAdmin):
     list_display = ("election", "fund", "percent")
     search_fields = ("election__participation__person__employee_number", "fund__code")
     list_select_related = ("election__participation__person", "election__participation__plan", "fund")
+
+
+@admin.register(EnrollmentWindow)
+class EnrollmentWindowAdmin(SimpleHistoryAdmin):
+    list_display = ("plan", "kind", "plan_year", "participation", "opens_at", "closes_at")
+    list_filter = ("plan", "kind", "plan_year")
+    raw_id_fields = ("participation",)
+
+
+@admin.register(ElectionNotice)
+class ElectionNoticeAdmin(admin.ModelAdmin):
+    list_display = ("participation", "kind", "sent_on")
+    search_fields = PERSON_SEARCH
+    raw_id_fields = ("participation",)
+
+
+@admin.register(AnnuityElection)
+class AnnuityElectionAdmin(ElectionAdmin):
+    list_display = ("participation", "form", "status", "submitted_at")

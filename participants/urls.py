@@ -3,7 +3,7 @@ from django.urls import path
 
 from core.imports.api import import_urls
 from core.models import ImportBatch
-from participants import api, views
+from participants import api, views, views_beneficiaries
 
 app_name = "participants"
 staff_urlpatterns: list = [
@@ -11,8 +11,11 @@ staff_urlpatterns: list = [
     path("key-employees/", views.key_employees, name="key_employees"),
     path("key-employees/record", views.key_employees_record, name="key_employees_record"),
     path("<int:pk>/", views.participant_detail, name="detail"),
+    path("participations/<int:pk>/beneficiaries/", views_beneficiaries.staff_beneficiaries, name="beneficiaries"),
 ]
-portal_urlpatterns: list = []
+portal_urlpatterns: list = [
+    path("beneficiaries/<str:plan_code>/", views_beneficiaries.portal_beneficiaries, name="beneficiaries"),
+]
 api_urlpatterns: list = [
     path("people/", api.PersonList.as_view(), name="people"),
     path("people/<int:pk>/", api.PersonDetail.as_view(), name="person"),

@@ -86,3 +86,6 @@ def staff_beneficiaries(request, pk: int):
             raise PermissionDenied("recording a paper designation needs the record_events capability")
         return _designate(request, participation, template, redirect(request.path))
     return render(request, template, _context(participation))
+
+
+staff_beneficiaries.access_model = Participation  # tests/test_access.py: the URL's pk is a Participation

@@ -16,14 +16,23 @@ def django_db_setup(django_db_setup, django_db_blocker):
         catalog_load()
 
 
-@pytest.fixture(autouse=True)
-def _catalog_present(request):
-    """Transactional tests flush the database; put the shipped catalog back for the next test."""
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """Transactional tests end with a flush of every table: once their teardown is over, put the shipped
+    catalog back for the tests that follow."""
     yield
-    if "transactional_db" in request.fixturenames or "live_server" in request.fixturenames:
+    marker = item.get_closest_marker("django_db")
+    flushed = marker is not None and (marker.kwargs.get("transaction") or (marker.args and marker.args[0]))
+    if flushed or {"transactional_db", "live_server"} & set(getattr(item, "fixturenames", ())):
+        from pytest_django.plugin import blocking_manager_key
+
         from plans.services import catalog_load
 
-        catalog_load()
+        from core.roles import role_groups_ensure
+
+        with item.config.stash[blocking_manager_key].unblock():
+            catalog_load()
+            role_groups_ensure()
 
 
 @pytest.fixture

@@ -68,7 +68,7 @@ OBJECT_KWARGS = {"pk", "id", "object_id", "code", "employee_number", "number", "
 # Values for the other kwargs, by name; else by converter (int: 2024, anything else: "x").
 NON_OBJECT = {"url": "no-such-page/", "uidb64": "MQ", "token": "set-password", "year": "2024",
               "plan_year": "2024", "month": "2024-05", "date": "2024-05-31", "day": "2024-05-31", "on": "2024-05-31",
-              "as_of": "2024-05-31"}
+              "as_of": "2024-05-31", "kind": "deferral"}
 
 A = {"employee_number": "ZQA-4471", "first_name": "Araminta", "last_name": "Quillfeather",
      "email": "araminta.quillfeather@example.org", "address_line1": "77 Wisteria Lane"}
@@ -435,6 +435,14 @@ def population(edcp, settings, tmp_path):
     from participants.services import change_in_control_record
 
     change_in_control_record(effective_date=dt.date(2030, 1, 2), actor="t", now=now)
+    from elections.models import AnnuityElection
+    from elections.services import eligibility_notice_send
+
+    for person in (a, b):
+        part = Participation.objects.get(person=person, plan=edcp)
+        eligibility_notice_send(participation=part, notice_on=dt.date(2024, 5, 1), actor="t", now=now)
+        AnnuityElection.objects.create(participation=part, submitted_at=now, status="accepted", channel="staff",
+                                       actor="t", form="single_life")
     ContributionDeclaration.objects.create(plan=edcp, plan_year=2023, percent=Decimal("1"),
                                            declared_on=dt.date(2024, 1, 31), declared_by="t")
     for person in (a, b):
