@@ -26,9 +26,8 @@ def pytest_runtest_teardown(item, nextitem):
     if flushed or {"transactional_db", "live_server"} & set(getattr(item, "fixturenames", ())):
         from pytest_django.plugin import blocking_manager_key
 
-        from plans.services import catalog_load
-
         from core.roles import role_groups_ensure
+        from plans.services import catalog_load
 
         with item.config.stash[blocking_manager_key].unblock():
             catalog_load()

@@ -14,7 +14,6 @@ from books.services.vesting import vested_percent
 from elections.models import DeferralElection
 from elections.services import deferral_election_submit
 from participants.services import change_in_control_record, employment_event_record, vesting_service_record
-from plans.models import Plan
 from tests.conftest import eastern
 from tests.factories import ParticipationFactory, PersonFactory
 
