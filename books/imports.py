@@ -1,9 +1,9 @@
 """Payroll files: one line per employee, pay date and pay component (EDCP 7.1, RRP 3.03).
 
 The whole file is checked first with a few queries (employees, their employment events, pay lines
-already recorded). Then, inside one transaction, each line goes through `pay_record` in pay-date
-order, so year-to-date figures (RRP Plan Compensation above the 401(a)(17) limit, RRP 2011 matching)
-build up as they would pay by pay. Any line the books refuse there refuses the whole file too.
+already recorded). Then one PayrollRun (books.services.payroll) computes every line in pay-date order,
+so year-to-date figures (RRP Plan Compensation above the 401(a)(17) limit, RRP 2011 matching) build up
+as they would pay by pay, and writes them in bulk. Any line the books refuse refuses the whole file.
 """
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from decimal import Decimal
 
 from books.models import PayrollRecord
 from books.services.accounts import BooksError
-from books.services.payroll import PayrollContext, PayrollError, pay_record
+from books.services.payroll import PayLine as PayrollLine
+from books.services.payroll import PayrollError, PayrollRun
 from core.audit import actor_label
 from core.imports import Applied, Importer, Problems, Row
 from core.models import ImportBatch
@@ -132,18 +133,21 @@ class PayrollImport(Importer):
 
     def apply(self, prepared: PreparedPayroll, *, batch: ImportBatch, actor, now: dt.datetime,
               problems: Problems) -> Applied:
-        label = actor_label(actor)
-        context = PayrollContext.for_people({p.person for p in prepared.lines})
+        # One PayrollRun for the file: read once, computed in memory in pay-date order, written in bulk.
+        run = PayrollRun.for_people({p.person for p in prepared.lines}, actor=actor_label(actor), now=now,
+                                    years={p.plan_year or p.pay_date.year for p in prepared.lines})
         applied = 0
         for pay in sorted(prepared.lines, key=lambda p: (p.pay_date, p.line)):
             try:
-                _, created = pay_record(
-                    person=pay.person, pay_date=pay.pay_date, component=pay.component, gross=pay.gross, actor=label,
+                created = run.add(PayrollLine(
+                    person=pay.person, pay_date=pay.pay_date, component=pay.component, gross=pay.gross,
                     plan_year=pay.plan_year, period_start=pay.period_start,
                     performance_period_end=pay.performance_period_end, net_available=pay.net_available,
-                    sequence=pay.sequence, batch=batch, line_number=pay.line, context=context)
+                    sequence=pay.sequence, batch=batch, line_number=pay.line))
             except (PayrollError, BooksError, MissingFigure) as exc:
                 problems.add(pay.line, str(exc))
                 continue
-            applied += int(created)
+            applied += int(created is not None)
+        if not problems:
+            run.save()
         return Applied(applied=applied, skipped=prepared.skipped + len(prepared.lines) - applied)

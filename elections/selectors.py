@@ -27,32 +27,28 @@ from plans.models import Fund, Plan, PlanSection, PlanVersion
 EASTERN = zoneinfo.ZoneInfo("America/New_York")
 
 
-def deferral_line_in_force(*, participation: Participation, component: str, plan_year: int, pay_date: dt.date,
-                           period_start: dt.date | None = None,
-                           performance_period_end: dt.date | None = None) -> DeferralElectionLine | None:
-    """The accepted election line governing this pay (evergreen when the plan says so, EDCP 3.2(d))."""
-    version = participation.plan.version_on(pay_date)
-    lines = (DeferralElectionLine.objects.select_related("election")
-             .filter(election__participation=participation, election__status=Status.ACCEPTED, component=component,
-                     election__plan_year__lte=plan_year)
-             .order_by("-election__plan_year", "-election__submitted_at", "-election__id"))
-    if not version.provision("evergreen", False):
-        lines = lines.filter(election__plan_year=plan_year)
-    ended = (DeferralCancellation.objects.filter(participation=participation, ends_on__lt=pay_date)
-             .order_by("-decided_at").first())
-    if ended is not None:
+def choose_deferral_line(lines, *, cancellations, evergreen: bool, plan_year: int, pay_date: dt.date,
+                         period_start: dt.date | None = None,
+                         performance_period_end: dt.date | None = None) -> DeferralElectionLine | None:
+    """Which of a participation's accepted election lines for one component governs a pay (pure: the caller
+    loads the lines, with their elections, and the participation's cancellations)."""
+    candidates = [line for line in lines if line.election.plan_year <= plan_year
+                  and (evergreen or line.election.plan_year == plan_year)]
+    candidates.sort(key=lambda line: (line.election.plan_year, line.election.submitted_at, line.election.id), reverse=True)
+    ended = [c for c in cancellations if c.ends_on < pay_date]
+    if ended:
         # EDCP 3.1(c): after a cancellation under 3.7 only a new agreement resumes deferrals.
-        lines = lines.filter(election__submitted_at__gt=ended.decided_at)
+        last = max(ended, key=lambda c: c.decided_at)
+        candidates = [line for line in candidates if line.election.submitted_at > last.decided_at]
     earned_from = period_start or pay_date
-    lines = list(lines)
-    for line in lines:
+    for line in candidates:
         e = line.election
         if e.kind == DeferralElection.Kind.PERFORMANCE:
             if performance_period_end is None or e.performance_period_end != performance_period_end:
                 continue
         elif performance_period_end is not None and any(
                 x.election.kind == DeferralElection.Kind.PERFORMANCE
-                and x.election.performance_period_end == performance_period_end for x in lines):
+                and x.election.performance_period_end == performance_period_end for x in candidates):
             continue
         if e.covers_pay_from and earned_from < e.covers_pay_from:
             continue  # EDCP 3.2(a): a first-year election covers only pay earned after it is irrevocable
@@ -60,16 +56,36 @@ def deferral_line_in_force(*, participation: Participation, component: str, plan
     return None
 
 
+def deferral_line_in_force(*, participation: Participation, component: str, plan_year: int, pay_date: dt.date,
+                           period_start: dt.date | None = None,
+                           performance_period_end: dt.date | None = None) -> DeferralElectionLine | None:
+    """The accepted election line governing this pay (evergreen when the plan says so, EDCP 3.2(d))."""
+    version = participation.plan.version_on(pay_date)
+    lines = list(DeferralElectionLine.objects.select_related("election")
+                 .filter(election__participation=participation, election__status=Status.ACCEPTED, component=component,
+                         election__plan_year__lte=plan_year))
+    return choose_deferral_line(lines, cancellations=list(DeferralCancellation.objects.filter(participation=participation)),
+                                evergreen=version.provision("evergreen", False), plan_year=plan_year, pay_date=pay_date,
+                                period_start=period_start, performance_period_end=performance_period_end)
+
+
+def cancellation_covering(cancellations, day: dt.date) -> DeferralCancellation | None:
+    """The cancellation (EDCP 3.7) whose period holds `day`, the latest starting first."""
+    covering = [c for c in cancellations if c.starts_on <= day <= c.ends_on]
+    return max(covering, key=lambda c: c.starts_on) if covering else None
+
+
 def cancellation_on(*, participation: Participation, day: dt.date) -> DeferralCancellation | None:
-    return DeferralCancellation.objects.filter(participation=participation, starts_on__lte=day, ends_on__gte=day).first()
+    return cancellation_covering(list(DeferralCancellation.objects.filter(participation=participation)), day)
 
 
 def allocation_of(election: DeferralElection | None, default_kind: str) -> list[tuple[str, Decimal]]:
     """[(account name, percent)] of an election's deferrals; all to the default account without one."""
-    if election is None or not election.allocations.exists():
+    allocations = list(election.allocations.all()) if election is not None else []
+    if not allocations:
         return [(default_kind, Decimal(100))]
     out = []
-    for a in election.allocations.all():
+    for a in allocations:
         name = f"{a.account_kind}:{a.specified_month:%Y-%m}" if a.specified_month else a.account_kind
         out.append((name, Decimal(a.percent)))
     return out
