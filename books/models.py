@@ -233,7 +233,7 @@ class ContributionDeclaration(models.Model):
 
     plan = models.ForeignKey("plans.Plan", on_delete=models.PROTECT, related_name="declarations")
     plan_year = models.PositiveIntegerField()
-    kind = models.CharField(max_length=20, default="retirement_restoration")
+    kind = models.CharField(max_length=30, default="retirement_restoration")
     percent = models.DecimalField(max_digits=7, decimal_places=4)
     declared_on = models.DateField()
     declared_by = models.CharField(max_length=200)

@@ -8,6 +8,7 @@ from decimal import Decimal
 
 from django.db import transaction
 
+from core import hooks
 from core import valuation_calendar as cal
 from core.audit import audit_record
 from core.dates import parse_month
@@ -120,6 +121,8 @@ def distribution_election_submit(*, participation: Participation, account: str, 
         (DistributionElection.objects.filter(participation=participation, account_kind=kind, specified_month=month,
                                              status=Status.ACCEPTED).update(status=Status.SUPERSEDED))
     election.save()
+    if election.status == Status.ACCEPTED:
+        hooks.emit("payment_schedule_input", participation=participation, actor=actor, now=submitted_at)
     audit_record(action=f"distribution_election.{election.status}", actor=actor, at=submitted_at, obj=election,
                  reason=election.message, data={"account": account, "form": form, "rule": election.rule})
     return election
@@ -149,6 +152,8 @@ def schedule_change_submit(*, participation: Participation, account: str, submit
     else:
         change.status = Status.ACCEPTED
     change.save()
+    if change.status == Status.ACCEPTED:
+        hooks.emit("payment_schedule_input", participation=participation, actor=actor, now=submitted_at)
     audit_record(action=f"schedule_change.{change.status}", actor=actor, at=submitted_at, obj=change,
                  reason=change.message, data={"account": account, "rule": change.rule})
     return change
