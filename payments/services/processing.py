@@ -34,19 +34,20 @@ S = ScheduledPayment.Status
 SH = ScheduledPayment.Share
 
 _WORK_SQL = """
-SELECT
-  (SELECT MAX(key) FROM core_jobrun WHERE kind = 'crediting' AND status = 'done') AS credited,
+WITH c AS (SELECT (SELECT key FROM core_jobrun WHERE kind = 'crediting' AND status = 'done'
+                   ORDER BY key DESC LIMIT 1) AS credited)
+SELECT c.credited,
   EXISTS (SELECT 1 FROM books_account a WHERE NOT EXISTS
-          (SELECT 1 FROM payments_paymentschedule s WHERE s.account_id = a.id AND s.kind = 'benefit')) AS unscheduled,
-  EXISTS (SELECT 1 FROM payments_paymentschedule s WHERE s.provisional_until
-          <= (SELECT MAX(key) FROM core_jobrun WHERE kind = 'crediting' AND status = 'done')::date) AS provisional,
-  EXISTS (SELECT 1 FROM payments_scheduledpayment p WHERE p.status = 'held') AS held,
+          (SELECT 1 FROM payments_paymentschedule s WHERE s.account_id = a.id AND s.kind = 'benefit')),
+  EXISTS (SELECT 1 FROM payments_paymentschedule s WHERE s.provisional_until <= CAST(c.credited AS date)),
+  EXISTS (SELECT 1 FROM payments_scheduledpayment p WHERE p.status = 'held'),
   EXISTS (SELECT 1 FROM payments_scheduledpayment p WHERE p.status = 'scheduled'
-          AND p.valuable_on <= (SELECT MAX(key) FROM core_jobrun WHERE kind = 'crediting' AND status = 'done')::date) AS to_value,
+          AND p.valuable_on <= CAST(c.credited AS date)),
   EXISTS (SELECT 1 FROM payments_scheduledpayment p JOIN books_pendingtransaction t ON t.id = p.pending_id
-          WHERE p.status = 'released' AND t.status <> 'pending') AS to_close,
+          WHERE p.status = 'released' AND t.status <> 'pending'),
   EXISTS (SELECT 1 FROM payments_scheduledpayment p WHERE p.status = 'valued' AND p.run_id IS NULL
-          AND p.release_date <= %(day)s) AS ready
+          AND p.release_date <= %(day)s)
+FROM c
 """
 
 
@@ -67,11 +68,8 @@ class Work:
 
 def payment_work(day: dt.date) -> Work:
     """One query: is there anything for the payment job (or a run) on `day`?"""
-    sql = _WORK_SQL
-    if connection.vendor != "postgresql":
-        sql = sql.replace("::date", "")
     with connection.cursor() as cursor:
-        cursor.execute(sql, {"day": day})
+        cursor.execute(_WORK_SQL, {"day": day})
         credited, *flags = cursor.fetchone()
     credited_date = dt.date.fromisoformat(credited) if credited else None
     return Work(credited_date, *(bool(f) for f in flags))
