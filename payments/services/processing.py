@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 from django.db import connection, transaction
 from django.utils import timezone
-from simple_history.utils import bulk_update_with_history
 
 from books.models import Account, PendingTransaction
 from core import valuation_calendar as cal
@@ -25,6 +24,7 @@ from core.jobs import job_claim, job_finish, job_lock, job_progress
 from core.models import JobRun
 from core.money import ZERO, installment, money, percent_of
 from payments.models import PaymentSchedule, ScheduledPayment
+from payments.services.bulk import bulk_update_fast
 from payments.services.schedules import schedules_ensure, schedules_recompute
 from payments.services.values import available_values
 
@@ -102,7 +102,7 @@ def _recheck_holds(now: dt.datetime) -> int:
     for p in released:
         p.status, p.hold_code, p.hold_reason = S.SCHEDULED, "", ""
     if released:
-        bulk_update_with_history(released, ScheduledPayment, ["status", "hold_code", "hold_reason"])
+        bulk_update_fast(released, ScheduledPayment, ["status", "hold_code", "hold_reason"])
     return len(released)
 
 
@@ -182,9 +182,7 @@ def _value_batch(batch: list[ScheduledPayment], credited: dt.date, stats: dict[s
             p.amount, p.amount_is_estimate = amount, p.share == SH.LIQUIDATE
             p.status = S.VALUED
             stats["valued"] += 1
-    bulk_update_with_history(changed, ScheduledPayment,
-                             ["status", "hold_code", "hold_reason", "amount", "amount_is_estimate", "cancelled_reason"],
-                             batch_size=BATCH)
+    bulk_update_fast(changed, ScheduledPayment, ["status", "hold_code", "hold_reason", "amount", "amount_is_estimate", "cancelled_reason"])
 
 
 def _close_paid() -> int:
@@ -212,10 +210,8 @@ def _close_paid() -> int:
                 from payments.services.withholding import withholding_apply
 
                 withholding_apply(relooked)
-            bulk_update_with_history(batch, ScheduledPayment,
-                                     ["status", "paid_on", "amount", "amount_is_estimate", "valued_as_of", "cancelled_reason",
-                                      "federal_withholding", "state_withholding", "net_amount", "withholding_basis"],
-                                     batch_size=BATCH)
+            bulk_update_fast(batch, ScheduledPayment, ["status", "paid_on", "amount", "amount_is_estimate", "valued_as_of", "cancelled_reason",
+                                      "federal_withholding", "state_withholding", "net_amount", "withholding_basis"])
         from payments.services.runs import runs_refresh_totals
 
         runs_refresh_totals({p.run_id for p in relooked})

@@ -14,7 +14,6 @@ from decimal import Decimal
 from django.db import transaction
 from django.db.models import Count, Sum
 from django.utils import timezone
-from simple_history.utils import bulk_update_with_history
 
 from books.models import EntryKind, Source
 from books.services.accounts import pending_create
@@ -22,6 +21,7 @@ from core.audit import actor_label, audit_record
 from core.money import ZERO
 from core.roles import Cap, has_cap
 from payments.models import PaymentRun, ScheduledPayment
+from payments.services.bulk import bulk_update_fast
 from payments.services.withholding import withholding_apply
 
 S = ScheduledPayment.Status
@@ -67,9 +67,8 @@ def payment_run_prepare(*, period_end: dt.date, actor, now: dt.datetime | None =
     withholding_apply(payments)
     for p in payments:
         p.run, p.status = run, S.IN_RUN
-    bulk_update_with_history(payments, ScheduledPayment,
-                             ["run", "status", "federal_withholding", "state_withholding", "state", "net_amount",
-                              "withholding_basis"], batch_size=2000)
+    bulk_update_fast(payments, ScheduledPayment, ["run", "status", "federal_withholding", "state_withholding", "state", "net_amount",
+                              "withholding_basis"])
     _totals(run)
     run.save()
     audit_record(action="payment_run.prepare", actor=actor, at=now, obj=run,
@@ -108,7 +107,7 @@ def _release(run: PaymentRun, *, actor, now: dt.datetime) -> None:
             amount=-(p.amount or ZERO), effective_date=p.release_date, idempotency_key=f"payment:{p.pk}",
             actor=who, memo=f"{p.benefit}: {p.label}, Payment Date {p.payment_date}", cite=p.cite, liquidate_all=liquidate)
         p.pending, p.status = pending, S.RELEASED
-    bulk_update_with_history(payments, ScheduledPayment, ["pending", "status"], batch_size=2000)
+    bulk_update_fast(payments, ScheduledPayment, ["pending", "status"])
 
 
 CSV_COLUMNS = ["run", "payment", "employee_number", "name", "address", "state", "plan", "account", "benefit", "form",

@@ -12,12 +12,13 @@ from collections import defaultdict
 
 from django.db import connection, transaction
 from django.utils import timezone
-from simple_history.utils import bulk_create_with_history, bulk_update_with_history
+from simple_history.utils import bulk_create_with_history
 
 from books.models import Account
 from core import valuation_calendar as cal
 from core.audit import actor_label
 from payments.models import PaymentSchedule, ScheduledPayment
+from payments.services.bulk import bulk_update_fast
 from payments.services.engine import Planned, ScheduleResult, compute_schedule
 from payments.services.facts import load_facts
 from payments.services.values import credited_through
@@ -81,26 +82,27 @@ def schedules_recompute(*, accounts: list[Account], because: str, now: dt.dateti
     with transaction.atomic():
         existing = {s.account_id: s for s in PaymentSchedule.objects.select_for_update()
                     .filter(account_id__in=[a.id for a in accounts], kind=PaymentSchedule.Kind.BENEFIT)}
-        missing = [PaymentSchedule(participation_id=a.participation_id, account_id=a.id, computed_at=now,
-                                   computed_because=because[:200]) for a in accounts if a.id not in existing]
-        if missing:
-            for s in bulk_create_with_history(missing, PaymentSchedule, batch_size=2000):
-                existing[s.account_id] = s
-            if connection.vendor != "postgresql" or any(s.pk is None for s in missing):
-                existing = {s.account_id: s for s in PaymentSchedule.objects.filter(
-                    account_id__in=[a.id for a in accounts], kind=PaymentSchedule.Kind.BENEFIT)}
         current: dict[int, list[ScheduledPayment]] = defaultdict(list)
         for p in (ScheduledPayment.objects.filter(schedule__in=list(existing.values())).exclude(status=S.CANCELLED)
                   .order_by("id")):
             current[p.schedule_id].append(p)
-        to_create: list[ScheduledPayment] = []
+        new_schedules: list[PaymentSchedule] = []
+        changed_schedules: list[PaymentSchedule] = []
+        pending_rows: list[tuple[PaymentSchedule, list[Planned]]] = []
         to_update: list[ScheduledPayment] = []
-        schedules_changed: list[PaymentSchedule] = []
         for a in accounts:
-            schedule = existing[a.id]
             result = compute_schedule(facts[a.id])
+            schedule = existing.get(a.id)
+            if schedule is None:
+                schedule = PaymentSchedule(participation_id=a.participation_id, account_id=a.id, revision=1,
+                                           computed_at=now, computed_because=because[:200])
+                _apply(schedule, result)
+                new_schedules.append(schedule)
+                if result.payments:
+                    pending_rows.append((schedule, result.payments))
+                continue
             have = current.get(schedule.id, [])
-            by_sig = {}
+            by_sig: dict[tuple, ScheduledPayment] = {}
             for p in have:
                 by_sig.setdefault(_signature(p), p)
             new_rows: list[Planned] = []
@@ -121,28 +123,39 @@ def schedules_recompute(*, accounts: list[Account], because: str, now: dt.dateti
             for p in have:
                 if p.id in matched or p.status not in ScheduledPayment.MUTABLE:
                     continue
-                p.status, p.run = S.CANCELLED, None
+                p.status, p.run_id = S.CANCELLED, None
                 p.cancelled_reason = f"No longer due after: {because}"[:300]
                 cancelled.append(p)
-            changed = _apply(schedule, result) or bool(new_rows or cancelled or updates)
-            if not changed and schedule.revision:
+            if not (_apply(schedule, result) or new_rows or cancelled or updates):
                 continue
             schedule.revision += 1
             schedule.computed_at, schedule.computed_because = now, because[:200]
-            schedules_changed.append(schedule)
+            changed_schedules.append(schedule)
             to_update.extend(updates + cancelled)
-            to_create.extend(planned_to_row(p, schedule=schedule, revision=schedule.revision, now=now) for p in new_rows)
-        if schedules_changed:
-            bulk_update_with_history(schedules_changed, PaymentSchedule,
-                                     ["revision", "computed_at", "computed_because", *_SCHEDULE_FIELDS], batch_size=2000)
+            if new_rows:
+                pending_rows.append((schedule, new_rows))
+        if new_schedules:
+            bulk_create_with_history(new_schedules, PaymentSchedule, batch_size=2000)
+            if any(s.pk is None for s in new_schedules):  # backends that do not return ids
+                ids = {s.account_id: s.pk for s in PaymentSchedule.objects.filter(
+                    account_id__in=[s.account_id for s in new_schedules], kind=PaymentSchedule.Kind.BENEFIT)}
+                for s in new_schedules:
+                    s.pk = s.id = ids[s.account_id]
+        if changed_schedules:
+            bulk_update_fast(changed_schedules, PaymentSchedule,
+                             ["revision", "computed_at", "computed_because", *_SCHEDULE_FIELDS])
         if to_update:
-            bulk_update_with_history(to_update, ScheduledPayment,
-                                     ["status", "run", "cancelled_reason", "hold_code", "hold_reason"], batch_size=2000)
-            from payments.services.runs import runs_refresh_totals
+            runs = {p.run_id for p in to_update if p.run_id}
+            bulk_update_fast(to_update, ScheduledPayment, ["status", "run", "cancelled_reason", "hold_code", "hold_reason"])
+            if runs:
+                from payments.services.runs import runs_refresh_totals
 
-            runs_refresh_totals({p.run_id for p in to_update if p.run_id})
-        if to_create:
-            bulk_create_with_history(to_create, ScheduledPayment, batch_size=2000)
+                runs_refresh_totals(runs)
+        rows = [planned_to_row(p, schedule=schedule, revision=schedule.revision, now=now)
+                for schedule, planned in pending_rows for p in planned]
+        if rows:
+            bulk_create_with_history(rows, ScheduledPayment, batch_size=2000)
+    schedules_changed = new_schedules + changed_schedules
     return schedules_changed
 
 
