@@ -13,10 +13,15 @@ from core.money import ZERO, money
 
 
 def _last_valued_on_or_before(day: dt.date) -> dt.date | None:
+    """The last Valuation Date on or before `day` that has been credited (an uncredited day has no positions yet)."""
+    from books.services.crediting import last_credited_date
+
     try:
-        return cal.last_valuation_date(day)
+        last = cal.last_valuation_date(day)
     except ValueError:
         return None
+    credited = last_credited_date()
+    return None if credited is None else min(last, credited)
 
 
 def account_values(accounts: list[Account] | None = None, *, on: dt.date, participation_ids: list[int] | None = None
