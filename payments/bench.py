@@ -91,10 +91,10 @@ def _setup(n: int) -> dict:
 def run(*, participants: int = 100000, json: bool = False, **_) -> dict:
     from books.models import Account
     from core.simulation.sandbox import scratch_database
-    from payments.services.schedules import schedules_recompute
     from payments.models import ScheduledPayment
     from payments.services.processing import payment_day_process
     from payments.services.runs import payment_run_approve, payment_run_prepare
+    from payments.services.schedules import schedules_recompute
 
     with scratch_database():
         started = time.monotonic()
