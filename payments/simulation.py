@@ -17,7 +17,12 @@ from core.dates import parse_date
 from core.money import ZERO
 from core.simulation.registry import REPORTERS, SETUP_HOOKS, Rejected, daily, handles
 from payments.models import EmergencyWithdrawal, ScheduledPayment
-from payments.services.processing import payment_day_process, payment_work, payments_close_paid
+from payments.services.processing import (
+    payment_day_process,
+    payment_next_work_day,
+    payment_work,
+    payments_close_paid,
+)
 from payments.services.runs import PaymentRunError, payment_run_approve, payment_run_prepare, payments_ready
 from payments.services.withdrawals import (
     WithdrawalError,
@@ -41,6 +46,8 @@ def setup(ctx) -> None:
     ctx.state["payments_users"] = users
     ctx.state["emergency_approvals"] = {}
     ctx.state["late_outcomes"] = {}
+    ctx.state["event_days"] = {e.on for e in ctx.scenario.events}
+    ctx.state["payments_next_day"] = None
 
 
 SETUP_HOOKS.append(setup)
@@ -112,13 +119,22 @@ def domestic_relations_order(ctx, event) -> dict:
 
 @daily("before_crediting", 60)
 def payment_day(ctx, day: dt.date) -> None:
-    """The production job for the day, then the two-person run for what is released today."""
+    """The production job for the day, then the two-person run for what is released today.
+
+    Between events the simulator asks the database only on the days work can fall due (the next
+    valuation, release or close), so a quiet day costs nothing.
+    """
+    next_day = ctx.state.get("payments_next_day")
+    if day not in ctx.state["event_days"] and (next_day is None or day < next_day):
+        return
     work = payment_work(day)
     if not (work.for_job or work.ready):
+        ctx.state["payments_next_day"] = payment_next_work_day(day)
         return
     if work.for_job:
         payment_day_process(day=day, now=ctx.moment(day, 7), work=work)
     if not payments_ready(period_end=day).exists():
+        ctx.state["payments_next_day"] = payment_next_work_day(day)
         return
     users = ctx.state["payments_users"]
     try:
@@ -126,6 +142,8 @@ def payment_day(ctx, day: dt.date) -> None:
         payment_run_approve(run=run, actor=users[APPROVER], now=ctx.moment(day, 10))
     except PaymentRunError as exc:
         raise RuntimeError(f"payment run on {day} failed: {exc}")
+    finally:
+        ctx.state["payments_next_day"] = payment_next_work_day(day)
 
 
 def payments_report(ctx) -> dict:

@@ -252,3 +252,25 @@ def payments_close_paid() -> int:
 
 def release_date_for(day: dt.date) -> dt.date:
     return cal.next_valuation_date(day)
+
+
+_NEXT_SQL = """
+SELECT LEAST(
+  (SELECT MIN(valuable_on) FROM payments_scheduledpayment WHERE status = 'scheduled') + 1,
+  (SELECT MIN(release_date) FROM payments_scheduledpayment WHERE status = 'valued' AND run_id IS NULL),
+  (SELECT MIN(release_date) FROM payments_scheduledpayment WHERE status = 'released') + 1,
+  (SELECT MIN(provisional_until) FROM payments_paymentschedule) + 1,
+  (SELECT CASE WHEN EXISTS (SELECT 1 FROM payments_scheduledpayment WHERE status = 'held') THEN %(tomorrow)s END)
+)
+"""
+
+
+def payment_next_work_day(day: dt.date) -> dt.date | None:
+    """Without new events, the first day after `day` on which the job could find work (PostgreSQL; else tomorrow)."""
+    tomorrow = day + dt.timedelta(days=1)
+    if connection.vendor != "postgresql":
+        return tomorrow
+    with connection.cursor() as cursor:
+        cursor.execute(_NEXT_SQL, {"tomorrow": tomorrow})
+        found = cursor.fetchone()[0]
+    return max(found, tomorrow) if found else None
