@@ -23,6 +23,7 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.template.loader import render_to_string
 
+from core import hooks
 from core import valuation_calendar as cal
 from core.audit import actor_label, audit_record
 from core.dates import add_months, parse_month
@@ -554,6 +555,8 @@ def distribution_election_submit(*, participation: Participation, account: str, 
                                              status=Status.ACCEPTED).update(status=Status.SUPERSEDED))
         election.irrevocable_at = _pending_deferral_deadline(participation, kind, month, submitted_at)
     election.save()
+    if election.status == Status.ACCEPTED:
+        hooks.emit("payment_schedule_input", participation=participation, actor=actor, now=submitted_at)
     audit_record(action=f"distribution_election.{election.status}", actor=actor, at=submitted_at, obj=election,
                  reason=election.message, data={**election.request_data, "rule": election.rule, "channel": channel})
     return election
@@ -621,6 +624,8 @@ def schedule_change_submit(*, participation: Participation, account: str, submit
         change.irrevocable_at = submitted_at  # EDCP 6.4: irrevocable when the Committee receives it
         change.takes_effect_on = check.takes_effect_on
     change.save()
+    if change.status == Status.ACCEPTED:
+        hooks.emit("payment_schedule_input", participation=participation, actor=actor, now=submitted_at)
     audit_record(action=f"schedule_change.{change.status}", actor=actor, at=submitted_at, obj=change,
                  reason=change.message, data={**change.request_data, "rule": change.rule, "channel": channel})
     return change

@@ -3,3 +3,13 @@ from django.apps import AppConfig
 
 class PaymentsConfig(AppConfig):
     name = "payments"
+    verbose_name = "Payments: schedules, payment runs, withholding"
+
+    def ready(self) -> None:
+        # books registers its forfeiture reaction first (earlier in INSTALLED_APPS): schedules see the vested value.
+        from core import hooks
+        from payments.services import schedules
+
+        hooks.register("employment_event", schedules.on_employment_event)
+        hooks.register("change_in_control", schedules.on_change_in_control)
+        hooks.register("payment_schedule_input", schedules.on_schedule_election)

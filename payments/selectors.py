@@ -1,10 +1,90 @@
-"""Reads of payment schedules (filled in by the payments issue)."""
+"""Reads of payment schedules: what elections ask, the portal calendar, the staff queues and forecasts."""
 from __future__ import annotations
 
 import datetime as dt
 
 from participants.models import Participation
+from payments.models import PaymentSchedule, ScheduledPayment
+
+S = ScheduledPayment.Status
+STARTED = (S.APPROVED, S.RELEASED, S.PAID)
 
 
 def account_payments_started(*, participation: Participation, account_kind: str, specified_month: dt.date | None) -> bool:
-    return False
+    """Has a benefit payment of this account been released or paid (EDCP 6.2: its schedule can no longer change)?"""
+    return ScheduledPayment.objects.filter(
+        participation=participation, account__kind=account_kind, account__specified_month=specified_month,
+        schedule__kind=PaymentSchedule.Kind.BENEFIT, status__in=STARTED).exists()
+
+
+def payments_upcoming(*, start: dt.date, end: dt.date):
+    return (ScheduledPayment.objects.filter(release_date__gte=start, release_date__lte=end)
+            .exclude(status=S.CANCELLED).select_related("participation__person", "participation__plan", "account", "run")
+            .order_by("release_date", "participation__person__employee_number", "account_id", "number"))
+
+
+def payments_held():
+    """The staff work queue: every held payment, oldest Payment Date first, until its hold is resolved."""
+    return (ScheduledPayment.objects.filter(status=S.HELD)
+            .select_related("participation__person", "participation__plan", "account").order_by("payment_date", "id"))
+
+
+def person_calendar(person) -> list[ScheduledPayment]:
+    """Every scheduled and paid payment of one person (the portal's calendar), never anyone else's."""
+    return list(ScheduledPayment.objects.filter(participation__person=person).exclude(status=S.CANCELLED)
+                .select_related("participation__plan", "account", "schedule").order_by("payment_date", "account_id", "number"))
+
+
+def person_schedules(person) -> list[PaymentSchedule]:
+    return list(PaymentSchedule.objects.filter(participation__person=person)
+                .select_related("participation__plan", "account").prefetch_related("payments")
+                .order_by("participation__plan__code", "account_id", "kind", "id"))
+
+
+def payment_estimates(payments: list[ScheduledPayment], *, on: dt.date) -> dict[int, object]:
+    """Gross amount of each payment: its valued amount, else an estimate from today's available value."""
+    from decimal import Decimal
+
+    from core.money import ZERO, installment, money, percent_of
+    from payments.services.values import available_values, credited_through
+
+    open_ = [p for p in payments if p.amount is None]
+    values = available_values({p.account_id for p in open_}, on=on, credited=credited_through()) if open_ else {}
+    out: dict[int, Decimal] = {}
+    left = dict(values)
+    for p in sorted(payments, key=lambda x: (x.account_id, x.payment_date, x.number)):
+        if p.amount is not None:
+            out[p.id] = p.amount
+            continue
+        available = left.get(p.account_id, ZERO)
+        if p.share == ScheduledPayment.Share.PERCENT:
+            amount = percent_of(available, p.percent or 0)
+        elif p.share == ScheduledPayment.Share.INSTALLMENT:
+            amount = installment(available, p.of - p.number + 1)
+        else:
+            amount = available
+        amount = money(min(amount, available))
+        left[p.account_id] = available - amount
+        out[p.id] = amount
+    return out
+
+
+def forecast(*, start: dt.date, months: int = 12, years: int = 10) -> dict:
+    """Scheduled payments by month (next `months`) and by year (next `years`), amounts valued or estimated."""
+    from core.dates import add_months, add_years
+    from core.money import ZERO
+
+    end = max(add_months(start, months), add_years(start, years))
+    payments = list(ScheduledPayment.objects.filter(payment_date__gte=start, payment_date__lt=end)
+                    .exclude(status__in=[S.CANCELLED, S.PAID]).only(
+                        "id", "account_id", "payment_date", "number", "of", "share", "percent", "amount"))
+    amounts = payment_estimates(payments, on=start)
+    by_month = {add_months(start.replace(day=1), i): ZERO for i in range(months)}
+    by_year = {start.year + i: ZERO for i in range(years)}
+    for p in payments:
+        month = p.payment_date.replace(day=1)
+        if month in by_month:
+            by_month[month] += amounts[p.id]
+        if p.payment_date.year in by_year:
+            by_year[p.payment_date.year] += amounts[p.id]
+    return {"by_month": list(by_month.items()), "by_year": list(by_year.items()), "count": len(payments)}

@@ -63,6 +63,11 @@ URL_MODELS.update({f"claims_{section}:{name}": "claims.Claim" for section, names
               "appeal_start_review", "appeal_extend", "appeal_decide", "claim_file", "upload"),
     "portal": ("detail", "appeal", "claim_file", "notice", "upload"),
     "api": ("claim", "claim_file")}.items() for name in names})
+# Records about many participants at once (a payment run): any one will do.
+SHARED_MODELS = {"payments.PaymentRun"}
+URL_MODELS.update({"payments_staff:run": "payments.PaymentRun", "payments_staff:run_approve": "payments.PaymentRun",
+                   "payments_staff:run_csv": "payments.PaymentRun", "payments_staff:run_register": "payments.PaymentRun",
+                   "payments_staff:participant": Person})
 # URL kwargs that name an object (filled from A's object); any other kwarg is a value (a year, a date).
 OBJECT_KWARGS = {"pk", "id", "object_id", "code", "employee_number", "number", "uuid"}
 # Values for the other kwargs, by name; else by converter (int: 2024, anything else: "x").
@@ -207,7 +212,7 @@ class Population:
     strings_a: list[str] = field(default_factory=list)
 
     def object_of_a(self, model: type[models.Model]):
-        lookup = _path_to_owner(model)
+        lookup = None if model._meta.label in SHARED_MODELS else _path_to_owner(model)
         if lookup == "":
             return self.a if model is Person else self.a.user
         if lookup is None:  # shared data (a plan, a fund, a job run): any one will do
@@ -438,8 +443,21 @@ def population(edcp, settings, tmp_path):
     from elections.models import AnnuityElection
     from elections.services import eligibility_notice_send
 
+    from payments.models import DomesticRelationsOrder, EmergencyWithdrawal, PaymentRun, ScheduledPayment
+    from tests.claims.factories import user_in as _user_in
+
+    PaymentRun.objects.create(period_end=dt.date(2024, 7, 31), prepared_by=_user_in("administrator", "walker-preparer"),
+                              prepared_at=now)
     for person in (a, b):
         part = Participation.objects.get(person=person, plan=edcp)
+        employment_event_record(person=person, kind="separation", effective_date=dt.date(2024, 6, 3),
+                                reason="resignation", actor="t")
+        assert ScheduledPayment.objects.filter(participation=part).exists()
+        EmergencyWithdrawal.objects.create(participation=part, requested_amount=Decimal("10.00"),
+                                           requested_on=dt.date(2024, 5, 31), recorded_by="t", recorded_at=now)
+        DomesticRelationsOrder.objects.create(participation=part, alternate_payee=f"Ex of {person.last_name}",
+                                              order_date=dt.date(2024, 5, 31), percent=10, total=Decimal("1.00"),
+                                              cite="EDCP 5.9", recorded_by="t", recorded_at=now)
         eligibility_notice_send(participation=part, notice_on=dt.date(2024, 5, 1), actor="t", now=now)
         AnnuityElection.objects.create(participation=part, submitted_at=now, status="accepted", channel="staff",
                                        actor="t", form="single_life")

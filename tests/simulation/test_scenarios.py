@@ -13,7 +13,8 @@ from core.simulation.sandbox import rolled_back
 from core.simulation.scenario import ScenarioError, load_scenario, parse_scenario
 
 SCENARIOS = Path(settings.BASE_DIR) / "scenarios"
-OURS = ["books_price_checkpoints.json"]
+# Every shipped sample: ours and the generated ones (copies of ../shared/scenarios), with the same check as --check.
+OURS = sorted(str(p.relative_to(SCENARIOS)) for p in [*SCENARIOS.glob("*.json"), *SCENARIOS.glob("generated/*.json")])
 
 
 def run(path: Path) -> tuple[dict, list[str]]:
@@ -28,6 +29,10 @@ def run(path: Path) -> tuple[dict, list[str]]:
 def test_our_scenarios_pass_check(name):
     result, problems = run(SCENARIOS / name)
     assert problems == []
+
+
+def test_every_scenario_file_is_in_the_list():
+    assert len(OURS) >= 15 and "generated/gen_42_003_edcp.json" in OURS
 
 
 @pytest.mark.django_db

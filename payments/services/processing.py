@@ -1,0 +1,276 @@
+"""The daily payment job: keep schedules current, value what is due, hold what cannot be paid, close what was paid.
+
+For a day D, in order, each step set-based, committed in batches and safe to repeat:
+  1. schedules: accounts without one get theirs; schedules waiting for a credited value recompute
+  2. holds: held payments are checked again; a resolved hold goes back to the queue
+  3. valuation: payments whose valuation date is credited get their gross amount (or are held)
+  4. paid: released payments whose distribution the crediting has posted are marked paid
+The job claims (payments, D) in core_jobrun, under an advisory lock, so two workers never overlap
+and a rerun after a crash continues where the statuses say it stopped. The release itself happens
+when a second staff member approves the run (payments.services.runs).
+"""
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from books.models import Account, PendingTransaction
+from core import valuation_calendar as cal
+from core.jobs import job_claim, job_finish, job_lock, job_progress
+from core.models import JobRun
+from core.money import ZERO, installment, money, percent_of
+from payments.models import PaymentSchedule, ScheduledPayment
+from payments.services.bulk import bulk_update_fast
+from payments.services.schedules import schedules_ensure, schedules_recompute
+from payments.services.values import available_values
+
+JOB_KIND = "payments"
+BATCH = 2000
+S = ScheduledPayment.Status
+SH = ScheduledPayment.Share
+
+_WORK_SQL = """
+WITH c AS (SELECT (SELECT key FROM core_jobrun WHERE kind = 'crediting' AND status = 'done'
+                   ORDER BY key DESC LIMIT 1) AS credited)
+SELECT c.credited,
+  EXISTS (SELECT 1 FROM books_account a WHERE NOT EXISTS
+          (SELECT 1 FROM payments_paymentschedule s WHERE s.account_id = a.id AND s.kind = 'benefit')),
+  EXISTS (SELECT 1 FROM payments_paymentschedule s WHERE s.provisional_until <= CAST(c.credited AS date)),
+  EXISTS (SELECT 1 FROM payments_scheduledpayment p WHERE p.status = 'held'),
+  EXISTS (SELECT 1 FROM payments_scheduledpayment p WHERE p.status = 'scheduled'
+          AND p.valuable_on <= CAST(c.credited AS date)),
+  EXISTS (SELECT 1 FROM payments_scheduledpayment p JOIN books_pendingtransaction t ON t.id = p.pending_id
+          WHERE p.status = 'released' AND t.status <> 'pending'),
+  EXISTS (SELECT 1 FROM payments_scheduledpayment p WHERE p.status = 'valued' AND p.run_id IS NULL
+          AND p.release_date <= %(day)s)
+FROM c
+"""
+
+
+@dataclass(frozen=True)
+class Work:
+    credited: dt.date | None
+    unscheduled: bool
+    provisional: bool
+    held: bool
+    to_value: bool
+    to_close: bool
+    ready: bool
+
+    @property
+    def for_job(self) -> bool:
+        return self.unscheduled or self.provisional or self.held or self.to_value or self.to_close
+
+
+def payment_work(day: dt.date) -> Work:
+    """One query: is there anything for the payment job (or a run) on `day`?"""
+    with connection.cursor() as cursor:
+        cursor.execute(_WORK_SQL, {"day": day})
+        credited, *flags = cursor.fetchone()
+    credited_date = dt.date.fromisoformat(credited) if credited else None
+    return Work(credited_date, *(bool(f) for f in flags))
+
+
+# --- steps ----------------------------------------------------------------------------------------
+
+def _recompute_provisional(credited: dt.date | None, now: dt.datetime) -> int:
+    if credited is None:
+        return 0
+    ids = list(PaymentSchedule.objects.filter(provisional_until__lte=credited).values_list("account_id", flat=True))
+    schedules_recompute(accounts=list(Account.objects.filter(id__in=ids)), now=now,
+                        because="the value on the day of the event is now credited")
+    return len(ids)
+
+
+def _recheck_holds(now: dt.datetime) -> int:
+    """Held payments stay on the work queue until their reason is gone; then they go back to the queue."""
+    held = list(ScheduledPayment.objects.filter(status=S.HELD).select_related("participation__person"))
+    key_accounts = {p.account_id for p in held if p.hold_code == "key_employee_unknown"}
+    if key_accounts:
+        schedules_recompute(accounts=list(Account.objects.filter(id__in=key_accounts)), now=now,
+                            because="Key Employee list check")
+    released = []
+    for p in held:
+        if p.hold_code == "no_address" and p.participation.person.has_address:
+            released.append(p)
+        elif p.hold_code == "unpriced_fund" and not _unpriced({p.account_id}, p.valuable_on):
+            released.append(p)
+    for p in released:
+        p.status, p.hold_code, p.hold_reason = S.SCHEDULED, "", ""
+    if released:
+        bulk_update_fast(released, ScheduledPayment, ["status", "hold_code", "hold_reason"])
+    return len(released)
+
+
+def _unpriced(account_ids: set[int], day: dt.date) -> dict[int, list[str]]:
+    """Accounts holding units of a fund with no price on `day` (their value cannot be known)."""
+    from books.models import DailyValuation, Position
+    from plans.models import FundPrice
+
+    positions = list(Position.objects.filter(account_id__in=account_ids).select_related("fund"))
+    if not positions:
+        return {}
+    priced = set(FundPrice.objects.filter(date=day, fund_id__in={p.fund_id for p in positions})
+                 .values_list("fund_id", flat=True))
+    suspects = [p for p in positions if p.fund_id not in priced]
+    out: dict[int, list[str]] = defaultdict(list)
+    for pos in suspects:
+        last = (DailyValuation.objects.filter(position_id=pos.id, valuation_date__lte=day)
+                .order_by("-valuation_date").values_list("units", flat=True).first())
+        if last:
+            out[pos.account_id].append(pos.fund.code)
+    return out
+
+
+def _value_due(credited: dt.date, run: JobRun) -> dict[str, int]:
+    """Give each payment whose valuation date is credited its gross amount (EDCP 5.1(a), 5.8)."""
+    stats = {"valued": 0, "held": 0, "nothing_to_pay": 0}
+    total = ScheduledPayment.objects.filter(status=S.SCHEDULED, valuable_on__lte=credited).count()
+    done = 0
+    while True:
+        batch = list(ScheduledPayment.objects.filter(status=S.SCHEDULED, valuable_on__lte=credited)
+                     .select_related("participation__person").order_by("account_id", "payment_date", "number", "id")[:BATCH])
+        if not batch:
+            return stats
+        with transaction.atomic():
+            _value_batch(batch, credited, stats)
+        done += len(batch)
+        job_progress(run, done=done, total=max(total, done), message="valuation")
+
+
+def _value_batch(batch: list[ScheduledPayment], credited: dt.date, stats: dict[str, int]) -> None:
+    by_day: dict[dt.date, list[ScheduledPayment]] = defaultdict(list)
+    for p in batch:
+        by_day[p.valued_as_of or credited].append(p)
+    unpriced = _unpriced({p.account_id for p in batch}, credited) if batch else {}
+    changed: list[ScheduledPayment] = []
+    ids = [p.id for p in batch]
+    for day, payments in sorted(by_day.items()):
+        values = available_values({p.account_id for p in payments}, on=day, credited=credited, exclude_payments=ids)
+        for p in payments:
+            changed.append(p)
+            if not p.participation.person.has_address:
+                p.status, p.hold_code = S.HELD, "no_address"
+                p.hold_reason = "The payee's mailing address is unknown: record it before the payment can be made."
+                stats["held"] += 1
+                continue
+            if p.account_id in unpriced:
+                p.status, p.hold_code = S.HELD, "unpriced_fund"
+                p.hold_reason = (f"The account holds {', '.join(unpriced[p.account_id])} with no price on {credited}: "
+                                 "load the price before the payment is valued.")
+                stats["held"] += 1
+                continue
+            available = values[p.account_id]
+            if p.share == SH.ALL or p.share == SH.LIQUIDATE:
+                amount = available
+            elif p.share == SH.PERCENT:
+                amount = percent_of(available, p.percent or 0)
+            elif p.share == SH.INSTALLMENT:
+                amount = installment(available, p.of - p.number + 1)
+            else:
+                amount = p.amount or ZERO
+            amount = min(money(amount), available)
+            values[p.account_id] = available - amount
+            if amount <= 0:
+                p.status, p.cancelled_reason = S.CANCELLED, "Nothing to pay: the account holds nothing on its valuation date."
+                stats["nothing_to_pay"] += 1
+                continue
+            p.amount, p.amount_is_estimate = amount, p.share == SH.LIQUIDATE
+            p.status = S.VALUED
+            stats["valued"] += 1
+    bulk_update_fast(changed, ScheduledPayment, ["status", "hold_code", "hold_reason", "amount", "amount_is_estimate", "cancelled_reason"])
+
+
+def _close_paid() -> int:
+    """Released payments whose distribution the crediting posted: paid on that Valuation Date."""
+    done = 0
+    while True:
+        batch = list(ScheduledPayment.objects.filter(status=S.RELEASED).exclude(pending__status=PendingTransaction.Status.PENDING)
+                     .select_related("pending", "participation__person").order_by("id")[:BATCH])
+        if not batch:
+            return done
+        relooked = []
+        with transaction.atomic():
+            for p in batch:
+                t = p.pending
+                applied = -(t.applied_amount or ZERO)
+                if t.status != PendingTransaction.Status.APPLIED or applied <= 0:
+                    p.status, p.cancelled_reason = S.CANCELLED, "Nothing was paid: the account held nothing on the release date."
+                    continue
+                p.status, p.paid_on = S.PAID, t.applied_on
+                if p.share == SH.LIQUIDATE or applied < (p.amount or ZERO):
+                    p.amount, p.amount_is_estimate = applied, False
+                    p.valued_as_of = p.valued_as_of or t.applied_on
+                    relooked.append(p)
+            if relooked:
+                from payments.services.withholding import withholding_apply
+
+                withholding_apply(relooked)
+            bulk_update_fast(batch, ScheduledPayment, ["status", "paid_on", "amount", "amount_is_estimate", "valued_as_of", "cancelled_reason",
+                                      "federal_withholding", "state_withholding", "net_amount", "withholding_basis"])
+        from payments.services.runs import runs_refresh_totals
+
+        runs_refresh_totals({p.run_id for p in relooked})
+        done += len(batch)
+
+
+# --- the job --------------------------------------------------------------------------------------
+
+def payment_day_process(*, day: dt.date, now: dt.datetime | None = None, work: Work | None = None) -> JobRun | None:
+    """Process the payments of `day`. Nothing to do: None (no run recorded). Done already: the run as it is."""
+    now = now or timezone.now()
+    work = work or payment_work(day)
+    if not work.for_job:
+        return None
+    with job_lock(JOB_KIND):
+        run = job_claim(kind=JOB_KIND, key=day.isoformat(), now=now)
+        if run.status == JobRun.Status.DONE:
+            return run
+        stats: dict[str, int] = {}
+        job_progress(run, done=0, total=4, message="schedules")
+        if work.unscheduled:
+            stats["schedules_created"] = schedules_ensure(now=now)
+        if work.provisional:
+            stats["schedules_recomputed"] = _recompute_provisional(work.credited, now)
+        if work.held:
+            stats["holds_resolved"] = _recheck_holds(now)
+        if work.credited is not None:
+            stats.update(_value_due(work.credited, run))
+        job_progress(run, done=3, total=4, message="closing paid payments")
+        stats["paid"] = _close_paid()
+        return job_finish(run, status=JobRun.Status.DONE, message="processed", stats=stats)
+
+
+def payments_close_paid() -> int:
+    """Mark paid what the crediting has posted (the simulator's end of run; the job does it every day)."""
+    return _close_paid()
+
+
+def release_date_for(day: dt.date) -> dt.date:
+    return cal.next_valuation_date(day)
+
+
+_NEXT_SQL = """
+SELECT LEAST(
+  (SELECT MIN(valuable_on) FROM payments_scheduledpayment WHERE status = 'scheduled') + 1,
+  (SELECT MIN(release_date) FROM payments_scheduledpayment WHERE status = 'valued' AND run_id IS NULL),
+  (SELECT MIN(release_date) FROM payments_scheduledpayment WHERE status = 'released') + 1,
+  (SELECT MIN(provisional_until) FROM payments_paymentschedule) + 1,
+  (SELECT CASE WHEN EXISTS (SELECT 1 FROM payments_scheduledpayment WHERE status = 'held') THEN %(tomorrow)s END)
+)
+"""
+
+
+def payment_next_work_day(day: dt.date) -> dt.date | None:
+    """Without new events, the first day after `day` on which the job could find work (PostgreSQL; else tomorrow)."""
+    tomorrow = day + dt.timedelta(days=1)
+    if connection.vendor != "postgresql":
+        return tomorrow
+    with connection.cursor() as cursor:
+        cursor.execute(_NEXT_SQL, {"tomorrow": tomorrow})
+        found = cursor.fetchone()[0]
+    return max(found, tomorrow) if found else None

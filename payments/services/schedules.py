@@ -1,0 +1,215 @@
+"""Keeping each account's payment schedule in step with its events, elections and schedule changes.
+
+`schedules_recompute` runs the engine for a set of accounts and merges the answer into the stored
+schedule: payments already released or paid never change; unpaid payments that are no longer part of
+the plan's answer are cancelled (kept, with the reason); new ones are added. The schedule's revision
+goes up only when something changed, so its history reads as the list of real changes.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+
+from django.db import connection, transaction
+from django.utils import timezone
+from simple_history.utils import bulk_create_with_history
+
+from books.models import Account
+from core import valuation_calendar as cal
+from core.audit import actor_label
+from payments.models import PaymentSchedule, ScheduledPayment
+from payments.services.bulk import bulk_update_fast
+from payments.services.engine import Planned, ScheduleResult, compute_schedule
+from payments.services.facts import load_facts
+from payments.services.values import credited_through
+
+S = ScheduledPayment.Status
+
+
+def _release_date(day: dt.date) -> dt.date:
+    """Which day a payment is released: the first Valuation Date on or after its Payment Date."""
+    return cal.next_valuation_date(day)
+
+
+def _valuable_on(p: Planned, release: dt.date) -> dt.date:
+    if p.valued_as_of is None:  # valued on the release date: estimated from the day before
+        return cal.previous_valuation_date(release)
+    return cal.last_valuation_date(p.valued_as_of)
+
+
+def planned_to_row(p: Planned, *, schedule: PaymentSchedule, revision: int, now: dt.datetime) -> ScheduledPayment:
+    release = _release_date(p.payment_date)
+    status = S.HELD if p.hold_code else S.SCHEDULED
+    return ScheduledPayment(
+        schedule=schedule, account_id=schedule.account_id, participation_id=schedule.participation_id,
+        revision=revision, trigger=p.trigger, benefit=p.benefit, kind=p.kind, number=p.number, of=p.of,
+        share=p.share, percent=p.percent, payment_date=p.payment_date, valuation_rule=p.valuation_rule,
+        valued_as_of=p.valued_as_of, valuable_on=_valuable_on(p, release), release_date=release, cite=p.cite,
+        reason=p.reason[:300], status=status, hold_code=p.hold_code, hold_reason=p.hold_reason, created_at=now,
+    )
+
+
+def _signature(p: ScheduledPayment) -> tuple:
+    return (p.trigger, p.kind, p.number, p.of, p.payment_date, p.share)
+
+
+_SCHEDULE_FIELDS = ("trigger", "trigger_date", "benefit", "form", "installments", "cite", "summary", "hold_reason",
+                    "provisional_until")
+
+
+def _apply(schedule: PaymentSchedule, result: ScheduleResult) -> bool:
+    values = {"trigger": result.trigger, "trigger_date": result.trigger_date, "benefit": result.benefit[:120],
+              "form": result.form, "installments": result.installments, "cite": result.cite[:60],
+              "summary": result.summary, "hold_reason": result.hold_reason, "provisional_until": result.provisional_until}
+    changed = False
+    for name, value in values.items():
+        if getattr(schedule, name) != value:
+            setattr(schedule, name, value)
+            changed = True
+    return changed
+
+
+def schedules_recompute(*, accounts: list[Account], because: str, now: dt.datetime | None = None,
+                        as_of: dt.date | None = None) -> list[PaymentSchedule]:
+    """(Re)compute the benefit schedule of each account; returns the schedules that changed."""
+    if not accounts:
+        return []
+    now = now or timezone.now()
+    as_of = as_of or timezone.localdate(now)
+    accounts = list(Account.objects.filter(id__in=[a.id for a in accounts]).order_by("id")
+                    .select_related("participation__plan", "participation__person"))
+    facts = load_facts(accounts, as_of=as_of, credited=credited_through())
+    with transaction.atomic():
+        existing = {s.account_id: s for s in PaymentSchedule.objects.select_for_update()
+                    .filter(account_id__in=[a.id for a in accounts], kind=PaymentSchedule.Kind.BENEFIT)}
+        current: dict[int, list[ScheduledPayment]] = defaultdict(list)
+        for p in (ScheduledPayment.objects.filter(schedule__in=list(existing.values())).exclude(status=S.CANCELLED)
+                  .order_by("id")):
+            current[p.schedule_id].append(p)
+        new_schedules: list[PaymentSchedule] = []
+        changed_schedules: list[PaymentSchedule] = []
+        pending_rows: list[tuple[PaymentSchedule, list[Planned]]] = []
+        to_update: list[ScheduledPayment] = []
+        for a in accounts:
+            result = compute_schedule(facts[a.id])
+            schedule = existing.get(a.id)
+            if schedule is None:
+                schedule = PaymentSchedule(participation_id=a.participation_id, account_id=a.id, revision=1,
+                                           computed_at=now, computed_because=because[:200])
+                _apply(schedule, result)
+                new_schedules.append(schedule)
+                if result.payments:
+                    pending_rows.append((schedule, result.payments))
+                continue
+            have = current.get(schedule.id, [])
+            by_sig: dict[tuple, ScheduledPayment] = {}
+            for p in have:
+                by_sig.setdefault(_signature(p), p)
+            new_rows: list[Planned] = []
+            matched: set[int] = set()
+            updates: list[ScheduledPayment] = []
+            for planned in result.payments:
+                found = by_sig.get(planned.signature)
+                if found is None:
+                    new_rows.append(planned)
+                    continue
+                matched.add(found.id)
+                if found.status in (S.SCHEDULED, S.HELD) and (found.hold_code or "") != planned.hold_code \
+                        and found.hold_code in ("", "key_employee_unknown"):
+                    found.hold_code, found.hold_reason = planned.hold_code, planned.hold_reason
+                    found.status = S.HELD if planned.hold_code else S.SCHEDULED
+                    updates.append(found)
+            cancelled = []
+            for p in have:
+                if p.id in matched or p.status not in ScheduledPayment.MUTABLE:
+                    continue
+                p.status, p.run_id = S.CANCELLED, None
+                p.cancelled_reason = f"No longer due after: {because}"[:300]
+                cancelled.append(p)
+            if not (_apply(schedule, result) or new_rows or cancelled or updates):
+                continue
+            schedule.revision += 1
+            schedule.computed_at, schedule.computed_because = now, because[:200]
+            changed_schedules.append(schedule)
+            to_update.extend(updates + cancelled)
+            if new_rows:
+                pending_rows.append((schedule, new_rows))
+        if new_schedules:
+            bulk_create_with_history(new_schedules, PaymentSchedule, batch_size=2000)
+            if any(s.pk is None for s in new_schedules):  # backends that do not return ids
+                ids = {s.account_id: s.pk for s in PaymentSchedule.objects.filter(
+                    account_id__in=[s.account_id for s in new_schedules], kind=PaymentSchedule.Kind.BENEFIT)}
+                for s in new_schedules:
+                    s.pk = s.id = ids[s.account_id]
+        if changed_schedules:
+            bulk_update_fast(changed_schedules, PaymentSchedule,
+                             ["revision", "computed_at", "computed_because", *_SCHEDULE_FIELDS])
+        if to_update:
+            runs = {p.run_id for p in to_update if p.run_id}
+            bulk_update_fast(to_update, ScheduledPayment, ["status", "run", "cancelled_reason", "hold_code", "hold_reason"])
+            if runs:
+                from payments.services.runs import runs_refresh_totals
+
+                runs_refresh_totals(runs)
+        rows = [planned_to_row(p, schedule=schedule, revision=schedule.revision, now=now)
+                for schedule, planned in pending_rows for p in planned]
+        if rows:
+            bulk_create_with_history(rows, ScheduledPayment, batch_size=2000)
+    schedules_changed = new_schedules + changed_schedules
+    return schedules_changed
+
+
+def participant_schedules_recompute(*, person, because: str, now: dt.datetime | None = None) -> list[PaymentSchedule]:
+    accounts = list(Account.objects.filter(participation__person=person)
+                    .select_related("participation__plan", "participation__person"))
+    return schedules_recompute(accounts=accounts, because=because, now=now)
+
+
+# --- reactions (registered in payments.apps) ---------------------------------------------------------
+
+def on_employment_event(*, event, actor) -> None:
+    """After books forfeited what is unvested: the person's schedules follow the event."""
+    participant_schedules_recompute(person=event.person, now=event.recorded_at,
+                                    because=f"{event.get_kind_display()} on {event.effective_date} recorded by {actor_label(actor)}")
+
+
+def on_change_in_control(*, cic, actor) -> None:
+    from participants.models import EmploymentEvent
+
+    window_end = cic.effective_date + dt.timedelta(days=31 * 36)
+    people = (EmploymentEvent.objects.filter(kind=EmploymentEvent.Kind.SEPARATION,
+                                             effective_date__gte=cic.effective_date, effective_date__lte=window_end)
+              .values_list("person_id", flat=True).distinct())
+    accounts = list(Account.objects.filter(participation__person_id__in=list(people))
+                    .select_related("participation__plan", "participation__person"))
+    schedules_recompute(accounts=accounts, now=cic.recorded_at,
+                        because=f"change in control on {cic.effective_date} recorded by {actor_label(actor)}")
+
+
+def on_schedule_election(*, participation, actor, now=None, **_) -> None:
+    accounts = list(Account.objects.filter(participation=participation)
+                    .select_related("participation__plan", "participation__person"))
+    schedules_recompute(accounts=accounts, now=now, because=f"election or schedule change by {actor_label(actor)}")
+
+
+_ENSURE_SQL = """
+SELECT a.id FROM books_account a
+WHERE NOT EXISTS (SELECT 1 FROM payments_paymentschedule s WHERE s.account_id = a.id AND s.kind = 'benefit')
+ORDER BY a.id LIMIT %s
+"""
+
+
+def schedules_ensure(*, now: dt.datetime, limit: int = 20000) -> int:
+    """Every account gets its schedule (a Specified Date Account pays without any event)."""
+    done = 0
+    while True:
+        with connection.cursor() as cursor:
+            cursor.execute(_ENSURE_SQL, [limit])
+            ids = [r[0] for r in cursor.fetchall()]
+        if not ids:
+            return done
+        accounts = list(Account.objects.filter(id__in=ids).select_related("participation__plan", "participation__person"))
+        schedules_recompute(accounts=accounts, now=now, because="account opened")
+        done += len(ids)
+        if len(ids) < limit:
+            return done

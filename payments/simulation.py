@@ -1,0 +1,167 @@
+"""Simulator: emergency and domestic relations order events, the daily payment job, and the `payments` report.
+
+Every payment goes through the real maker-checker path: "sim-preparer" (an administrator) prepares
+the run and "sim-approver" (a committee member) approves it, which releases it to the books before
+the crediting of its release date. Separation, death, disability and changes in control reach the
+schedules through core.hooks (payments.apps), not through handlers here.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+
+from core.dates import parse_date
+from core.money import ZERO
+from core.simulation.registry import REPORTERS, SETUP_HOOKS, Rejected, daily, handles
+from payments.models import EmergencyWithdrawal, ScheduledPayment
+from payments.services.processing import (
+    payment_day_process,
+    payment_next_work_day,
+    payment_work,
+    payments_close_paid,
+)
+from payments.services.runs import PaymentRunError, payment_run_approve, payment_run_prepare, payments_ready
+from payments.services.withdrawals import (
+    WithdrawalError,
+    dro_record,
+    emergency_approve,
+    emergency_deny,
+    emergency_request_record,
+    emergency_sources,
+)
+
+PREPARER, APPROVER = "sim-preparer", "sim-approver"
+
+
+def setup(ctx) -> None:
+    User = get_user_model()
+    users = {}
+    for name, role in ((PREPARER, "administrator"), (APPROVER, "committee")):
+        user, _ = User.objects.get_or_create(username=name, defaults={"is_active": True})
+        user.groups.add(Group.objects.get_or_create(name=role)[0])
+        users[name] = user
+    ctx.state["payments_users"] = users
+    ctx.state["emergency_approvals"] = {}
+    ctx.state["late_outcomes"] = {}
+    ctx.state["event_days"] = {e.on for e in ctx.scenario.events}
+    ctx.state["payments_next_day"] = None
+
+
+SETUP_HOOKS.append(setup)
+
+
+def _cite(ctx, day: dt.date, key: str) -> str:
+    return ctx.plan.version_on(day).cite(key)
+
+
+@handles("emergency_request")
+def emergency_request(ctx, event) -> dict:
+    d = event.data
+    participation = ctx.participations[event.participant]
+    cite = _cite(ctx, event.on, "emergency")
+    if not d.get("approved_on"):
+        raise Rejected(cite, "The Committee did not approve the request (no approval date): no payment.")
+    approved_on = parse_date(d["approved_on"], field="approved_on")
+    if approved_on < event.on:
+        raise Rejected(cite, f"The approval ({approved_on}) cannot come before the request ({event.on}).")
+    try:
+        request = emergency_request_record(participation=participation, amount=Decimal(d["amount"]),
+                                           requested_on=event.on, actor=ctx.actor, now=ctx.moment(event.on))
+    except WithdrawalError as exc:
+        raise Rejected(cite, str(exc))
+    ctx.state["emergency_approvals"].setdefault(approved_on, []).append((event.index, request.pk))
+    if approved_on == event.on:
+        _approve_due(ctx, event.on)
+        outcome = ctx.state["late_outcomes"].pop(event.index, None)
+        if outcome:
+            raise Rejected(outcome["rule"], outcome["message"])
+    return {}
+
+
+@daily("before_crediting", 40)
+def _approve_due(ctx, day: dt.date) -> None:
+    """On the approval date the Committee approves what the need allows and the accounts hold (EDCP 5.5)."""
+    due = ctx.state.get("emergency_approvals", {}).pop(day, [])
+    approver = ctx.state.get("payments_users", {}).get(APPROVER)
+    for index, pk in due:
+        request = EmergencyWithdrawal.objects.get(pk=pk)
+        available = sum((v for _, v in emergency_sources(participation=request.participation, on=day)), ZERO)
+        amount = min(request.requested_amount, available)
+        cite = request.cite
+        if amount <= 0:
+            emergency_deny(emergency=request, decided_on=day, actor=approver, now=ctx.moment(day, 9),
+                           reason="Nothing is available in the accounts an emergency payment may draw on.")
+            ctx.state["late_outcomes"][index] = {
+                "status": "rejected", "rule": cite,
+                "message": f"Nothing is available on {day} in the accounts an emergency payment may draw on: no payment."}
+            continue
+        try:
+            emergency_approve(emergency=request, amount=amount, approved_on=day, actor=approver, now=ctx.moment(day, 9))
+        except WithdrawalError as exc:
+            ctx.state["late_outcomes"][index] = {"status": "rejected", "rule": cite, "message": str(exc)}
+
+
+@handles("domestic_relations_order")
+def domestic_relations_order(ctx, event) -> dict:
+    d = event.data
+    participation = ctx.participations[event.participant]
+    try:
+        order = dro_record(participation=participation, alternate_payee=d["alternate_payee"], order_date=event.on,
+                           percent=d.get("percent"), amount=Decimal(d["amount"]) if d.get("amount") else None,
+                           account_name=d.get("account", ""), actor=ctx.actor, now=ctx.moment(event.on))
+    except WithdrawalError as exc:
+        raise Rejected(_cite(ctx, event.on, "domestic_relations_order"), str(exc))
+    return {"amount": str(order.total)}
+
+
+@daily("before_crediting", 60)
+def payment_day(ctx, day: dt.date) -> None:
+    """The production job for the day, then the two-person run for what is released today.
+
+    Between events the simulator asks the database only on the days work can fall due (the next
+    valuation, release or close), so a quiet day costs nothing.
+    """
+    next_day = ctx.state.get("payments_next_day")
+    if day not in ctx.state["event_days"] and (next_day is None or day < next_day):
+        return
+    work = payment_work(day)
+    if not (work.for_job or work.ready):
+        ctx.state["payments_next_day"] = payment_next_work_day(day)
+        return
+    if work.for_job:
+        payment_day_process(day=day, now=ctx.moment(day, 7), work=work)
+    if not payments_ready(period_end=day).exists():
+        ctx.state["payments_next_day"] = payment_next_work_day(day)
+        return
+    users = ctx.state["payments_users"]
+    try:
+        run = payment_run_prepare(period_end=day, actor=users[PREPARER], now=ctx.moment(day, 8))
+        payment_run_approve(run=run, actor=users[APPROVER], now=ctx.moment(day, 10))
+    except PaymentRunError as exc:
+        raise RuntimeError(f"payment run on {day} failed: {exc}")
+    finally:
+        ctx.state["payments_next_day"] = payment_next_work_day(day)
+
+
+def payments_report(ctx) -> dict:
+    payments_close_paid()
+    for entry in ctx.events:
+        outcome = ctx.state.get("late_outcomes", {}).get(entry["index"])
+        if outcome:
+            entry.update(outcome)
+    rows = (ScheduledPayment.objects.filter(participation__in=ctx.participations.values(),
+                                            status=ScheduledPayment.Status.PAID)
+            .select_related("account", "participation__person").order_by("payment_date", "participation_id", "account_id", "number"))
+    return {"payments": [{
+        "participant": ctx.participant_id(p.participation.person), "account": p.account.name, "kind": p.kind,
+        "number": p.number, "of": p.of, "payment_date": p.payment_date.isoformat(),
+        "paid_on": p.paid_on.isoformat(), "valued_as_of": (p.valued_as_of or p.paid_on).isoformat(),
+        "amount": f"{p.amount:.2f}", "trigger": p.trigger, "cite": p.cite,
+        **({"payee": p.payee_name} if p.payee_name else {}),
+    } for p in rows]}
+
+
+REPORTERS.append(payments_report)

@@ -1,0 +1,23 @@
+"""Celery tasks of payments: load by key, call one service, return a small JSON summary."""
+from __future__ import annotations
+
+import datetime as dt
+
+from celery import shared_task
+from django.utils import timezone
+
+from core.jobs import JobBusy
+from payments.services.processing import payment_day_process
+
+
+@shared_task(name="payments.process_day", acks_late=True, reject_on_worker_lost=True)
+def process_day_task(day: str | None = None) -> dict:
+    """Beat, every morning before the evening crediting: schedules, valuation, holds, paid payments."""
+    when = dt.date.fromisoformat(day) if day else timezone.localdate()
+    try:
+        run = payment_day_process(day=when, now=timezone.now())
+    except JobBusy as exc:
+        return {"kind": "payments", "key": when.isoformat(), "status": "busy", "message": str(exc)}
+    if run is None:
+        return {"kind": "payments", "key": when.isoformat(), "status": "idle", "message": "nothing due"}
+    return {"kind": run.kind, "key": run.key, "status": run.status, "message": run.message, "stats": run.stats}

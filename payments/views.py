@@ -1,0 +1,212 @@
+"""Staff and portal pages of payments. Thin: reads through selectors, writes through services."""
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+from decimal import Decimal, InvalidOperation
+
+from django.contrib import messages
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.utils.html import escape
+from django.views.decorators.http import require_POST
+
+from core.decorators import capability_required, participant_required
+from core.roles import Cap, has_cap
+from participants.models import Person
+from payments import selectors
+from payments.models import PaymentRun, ScheduledPayment, WithholdingRate
+from payments.services.runs import (
+    PaymentRunError,
+    payment_run_approve,
+    payment_run_csv,
+    payment_run_prepare,
+    payment_run_register,
+)
+from payments.services.withholding import WithholdingError, withholding_rate_record
+
+
+def _date(raw: str | None, default: dt.date) -> dt.date:
+    try:
+        return dt.date.fromisoformat(raw) if raw else default
+    except ValueError:
+        return default
+
+
+@capability_required(Cap.VIEW_STAFF)
+def upcoming(request):
+    today = timezone.localdate()
+    start = _date(request.GET.get("start"), today)
+    end = _date(request.GET.get("end"), today + dt.timedelta(days=60))
+    payments = list(selectors.payments_upcoming(start=start, end=end))
+    amounts = selectors.payment_estimates(payments, on=today)
+    ready = [p for p in payments if p.status == ScheduledPayment.Status.VALUED and p.run_id is None]
+    return render(request, "payments/staff_upcoming.html", {
+        "payments": [(p, amounts[p.id]) for p in payments], "start": start, "end": end, "ready": ready,
+        "can_prepare": has_cap(request.user, Cap.PREPARE_PAYMENTS)})
+
+
+@capability_required(Cap.VIEW_STAFF)
+def held(request):
+    return render(request, "payments/staff_held.html", {"payments": selectors.payments_held()})
+
+
+@capability_required(Cap.VIEW_STAFF)
+def runs(request):
+    return render(request, "payments/staff_runs.html", {
+        "runs": PaymentRun.objects.select_related("prepared_by", "approved_by")[:200]})
+
+
+@capability_required(Cap.VIEW_STAFF)
+def run_detail(request, pk: int):
+    run = get_object_or_404(PaymentRun.objects.select_related("prepared_by", "approved_by", "register"), pk=pk)
+    payments = run.payments.select_related("participation__person", "participation__plan", "account").order_by("release_date", "id")
+    can_approve = (has_cap(request.user, Cap.APPROVE_PAYMENTS) and run.status == PaymentRun.Status.PREPARED
+                   and run.prepared_by_id != request.user.pk)
+    return render(request, "payments/staff_run.html", {
+        "run": run, "payments": payments, "can_approve": can_approve,
+        "own_run": run.prepared_by_id == request.user.pk and run.status == PaymentRun.Status.PREPARED})
+
+
+@require_POST
+@capability_required(Cap.PREPARE_PAYMENTS)
+def run_prepare(request):
+    end = _date(request.POST.get("period_end"), timezone.localdate())
+    start = _date(request.POST.get("period_start"), None) if request.POST.get("period_start") else None
+    try:
+        run = payment_run_prepare(period_end=end, period_start=start, actor=request.user, now=timezone.now())
+    except PaymentRunError as exc:
+        messages.error(request, str(exc))
+        return redirect("payments_staff:upcoming")
+    messages.success(request, f"Payment run {run.pk} prepared: {run.payments_count} payments. A different person must approve it.")
+    return redirect("payments_staff:run", pk=run.pk)
+
+
+@require_POST
+@capability_required(Cap.APPROVE_PAYMENTS)
+def run_approve(request, pk: int):
+    run = get_object_or_404(PaymentRun, pk=pk)
+    try:
+        payment_run_approve(run=run, actor=request.user, now=timezone.now())
+    except PaymentRunError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Payment run {run.pk} approved and released to the books.")
+    return redirect("payments_staff:run", pk=pk)
+
+
+@capability_required(Cap.VIEW_STAFF)
+def run_csv(request, pk: int):
+    run = get_object_or_404(PaymentRun, pk=pk)
+    try:
+        text = payment_run_csv(run=run)
+    except PaymentRunError as exc:
+        messages.error(request, str(exc))
+        return redirect("payments_staff:run", pk=pk)
+    response = HttpResponse(text, content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="payment-run-{run.pk}.csv"'
+    return response
+
+
+@require_POST
+@capability_required(Cap.VIEW_STAFF)
+def run_register(request, pk: int):
+    run = get_object_or_404(PaymentRun, pk=pk)
+    doc = payment_run_register(run=run, actor=request.user, now=timezone.now())
+    return redirect("document_download", pk=doc.pk)
+
+
+def _bar_chart(rows: list[tuple[str, Decimal]], *, title: str) -> str:
+    """A server-rendered SVG bar chart (no scripts, no CDN)."""
+    width, height, left, bottom, top = 760, 240, 70, 30, 20
+    peak = max([v for _, v in rows] + [Decimal(1)])
+    bar_w = (width - left - 10) / max(len(rows), 1)
+    parts = [f'<svg class="chart payments-chart" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
+             f'<line class="axis" x1="{left}" y1="{height - bottom}" x2="{width - 5}" y2="{height - bottom}"/>']
+    for i in range(5):
+        y = top + (height - top - bottom) * i / 4
+        value = peak * (4 - i) / 4
+        parts.append(f'<line class="grid" x1="{left}" y1="{y:.1f}" x2="{width - 5}" y2="{y:.1f}"/>'
+                     f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{value:,.0f}</text>')
+    for i, (label, value) in enumerate(rows):
+        h = float((height - top - bottom) * value / peak)
+        x = left + i * bar_w + 3
+        parts.append(f'<rect class="payments-bar" x="{x:.1f}" y="{height - bottom - h:.1f}" width="{bar_w - 6:.1f}" '
+                     f'height="{h:.1f}"><title>{escape(label)}: {value:,.2f}</title></rect>'
+                     f'<text x="{x + (bar_w - 6) / 2:.1f}" y="{height - bottom + 16}" text-anchor="middle">{escape(label)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+@capability_required(Cap.VIEW_STAFF)
+def forecast(request):
+    today = timezone.localdate()
+    data = selectors.forecast(start=today)
+    by = request.GET.get("by")
+    if request.GET.get("format") == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        if by == "year":
+            writer.writerow(["year", "gross"])
+            writer.writerows([(y, f"{v:.2f}") for y, v in data["by_year"]])
+        else:
+            writer.writerow(["month", "gross"])
+            writer.writerows([(m.strftime("%Y-%m"), f"{v:.2f}") for m, v in data["by_month"]])
+        response = HttpResponse(out.getvalue(), content_type="text/csv")
+        response["Content-Disposition"] = f'attachment; filename="payments-forecast-by-{by or "month"}.csv"'
+        return response
+    return render(request, "payments/staff_forecast.html", {
+        "data": data, "today": today,
+        "month_chart": _bar_chart([(m.strftime("%b %y"), v) for m, v in data["by_month"]], title="Payments by month"),
+        "year_chart": _bar_chart([(str(y), v) for y, v in data["by_year"]], title="Payments by year"),
+    })
+
+
+@capability_required(Cap.VIEW_STAFF)
+def participant_schedule(request, pk: int | None = None):
+    person = None
+    if pk is not None:
+        person = get_object_or_404(Person, pk=pk)
+    elif request.GET.get("q"):
+        q = request.GET["q"].strip()
+        person = Person.objects.filter(employee_number__iexact=q).first()
+        if person is None:
+            messages.error(request, f"No participant with employee number {q}.")
+    calendar = selectors.person_calendar(person) if person else []
+    amounts = selectors.payment_estimates(calendar, on=timezone.localdate()) if calendar else {}
+    return render(request, "payments/staff_participant.html", {
+        "person": person, "schedules": selectors.person_schedules(person) if person else [],
+        "calendar": [(p, amounts.get(p.id)) for p in calendar]})
+
+
+@capability_required(Cap.VIEW_STAFF)
+def withholding(request):
+    can_edit = has_cap(request.user, Cap.MAINTAIN_TABLES)
+    if request.method == "POST":
+        if not can_edit:
+            raise Http404
+        try:
+            threshold = Decimal(request.POST["threshold"]) if request.POST.get("threshold") else None
+            withholding_rate_record(kind=request.POST.get("kind", ""), rate=Decimal(request.POST.get("rate", "")),
+                                    jurisdiction=request.POST.get("jurisdiction", ""), threshold=threshold,
+                                    effective_date=dt.date.fromisoformat(request.POST.get("effective_date", "")),
+                                    source=request.POST.get("source", ""), actor=request.user, now=timezone.now())
+        except (WithholdingError, InvalidOperation, ValueError) as exc:
+            messages.error(request, f"Not recorded: {exc}")
+        else:
+            messages.success(request, "Rate recorded.")
+        return redirect("payments_staff:withholding")
+    return render(request, "payments/staff_withholding.html", {
+        "rates": WithholdingRate.objects.all(), "kinds": WithholdingRate.Kind.choices, "can_edit": can_edit})
+
+
+@participant_required
+def portal_calendar(request):
+    person = request.user.person
+    calendar = selectors.person_calendar(person)
+    amounts = selectors.payment_estimates(calendar, on=timezone.localdate())
+    return render(request, "payments/portal_calendar.html", {
+        "person": person, "calendar": [(p, amounts.get(p.id)) for p in calendar],
+        "schedules": selectors.person_schedules(person)})
