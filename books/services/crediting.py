@@ -20,9 +20,10 @@ from django.utils import timezone
 
 from books.models import Account, DailyValuation, EntryKind, LedgerEntry, PendingTransaction, Position, Source
 from core import valuation_calendar as cal
-from core.jobs import job_claim, job_finish, job_lock, job_progress
+from core.jobs import job_finish, job_locked_claim, job_progress
 from core.models import JobRun
-from core.money import ZERO, money, units as q_units
+from core.money import ZERO, money
+from core.money import units as q_units
 from elections.models import InvestmentElection, Status
 from plans.models import Fund, FundPrice
 
@@ -61,22 +62,23 @@ WHERE NOT EXISTS (SELECT 1 FROM plans_fundprice pr WHERE pr.fund_id = f.id AND p
                   WHERE l.fund_id = f.id AND e.status = 'accepted' AND e.effective_on <= %(day)s))
 """
 
-_WORK_SQL = """
+# Everything the job needs to know before it works, in one round trip (taken under the lock).
+_WORK_SQL = f"""
 SELECT
-  (SELECT MAX(key) FROM core_jobrun WHERE kind = 'crediting' AND status = 'done' AND key < %(key)s),
+  (SELECT key FROM core_jobrun WHERE kind = 'crediting' AND status = 'done' AND key < %(key)s
+   ORDER BY key DESC LIMIT 1),
   EXISTS (SELECT 1 FROM books_pendingtransaction t WHERE t.status = 'pending' AND t.effective_date <= %(day)s
           AND t.kind = 'credit'),
   EXISTS (SELECT 1 FROM elections_investmentelection e WHERE e.status = 'accepted' AND e.effective_on <= %(day)s
           AND e.rebalanced_on IS NULL AND e.applies_to IN ('existing', 'both')),
   EXISTS (SELECT 1 FROM books_pendingtransaction t WHERE t.status = 'pending' AND t.effective_date <= %(day)s
-          AND t.kind <> 'credit')
+          AND t.kind <> 'credit'),
+  ARRAY({_MISSING_PRICES_SQL}),
+  EXISTS (SELECT 1 FROM books_dailyvaluation v WHERE v.valuation_date = %(day)s)
 """
 
 
-def _funds_missing_prices(day: dt.date) -> list[Fund]:
-    with connection.cursor() as cursor:
-        cursor.execute(_MISSING_PRICES_SQL, {"day": day})
-        ids = [r[0] for r in cursor.fetchall()]
+def _funds(ids: list[int]) -> list[Fund]:
     return list(Fund.objects.filter(id__in=ids).select_related("plan")) if ids else []
 
 
@@ -170,6 +172,7 @@ def _exchanges(day: dt.date, prices: dict[int, Decimal], actor: str) -> int:
 
 # --- phase 2: credits ---------------------------------------------------------------------------
 
+# Measured by `manage.py bench crediting` (books/bench.py) on a payday for every participant.
 _CREDITS_SQL = """
 WITH todo AS (
     SELECT t.id, t.account_id, t.amount, t.effective_date, t.source, t.idempotency_key, t.actor, t.memo,
@@ -202,17 +205,23 @@ split AS (
            SUM(ROUND(t.amount * l.percent / 100.0, 2)) OVER (PARTITION BY t.id) AS shares_total
     FROM todo t JOIN lines l ON l.pending_id = t.id
 ),
+wanted AS (
+    SELECT DISTINCT account_id, fund_id FROM split
+),
+existing AS (
+    SELECT p.id, p.account_id, p.fund_id FROM books_position p JOIN wanted w USING (account_id, fund_id)
+),
 new_positions AS (
     INSERT INTO books_position (account_id, fund_id)
-    SELECT DISTINCT account_id, fund_id FROM split
+    SELECT w.account_id, w.fund_id FROM wanted w
+    WHERE NOT EXISTS (SELECT 1 FROM existing x WHERE x.account_id = w.account_id AND x.fund_id = w.fund_id)
     ON CONFLICT (account_id, fund_id) DO NOTHING
     RETURNING id, account_id, fund_id
 ),
 positions AS (
     SELECT id, account_id, fund_id FROM new_positions
     UNION ALL
-    SELECT p.id, p.account_id, p.fund_id FROM books_position p
-    JOIN (SELECT DISTINCT account_id, fund_id FROM split) s USING (account_id, fund_id)
+    SELECT id, account_id, fund_id FROM existing
 ),
 amounts AS (
     SELECT s.*, CASE WHEN s.from_last = 1 THEN s.share + (s.amount - s.shares_total) ELSE s.share END AS part
@@ -310,6 +319,7 @@ def _debits(day: dt.date, prices: dict[int, Decimal], actor: str) -> int:
 
 # --- phase 4: valuation -------------------------------------------------------------------------
 
+# Measured by `manage.py bench crediting` (books/bench.py) against one plain INSERT ... SELECT.
 _VALUATION_SQL = """
 WITH flows AS (
     SELECT e.position_id, p.account_id, p.fund_id, SUM(e.units) AS units, SUM(e.amount) AS amount
@@ -334,13 +344,16 @@ INSERT INTO books_dailyvaluation (position_id, account_id, fund_id, valuation_da
 SELECT b.position_id, b.account_id, b.fund_id, %(day)s, b.units, pr.price,
        ROUND(b.units * pr.price, 2), b.flow, ROUND(b.units * pr.price, 2) - b.prev_value - b.flow
 FROM base b JOIN plans_fundprice pr ON pr.fund_id = b.fund_id AND pr.date = %(day)s
-ON CONFLICT (position_id, valuation_date) DO NOTHING
 """
+# A day with no row yet takes the plain insert (the unique index still refuses a duplicate); a run
+# resumed after a crash skips the rows already written, which costs a probe of that index per row.
+_VALUATION_RESUME_SQL = _VALUATION_SQL + "ON CONFLICT (valuation_date, position_id) DO NOTHING\n"
 
 
-def _valuations_sql(day: dt.date) -> int:
+def _valuations_sql(day: dt.date, *, resuming: bool = True) -> int:
     with connection.cursor() as cursor:
-        cursor.execute(_VALUATION_SQL, {"day": day, "prev": cal.previous_valuation_date(day)})
+        cursor.execute(_VALUATION_RESUME_SQL if resuming else _VALUATION_SQL,
+                       {"day": day, "prev": cal.previous_valuation_date(day)})
         return cursor.rowcount
 
 
@@ -380,14 +393,14 @@ def _set_based() -> bool:
 
 # --- the job ------------------------------------------------------------------------------------
 
-def _check(day: dt.date, last: dt.date | None) -> None:
+def _check(day: dt.date, last: dt.date | None, missing_fund_ids: list[int]) -> None:
     if not cal.is_valuation_date(day):
         raise CreditingRefused(f"{day} is not a Valuation Date (the NYSE is closed; EDCP 1.37, RRP 1.32)")
     if last is not None:
         expected = cal.next_valuation_date_after(last)
         if expected < day:
             raise CreditingRefused(f"{expected} must be credited before {day}: Valuation Dates are credited in order")
-    missing = _funds_missing_prices(day)
+    missing = _funds(missing_fund_ids)
     if missing:
         names = ", ".join(f"{f.plan.code} {f.code} ({f.name})" for f in missing)
         raise CreditingRefused(f"no price for {names} on {day}: crediting waits until the price is loaded")
@@ -396,15 +409,14 @@ def _check(day: dt.date, last: dt.date | None) -> None:
 def credit_valuation_date(*, valuation_date: dt.date, actor: str = "crediting job", set_based: bool | None = None) -> JobRun:
     """Credit one Valuation Date. Repeating it changes nothing; a crash resumes at the phase it reached."""
     set_based = _set_based() if set_based is None else set_based
-    with job_lock(JOB_KIND):
-        run = job_claim(kind=JOB_KIND, key=valuation_date.isoformat())
+    with job_locked_claim(lock=JOB_KIND, kind=JOB_KIND, key=valuation_date.isoformat()) as run:
         if run.status == JobRun.Status.DONE:
             return run
         with connection.cursor() as cursor:
             cursor.execute(_WORK_SQL, {"day": valuation_date, "key": valuation_date.isoformat()})
-            last_key, has_credits, has_exchanges, has_debits = cursor.fetchone()
+            last_key, has_credits, has_exchanges, has_debits, missing_fund_ids, resuming = cursor.fetchone()
         try:
-            _check(valuation_date, dt.date.fromisoformat(last_key) if last_key else None)
+            _check(valuation_date, dt.date.fromisoformat(last_key) if last_key else None, missing_fund_ids)
         except CreditingRefused as exc:
             return job_finish(run, status=JobRun.Status.REFUSED, message=str(exc))
         prices = _prices_on(valuation_date) if (has_exchanges or has_debits or not set_based) else {}
@@ -419,7 +431,8 @@ def credit_valuation_date(*, valuation_date: dt.date, actor: str = "crediting jo
             stats["debits"] = _debits(valuation_date, prices, actor)
         if has_exchanges or has_credits or has_debits:
             job_progress(run, done=3, total=len(PHASES), message="valuation")
-        stats["positions_valued"] = _valuations_sql(valuation_date) if set_based else _valuations_python(valuation_date)
+        stats["positions_valued"] = (_valuations_sql(valuation_date, resuming=resuming) if set_based
+                                     else _valuations_python(valuation_date))
         return job_finish(run, status=JobRun.Status.DONE, message="credited", stats=stats)
 
 
