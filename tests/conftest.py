@@ -17,13 +17,16 @@ def django_db_setup(django_db_setup, django_db_blocker):
 
 
 @pytest.fixture(autouse=True)
-def _catalog_present(request):
+def _catalog_present(request, django_db_blocker):
     """Transactional tests flush the database; put the shipped catalog back for the next test."""
     yield
-    if "transactional_db" in request.fixturenames or "live_server" in request.fixturenames:
+    marker = request.node.get_closest_marker("django_db")
+    if ("transactional_db" in request.fixturenames or "live_server" in request.fixturenames
+            or (marker is not None and marker.kwargs.get("transaction"))):
         from plans.services import catalog_load
 
-        catalog_load()
+        with django_db_blocker.unblock():  # this teardown runs after the test's own database access ended
+            catalog_load()
 
 
 @pytest.fixture
