@@ -13,14 +13,15 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from decimal import Decimal
+from typing import NamedTuple
 
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Max, Sum
 from django.utils import timezone
 
 from books.models import Account, DailyValuation, EntryKind, LedgerEntry, PendingTransaction, Position, Source
 from core import valuation_calendar as cal
-from core.jobs import job_finish, job_locked_claim, job_progress
+from core.jobs import job_locked_claim, job_progress
 from core.models import JobRun
 from core.money import ZERO, money
 from core.money import units as q_units
@@ -62,20 +63,48 @@ WHERE NOT EXISTS (SELECT 1 FROM plans_fundprice pr WHERE pr.fund_id = f.id AND p
                   WHERE l.fund_id = f.id AND e.status = 'accepted' AND e.effective_on <= %(day)s))
 """
 
-# Everything the job needs to know before it works, in one round trip (taken under the lock).
-_WORK_SQL = f"""
+# What the job needs to know before it works. On PostgreSQL it is read in the statement that takes
+# the lock and claims the date (core.jobs.job_locked_claim), with the funds missing a price.
+_WORK_SQL = """
 SELECT
   (SELECT key FROM core_jobrun WHERE kind = 'crediting' AND status = 'done' AND key < %(key)s
-   ORDER BY key DESC LIMIT 1),
+   ORDER BY key DESC LIMIT 1) AS last_key,
   EXISTS (SELECT 1 FROM books_pendingtransaction t WHERE t.status = 'pending' AND t.effective_date <= %(day)s
-          AND t.kind = 'credit'),
+          AND t.kind = 'credit') AS has_credits,
   EXISTS (SELECT 1 FROM elections_investmentelection e WHERE e.status = 'accepted' AND e.effective_on <= %(day)s
-          AND e.rebalanced_on IS NULL AND e.applies_to IN ('existing', 'both')),
+          AND e.rebalanced_on IS NULL AND e.applies_to IN ('existing', 'both')) AS has_exchanges,
   EXISTS (SELECT 1 FROM books_pendingtransaction t WHERE t.status = 'pending' AND t.effective_date <= %(day)s
-          AND t.kind <> 'credit'),
-  ARRAY({_MISSING_PRICES_SQL}),
-  EXISTS (SELECT 1 FROM books_dailyvaluation v WHERE v.valuation_date = %(day)s)
+          AND t.kind <> 'credit') AS has_debits,
+  EXISTS (SELECT 1 FROM books_dailyvaluation v WHERE v.valuation_date = %(day)s) AS resuming
 """
+_WORK_WITH_PRICES_SQL = _WORK_SQL.rstrip() + f",\n  ARRAY({_MISSING_PRICES_SQL}) AS missing_prices\n"
+# A worker that held the lock just before us may not have committed its finish when our read was
+# taken: wait for that row, then read again, before refusing a date.
+_PREVIOUS_RUN_SETTLED_SQL = "SELECT 1 FROM core_jobrun WHERE kind = 'crediting' AND key = %(key)s FOR SHARE"
+
+
+class _Work(NamedTuple):
+    last_key: str | None
+    has_credits: bool
+    has_exchanges: bool
+    has_debits: bool
+    resuming: bool
+    missing_prices: list[int]
+
+
+def _work_sql() -> str:
+    return _WORK_WITH_PRICES_SQL if connection.vendor == "postgresql" else _WORK_SQL
+
+
+def _work_now(day: dt.date) -> _Work:
+    params = {"day": day, "key": day.isoformat()}
+    with connection.cursor() as cursor:
+        cursor.execute(_work_sql(), params)
+        row = tuple(cursor.fetchone())
+        if connection.vendor != "postgresql":
+            cursor.execute(_MISSING_PRICES_SQL, params)
+            row += ([r[0] for r in cursor.fetchall()],)
+    return _Work(*row)
 
 
 def _funds(ids: list[int]) -> list[Fund]:
@@ -351,9 +380,16 @@ _VALUATION_RESUME_SQL = _VALUATION_SQL + "ON CONFLICT (valuation_date, position_
 
 
 def _valuations_sql(day: dt.date, *, resuming: bool = True) -> int:
+    """`resuming` is a hint read under the lock; rows it did not see make the plain insert fail, and resume."""
+    params = {"day": day, "prev": cal.previous_valuation_date(day)}
     with connection.cursor() as cursor:
-        cursor.execute(_VALUATION_RESUME_SQL if resuming else _VALUATION_SQL,
-                       {"day": day, "prev": cal.previous_valuation_date(day)})
+        if not (resuming or connection.in_atomic_block):
+            try:
+                cursor.execute(_VALUATION_SQL, params)
+                return cursor.rowcount
+            except IntegrityError:
+                pass
+        cursor.execute(_VALUATION_RESUME_SQL, params)
         return cursor.rowcount
 
 
@@ -393,47 +429,57 @@ def _set_based() -> bool:
 
 # --- the job ------------------------------------------------------------------------------------
 
-def _check(day: dt.date, last: dt.date | None, missing_fund_ids: list[int]) -> None:
+def _refusal(day: dt.date, work: _Work) -> str | None:
     if not cal.is_valuation_date(day):
-        raise CreditingRefused(f"{day} is not a Valuation Date (the NYSE is closed; EDCP 1.37, RRP 1.32)")
-    if last is not None:
-        expected = cal.next_valuation_date_after(last)
+        return f"{day} is not a Valuation Date (the NYSE is closed; EDCP 1.37, RRP 1.32)"
+    if work.last_key is not None:
+        expected = cal.next_valuation_date_after(dt.date.fromisoformat(work.last_key))
         if expected < day:
-            raise CreditingRefused(f"{expected} must be credited before {day}: Valuation Dates are credited in order")
-    missing = _funds(missing_fund_ids)
+            return f"{expected} must be credited before {day}: Valuation Dates are credited in order"
+    missing = _funds(work.missing_prices)
     if missing:
         names = ", ".join(f"{f.plan.code} {f.code} ({f.name})" for f in missing)
-        raise CreditingRefused(f"no price for {names} on {day}: crediting waits until the price is loaded")
+        return f"no price for {names} on {day}: crediting waits until the price is loaded"
+    return None
 
 
 def credit_valuation_date(*, valuation_date: dt.date, actor: str = "crediting job", set_based: bool | None = None) -> JobRun:
-    """Credit one Valuation Date. Repeating it changes nothing; a crash resumes at the phase it reached."""
+    """Credit one Valuation Date. Repeating it changes nothing; a crash resumes at the phase it reached.
+
+    A quiet day (no exchange, credit or debit) is three statements: lock + claim + reads, the
+    valuation, finish + unlock.
+    """
     set_based = _set_based() if set_based is None else set_based
-    with job_locked_claim(lock=JOB_KIND, kind=JOB_KIND, key=valuation_date.isoformat()) as run:
+    day = valuation_date
+    with job_locked_claim(lock=JOB_KIND, kind=JOB_KIND, key=day.isoformat(), reads=_work_sql(),
+                          params={"day": day, "key": day.isoformat()}) as claimed:
+        run = claimed.run
         if run.status == JobRun.Status.DONE:
             return run
-        with connection.cursor() as cursor:
-            cursor.execute(_WORK_SQL, {"day": valuation_date, "key": valuation_date.isoformat()})
-            last_key, has_credits, has_exchanges, has_debits, missing_fund_ids, resuming = cursor.fetchone()
-        try:
-            _check(valuation_date, dt.date.fromisoformat(last_key) if last_key else None, missing_fund_ids)
-        except CreditingRefused as exc:
-            return job_finish(run, status=JobRun.Status.REFUSED, message=str(exc))
-        prices = _prices_on(valuation_date) if (has_exchanges or has_debits or not set_based) else {}
+        work = _Work(*claimed.reads) if connection.vendor == "postgresql" else _work_now(day)
+        if _refusal(day, work) is not None:
+            if connection.vendor == "postgresql" and cal.is_valuation_date(day):
+                with connection.cursor() as cursor:
+                    cursor.execute(_PREVIOUS_RUN_SETTLED_SQL, {"key": cal.previous_valuation_date(day).isoformat()})
+            work = _work_now(day)
+            refusal = _refusal(day, work)
+            if refusal is not None:
+                return claimed.finish(status=JobRun.Status.REFUSED, message=refusal)
+        prices = _prices_on(day) if (work.has_exchanges or work.has_debits or not set_based) else {}
         stats: dict[str, int] = {"exchanges": 0, "credits": 0, "debits": 0}
-        if has_exchanges:
+        if work.has_exchanges:
             job_progress(run, done=0, total=len(PHASES), message="exchanges")
-            stats["exchanges"] = _exchanges(valuation_date, prices, actor)
-        if has_credits:
-            stats["credits"] = _credits_sql(valuation_date, actor) if set_based else _credits_python(valuation_date, actor)
-        if has_debits:
+            stats["exchanges"] = _exchanges(day, prices, actor)
+        if work.has_credits:
+            stats["credits"] = _credits_sql(day, actor) if set_based else _credits_python(day, actor)
+        if work.has_debits:
             job_progress(run, done=2, total=len(PHASES), message="debits")
-            stats["debits"] = _debits(valuation_date, prices, actor)
-        if has_exchanges or has_credits or has_debits:
+            stats["debits"] = _debits(day, prices, actor)
+        if work.has_exchanges or work.has_credits or work.has_debits:
             job_progress(run, done=3, total=len(PHASES), message="valuation")
-        stats["positions_valued"] = (_valuations_sql(valuation_date, resuming=resuming) if set_based
-                                     else _valuations_python(valuation_date))
-        return job_finish(run, status=JobRun.Status.DONE, message="credited", stats=stats)
+        stats["positions_valued"] = (_valuations_sql(day, resuming=work.resuming) if set_based
+                                     else _valuations_python(day))
+        return claimed.finish(status=JobRun.Status.DONE, message="credited", stats=stats)
 
 
 def credit_due_dates(*, through: dt.date, actor: str = "crediting job") -> list[JobRun]:

@@ -4,10 +4,12 @@ with three accounts of four funds each, valued on PREV, and a payday (two pendin
 """
 from __future__ import annotations
 
+import datetime as dt
 import threading
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
+from django.utils import timezone
 
 from books.bench import DAY, generate
 from books.models import DailyValuation, LedgerEntry, PendingTransaction, Position
@@ -15,8 +17,10 @@ from books.services import crediting
 from books.services.crediting import credit_valuation_date
 from books.services.verify import books_verify
 from books.tasks import credit_valuation_date_task
+from core import jobs
 from core.jobs import JobBusy, _lock_id
 from core.models import JobRun
+from plans.models import FundPrice
 from tests.workers import celery_worker, purge_queue, unique_queue, wait_for
 
 pytestmark = pytest.mark.usefixtures("transactional_db")  # the worker processes must see the books
@@ -83,6 +87,52 @@ def test_two_workers_at_once_credit_the_date_once_and_the_second_is_told_busy(mo
     assert_credited_exactly_once(built["pending_credits"])
 
 
+def _advisory_locks_held() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()")
+        return cursor.fetchone()[0]
+
+
+def test_the_lock_is_released_whether_the_date_is_credited_refused_or_the_run_fails(monkeypatch):
+    generate(participants=5, paid=1.0)
+    later = credit_valuation_date(valuation_date=DAY + dt.timedelta(days=4))  # 2026-01-20: the 16th comes first
+    assert later.status == "refused" and _advisory_locks_held() == 0
+    monkeypatch.setattr(crediting, "_credits_sql", lambda day, actor: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        credit_valuation_date(valuation_date=DAY)
+    assert _advisory_locks_held() == 0
+    monkeypatch.undo()
+    assert credit_valuation_date(valuation_date=DAY).status == "done"
+    assert _advisory_locks_held() == 0
+    assert credit_valuation_date(valuation_date=DAY).status == "done"  # already done: nothing to do
+    assert _advisory_locks_held() == 0
+
+
+def test_a_date_is_not_refused_while_the_previous_date_is_being_recorded_done():
+    # The reads taken with the lock may predate the previous worker's last commit: the job looks again.
+    generate(participants=5, paid=1.0)
+    assert credit_valuation_date(valuation_date=DAY).status == "done"
+    nxt = DAY + dt.timedelta(days=4)
+    for fund_id, price in FundPrice.objects.filter(date=DAY).values_list("fund_id", "price"):
+        FundPrice.objects.create(fund_id=fund_id, date=nxt, price=price, loaded_at=timezone.now(), source="test")
+    JobRun.objects.filter(key=DAY.isoformat()).update(status="running")  # as if its finish were not committed yet
+    updating, done = threading.Event(), threading.Event()
+
+    def previous_worker_finishing() -> None:
+        with transaction.atomic():
+            JobRun.objects.filter(key=DAY.isoformat()).update(status="done")
+            updating.set()
+            done.wait(0.5)  # the next date's job starts meanwhile and must wait for this commit
+        connection.close()
+
+    finisher = threading.Thread(target=previous_worker_finishing)
+    finisher.start()
+    assert updating.wait(5)
+    run = credit_valuation_date(valuation_date=nxt)
+    finisher.join(5)
+    assert (run.status, run.message) == ("done", "credited")
+
+
 def test_two_workers_racing_for_the_same_date_do_the_work_once():
     built = generate(participants=300, paid=1.0)
     start = threading.Barrier(2)
@@ -129,14 +179,14 @@ def test_a_run_cut_after_its_credits_resumes_without_posting_them_twice(monkeypa
 
 def test_a_run_cut_after_its_valuation_resumes_without_writing_a_row_twice(monkeypatch):
     built = generate(participants=50, paid=1.0)
-    real_finish = crediting.job_finish
+    real_finish = jobs.job_finish
 
     def finish_lost(run, **kwargs):
         if kwargs.get("status") == "done":
             raise RuntimeError("worker lost before recording the run done")
         return real_finish(run, **kwargs)
 
-    monkeypatch.setattr(crediting, "job_finish", finish_lost)
+    monkeypatch.setattr(jobs, "job_finish", finish_lost)
     with pytest.raises(RuntimeError):
         credit_valuation_date(valuation_date=DAY)
     assert _run().status == "running"
