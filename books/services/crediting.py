@@ -92,16 +92,13 @@ class _Work(NamedTuple):
     missing_prices: list[int]
 
 
-def _work_sql() -> str:
-    return _WORK_WITH_PRICES_SQL if connection.vendor == "postgresql" else _WORK_SQL
-
-
 def _work_now(day: dt.date) -> _Work:
     params = {"day": day, "key": day.isoformat()}
+    postgresql = connection.vendor == "postgresql"
     with connection.cursor() as cursor:
-        cursor.execute(_work_sql(), params)
+        cursor.execute(_WORK_WITH_PRICES_SQL if postgresql else _WORK_SQL, params)
         row = tuple(cursor.fetchone())
-        if connection.vendor != "postgresql":
+        if not postgresql:
             cursor.execute(_MISSING_PRICES_SQL, params)
             row += ([r[0] for r in cursor.fetchall()],)
     return _Work(*row)
@@ -450,15 +447,16 @@ def credit_valuation_date(*, valuation_date: dt.date, actor: str = "crediting jo
     valuation, finish + unlock.
     """
     set_based = _set_based() if set_based is None else set_based
-    day = valuation_date
-    with job_locked_claim(lock=JOB_KIND, kind=JOB_KIND, key=day.isoformat(), reads=_work_sql(),
+    day, postgresql = valuation_date, connection.vendor == "postgresql"
+    with job_locked_claim(lock=JOB_KIND, kind=JOB_KIND, key=day.isoformat(),
+                          reads=_WORK_WITH_PRICES_SQL if postgresql else "",
                           params={"day": day, "key": day.isoformat()}) as claimed:
         run = claimed.run
         if run.status == JobRun.Status.DONE:
             return run
-        work = _Work(*claimed.reads) if connection.vendor == "postgresql" else _work_now(day)
+        work = _Work(*claimed.reads) if postgresql else _work_now(day)
         if _refusal(day, work) is not None:
-            if connection.vendor == "postgresql" and cal.is_valuation_date(day):
+            if postgresql and cal.is_valuation_date(day):
                 with connection.cursor() as cursor:
                     cursor.execute(_PREVIOUS_RUN_SETTLED_SQL, {"key": cal.previous_valuation_date(day).isoformat()})
             work = _work_now(day)
