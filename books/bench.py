@@ -14,7 +14,8 @@
    `LIKE books_dailyvaluation INCLUDING ALL` (same columns, identity, indexes) and loaded beforehand
    with PREV's rows, so its indexes are the size the real table's are.
 3. The job, timed: books.tasks.credit_valuation_date_task(DAY) called in this process on a fresh
-   PostgreSQL connection (all four phases: claim, checks, credits, valuation, finish).
+   PostgreSQL connection: lock + claim + checks, the credits when any are due, the valuation of
+   every position, finish + unlock (the exchange calendar is loaded beforehand, as in a worker).
 4. The same task again: the rows it adds (DailyValuation + ledger entries + positions) must be 0.
 
 Peak memory: this process's peak RSS (getrusage) plus, when PostgreSQL runs on this machine, the
