@@ -120,7 +120,7 @@ def wait_for(condition: Callable[[], object], *, timeout: float, what: str, inte
 
 
 def purge_queue(queue: str) -> None:
-    """Drop what a test left in its queue (and in the broker's unacked set)."""
+    """Drop what a test left in the broker: its queue, the queue's bindings, its unacked messages."""
     from config.celery import app
 
     with app.connection_for_write() as conn:
@@ -128,6 +128,7 @@ def purge_queue(queue: str) -> None:
             conn.default_channel.queue_purge(queue)
         client = getattr(conn.default_channel, "client", None)
         if client is not None:
+            client.delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
             for tag, payload in (client.hgetall("unacked") or {}).items():
                 if queue.encode() in payload:
                     client.hdel("unacked", tag)
