@@ -199,6 +199,14 @@ def test_a_run_cut_after_its_valuation_resumes_without_writing_a_row_twice(monke
     assert_credited_exactly_once(built["pending_credits"])
 
 
+def test_a_valuation_hint_that_missed_rows_already_written_falls_back_to_skipping_them():
+    # The "resuming" hint is read under the lock but may predate a crashed attempt's last commit.
+    generate(participants=20, paid=0.0)
+    assert crediting._valuations_sql(DAY, resuming=False) == Position.objects.count()
+    assert crediting._valuations_sql(DAY, resuming=False) == 0
+    assert DailyValuation.objects.filter(valuation_date=DAY).count() == Position.objects.count()
+
+
 @pytest.mark.slow
 def test_a_worker_killed_in_the_middle_of_crediting_loses_and_duplicates_nothing(tmp_path):
     # Big enough that the credits and the valuation take seconds (10,000 credits, 60,000 positions).
