@@ -172,7 +172,9 @@ class DailyValuation(models.Model):
 
     class Meta:
         ordering = ["valuation_date", "position"]
-        constraints = [models.UniqueConstraint(fields=["position", "valuation_date"], name="one_valuation_per_position_and_date")]
+        # Date first: each day's rows are appended at the end of the index, and the crediting job finds
+        # the previous day's rows (books/services/crediting.py _VALUATION_SQL) through it.
+        constraints = [models.UniqueConstraint(fields=["valuation_date", "position"], name="one_valuation_per_date_and_position")]
 
     def __str__(self) -> str:
         return f"{self.valuation_date} position {self.position_id}: {self.value}"

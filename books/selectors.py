@@ -47,18 +47,14 @@ def account_values(accounts: list[Account] | None = None, *, on: dt.date, partic
     for i in ids:
         out[i] = ZERO
     last = _last_valued_on_or_before(on)
-    if last is not None:
-        latest = (DailyValuation.objects.filter(account_id__in=ids, valuation_date__lte=last)
-                  .values("position_id").annotate(d=Max("valuation_date")))
-        wanted = Q()
-        any_rows = False
-        for row in latest:
-            if row["d"] == last:
-                wanted |= Q(position_id=row["position_id"], valuation_date=last)
-                any_rows = True
-        if any_rows:
-            for acc, value in DailyValuation.objects.filter(wanted).values_list("account_id", "value"):
-                out[acc] += value
+    if last is not None and ids:
+        # Every position holding units has a row on every credited Valuation Date, so the rows of `last`
+        # are the whole invested value; the (valuation_date, position) index answers this directly.
+        positions = _positions_of(ids)
+        if positions:
+            for pos, value in (DailyValuation.objects.filter(valuation_date=last, position_id__in=list(positions))
+                               .values_list("position_id", "value")):
+                out[positions[pos]] += value
     waiting = (PendingTransaction.objects.filter(account_id__in=ids, kind=EntryKind.CREDIT, effective_date__lte=on)
                .filter(Q(status=PendingTransaction.Status.PENDING) | Q(applied_on__gt=last) if last else
                        Q(status=PendingTransaction.Status.PENDING))
@@ -76,15 +72,22 @@ def positions_on(account: Account, on: dt.date) -> list[dict]:
     last = _last_valued_on_or_before(on)
     if last is None:
         return []
-    rows = (DailyValuation.objects.filter(account_id=account.id, valuation_date=last)
+    rows = (DailyValuation.objects.filter(valuation_date=last, position_id__in=list(_positions_of([account.id])))
             .select_related("fund").order_by("fund__code"))
     return [{"fund": r.fund, "units": r.units, "price": r.price, "value": r.value, "earnings": r.earnings} for r in rows]
 
 
 def balance_history(account_ids: list[int], start: dt.date, end: dt.date) -> list[tuple[dt.date, Decimal]]:
-    rows = (DailyValuation.objects.filter(account_id__in=account_ids, valuation_date__gte=start, valuation_date__lte=end)
-            .values("valuation_date").annotate(v=Sum("value")).order_by("valuation_date"))
-    return [(r["valuation_date"], r["v"]) for r in rows]
+    return value_history(account_ids, start, end)
+
+
+def _valuation_dates(start: dt.date, end: dt.date) -> list[dt.date]:
+    """The Valuation Dates of a range, so history reads probe the (valuation_date, position) index date by date
+    instead of scanning every row of the range."""
+    try:
+        return cal.valuation_dates_between(start, end)
+    except ValueError:
+        return []
 
 
 # --- pages: a person's books, read through positions (DailyValuation is indexed by position and date) ---
@@ -156,15 +159,25 @@ def value_history(account_ids: list[int], start: dt.date, end: dt.date) -> list[
     positions = list(_positions_of(account_ids))
     if not positions:
         return []
-    rows = (DailyValuation.objects.filter(position_id__in=positions, valuation_date__gte=start, valuation_date__lte=end)
+    dates = _valuation_dates(start, end)
+    if not dates:
+        return []
+    rows = (DailyValuation.objects.filter(valuation_date__in=dates, position_id__in=positions)
             .values("valuation_date").annotate(v=Sum("value")).order_by("valuation_date"))
     return [(r["valuation_date"], r["v"]) for r in rows]
 
 
-def daily_earnings(account_ids: list[int]):
-    """Per Valuation Date, newest first: earnings credited, money in or out (flow) and the closing value."""
+def daily_earnings(account_ids: list[int], *, end: dt.date | None = None, days: int = 400):
+    """Per Valuation Date of the `days` before `end` (default: the last credited), newest first: earnings
+    credited, money in or out (flow) and the closing value."""
+    from books.services.crediting import last_credited_date
+
     positions = list(_positions_of(account_ids))
-    return (DailyValuation.objects.filter(position_id__in=positions).values("valuation_date")
+    end = end or last_credited_date()
+    if end is None or not positions:
+        return DailyValuation.objects.none().values("valuation_date")
+    dates = _valuation_dates(end - dt.timedelta(days=days), end)
+    return (DailyValuation.objects.filter(valuation_date__in=dates, position_id__in=positions).values("valuation_date")
             .annotate(earnings=Sum("earnings"), flow=Sum("flow"), value=Sum("value")).order_by("-valuation_date"))
 
 

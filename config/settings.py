@@ -180,8 +180,12 @@ else:
     }
 if REDIS_URL:
     # Money-moving work: a task is redelivered only if no worker acknowledged it within a
-    # window longer than the longest task, so a slow task is never run twice at once.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_LONGEST_TASK_SECONDS * 2}
+    # window longer than the longest task, so a slow task is never run twice at once. A task whose
+    # worker was killed (SIGKILL, OOM) is restored by a worker when the window has passed (at its
+    # start, then every few minutes); CELERY_VISIBILITY_TIMEOUT shortens it (the crash tests do).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=CELERY_LONGEST_TASK_SECONDS * 2),
+    }
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

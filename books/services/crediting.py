@@ -13,16 +13,18 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from decimal import Decimal
+from typing import NamedTuple
 
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Max, Sum
 from django.utils import timezone
 
 from books.models import Account, DailyValuation, EntryKind, LedgerEntry, PendingTransaction, Position, Source
 from core import valuation_calendar as cal
-from core.jobs import job_claim, job_finish, job_lock, job_progress
+from core.jobs import job_locked_claim, job_progress
 from core.models import JobRun
-from core.money import ZERO, money, units as q_units
+from core.money import ZERO, money
+from core.money import units as q_units
 from elections.models import InvestmentElection, Status
 from plans.models import Fund, FundPrice
 
@@ -61,22 +63,48 @@ WHERE NOT EXISTS (SELECT 1 FROM plans_fundprice pr WHERE pr.fund_id = f.id AND p
                   WHERE l.fund_id = f.id AND e.status = 'accepted' AND e.effective_on <= %(day)s))
 """
 
+# What the job needs to know before it works. On PostgreSQL it is read in the statement that takes
+# the lock and claims the date (core.jobs.job_locked_claim), with the funds missing a price.
 _WORK_SQL = """
 SELECT
-  (SELECT MAX(key) FROM core_jobrun WHERE kind = 'crediting' AND status = 'done' AND key < %(key)s),
+  (SELECT key FROM core_jobrun WHERE kind = 'crediting' AND status = 'done' AND key < %(key)s
+   ORDER BY key DESC LIMIT 1) AS last_key,
   EXISTS (SELECT 1 FROM books_pendingtransaction t WHERE t.status = 'pending' AND t.effective_date <= %(day)s
-          AND t.kind = 'credit'),
+          AND t.kind = 'credit') AS has_credits,
   EXISTS (SELECT 1 FROM elections_investmentelection e WHERE e.status = 'accepted' AND e.effective_on <= %(day)s
-          AND e.rebalanced_on IS NULL AND e.applies_to IN ('existing', 'both')),
+          AND e.rebalanced_on IS NULL AND e.applies_to IN ('existing', 'both')) AS has_exchanges,
   EXISTS (SELECT 1 FROM books_pendingtransaction t WHERE t.status = 'pending' AND t.effective_date <= %(day)s
-          AND t.kind <> 'credit')
+          AND t.kind <> 'credit') AS has_debits,
+  EXISTS (SELECT 1 FROM books_dailyvaluation v WHERE v.valuation_date = %(day)s) AS resuming
 """
+_WORK_WITH_PRICES_SQL = _WORK_SQL.rstrip() + f",\n  ARRAY({_MISSING_PRICES_SQL}) AS missing_prices\n"
+# A worker that held the lock just before us may not have committed its finish when our read was
+# taken: wait for that row, then read again, before refusing a date.
+_PREVIOUS_RUN_SETTLED_SQL = "SELECT 1 FROM core_jobrun WHERE kind = 'crediting' AND key = %(key)s FOR SHARE"
 
 
-def _funds_missing_prices(day: dt.date) -> list[Fund]:
+class _Work(NamedTuple):
+    last_key: str | None
+    has_credits: bool
+    has_exchanges: bool
+    has_debits: bool
+    resuming: bool
+    missing_prices: list[int]
+
+
+def _work_now(day: dt.date) -> _Work:
+    params = {"day": day, "key": day.isoformat()}
+    postgresql = connection.vendor == "postgresql"
     with connection.cursor() as cursor:
-        cursor.execute(_MISSING_PRICES_SQL, {"day": day})
-        ids = [r[0] for r in cursor.fetchall()]
+        cursor.execute(_WORK_WITH_PRICES_SQL if postgresql else _WORK_SQL, params)
+        row = tuple(cursor.fetchone())
+        if not postgresql:
+            cursor.execute(_MISSING_PRICES_SQL, params)
+            row += ([r[0] for r in cursor.fetchall()],)
+    return _Work(*row)
+
+
+def _funds(ids: list[int]) -> list[Fund]:
     return list(Fund.objects.filter(id__in=ids).select_related("plan")) if ids else []
 
 
@@ -170,6 +198,7 @@ def _exchanges(day: dt.date, prices: dict[int, Decimal], actor: str) -> int:
 
 # --- phase 2: credits ---------------------------------------------------------------------------
 
+# Measured by `manage.py bench crediting` (books/bench.py) on a payday for every participant.
 _CREDITS_SQL = """
 WITH todo AS (
     SELECT t.id, t.account_id, t.amount, t.effective_date, t.source, t.idempotency_key, t.actor, t.memo,
@@ -202,17 +231,23 @@ split AS (
            SUM(ROUND(t.amount * l.percent / 100.0, 2)) OVER (PARTITION BY t.id) AS shares_total
     FROM todo t JOIN lines l ON l.pending_id = t.id
 ),
+wanted AS (
+    SELECT DISTINCT account_id, fund_id FROM split
+),
+existing AS (
+    SELECT p.id, p.account_id, p.fund_id FROM books_position p JOIN wanted w USING (account_id, fund_id)
+),
 new_positions AS (
     INSERT INTO books_position (account_id, fund_id)
-    SELECT DISTINCT account_id, fund_id FROM split
+    SELECT w.account_id, w.fund_id FROM wanted w
+    WHERE NOT EXISTS (SELECT 1 FROM existing x WHERE x.account_id = w.account_id AND x.fund_id = w.fund_id)
     ON CONFLICT (account_id, fund_id) DO NOTHING
     RETURNING id, account_id, fund_id
 ),
 positions AS (
     SELECT id, account_id, fund_id FROM new_positions
     UNION ALL
-    SELECT p.id, p.account_id, p.fund_id FROM books_position p
-    JOIN (SELECT DISTINCT account_id, fund_id FROM split) s USING (account_id, fund_id)
+    SELECT id, account_id, fund_id FROM existing
 ),
 amounts AS (
     SELECT s.*, CASE WHEN s.from_last = 1 THEN s.share + (s.amount - s.shares_total) ELSE s.share END AS part
@@ -310,6 +345,7 @@ def _debits(day: dt.date, prices: dict[int, Decimal], actor: str) -> int:
 
 # --- phase 4: valuation -------------------------------------------------------------------------
 
+# Measured by `manage.py bench crediting` (books/bench.py) against one plain INSERT ... SELECT.
 _VALUATION_SQL = """
 WITH flows AS (
     SELECT e.position_id, p.account_id, p.fund_id, SUM(e.units) AS units, SUM(e.amount) AS amount
@@ -334,13 +370,23 @@ INSERT INTO books_dailyvaluation (position_id, account_id, fund_id, valuation_da
 SELECT b.position_id, b.account_id, b.fund_id, %(day)s, b.units, pr.price,
        ROUND(b.units * pr.price, 2), b.flow, ROUND(b.units * pr.price, 2) - b.prev_value - b.flow
 FROM base b JOIN plans_fundprice pr ON pr.fund_id = b.fund_id AND pr.date = %(day)s
-ON CONFLICT (position_id, valuation_date) DO NOTHING
 """
+# A day with no row yet takes the plain insert (the unique index still refuses a duplicate); a run
+# resumed after a crash skips the rows already written, which costs a probe of that index per row.
+_VALUATION_RESUME_SQL = _VALUATION_SQL + "ON CONFLICT (valuation_date, position_id) DO NOTHING\n"
 
 
-def _valuations_sql(day: dt.date) -> int:
+def _valuations_sql(day: dt.date, *, resuming: bool = True) -> int:
+    """`resuming` is a hint read under the lock; rows it did not see make the plain insert fail, and resume."""
+    params = {"day": day, "prev": cal.previous_valuation_date(day)}
     with connection.cursor() as cursor:
-        cursor.execute(_VALUATION_SQL, {"day": day, "prev": cal.previous_valuation_date(day)})
+        if not (resuming or connection.in_atomic_block):
+            try:
+                cursor.execute(_VALUATION_SQL, params)
+                return cursor.rowcount
+            except IntegrityError:
+                pass
+        cursor.execute(_VALUATION_RESUME_SQL, params)
         return cursor.rowcount
 
 
@@ -380,47 +426,58 @@ def _set_based() -> bool:
 
 # --- the job ------------------------------------------------------------------------------------
 
-def _check(day: dt.date, last: dt.date | None) -> None:
+def _refusal(day: dt.date, work: _Work) -> str | None:
     if not cal.is_valuation_date(day):
-        raise CreditingRefused(f"{day} is not a Valuation Date (the NYSE is closed; EDCP 1.37, RRP 1.32)")
-    if last is not None:
-        expected = cal.next_valuation_date_after(last)
+        return f"{day} is not a Valuation Date (the NYSE is closed; EDCP 1.37, RRP 1.32)"
+    if work.last_key is not None:
+        expected = cal.next_valuation_date_after(dt.date.fromisoformat(work.last_key))
         if expected < day:
-            raise CreditingRefused(f"{expected} must be credited before {day}: Valuation Dates are credited in order")
-    missing = _funds_missing_prices(day)
+            return f"{expected} must be credited before {day}: Valuation Dates are credited in order"
+    missing = _funds(work.missing_prices)
     if missing:
         names = ", ".join(f"{f.plan.code} {f.code} ({f.name})" for f in missing)
-        raise CreditingRefused(f"no price for {names} on {day}: crediting waits until the price is loaded")
+        return f"no price for {names} on {day}: crediting waits until the price is loaded"
+    return None
 
 
 def credit_valuation_date(*, valuation_date: dt.date, actor: str = "crediting job", set_based: bool | None = None) -> JobRun:
-    """Credit one Valuation Date. Repeating it changes nothing; a crash resumes at the phase it reached."""
+    """Credit one Valuation Date. Repeating it changes nothing; a crash resumes at the phase it reached.
+
+    A quiet day (no exchange, credit or debit) is three statements: lock + claim + reads, the
+    valuation, finish + unlock.
+    """
     set_based = _set_based() if set_based is None else set_based
-    with job_lock(JOB_KIND):
-        run = job_claim(kind=JOB_KIND, key=valuation_date.isoformat())
+    day, postgresql = valuation_date, connection.vendor == "postgresql"
+    with job_locked_claim(lock=JOB_KIND, kind=JOB_KIND, key=day.isoformat(),
+                          reads=_WORK_WITH_PRICES_SQL if postgresql else "",
+                          params={"day": day, "key": day.isoformat()}) as claimed:
+        run = claimed.run
         if run.status == JobRun.Status.DONE:
             return run
-        with connection.cursor() as cursor:
-            cursor.execute(_WORK_SQL, {"day": valuation_date, "key": valuation_date.isoformat()})
-            last_key, has_credits, has_exchanges, has_debits = cursor.fetchone()
-        try:
-            _check(valuation_date, dt.date.fromisoformat(last_key) if last_key else None)
-        except CreditingRefused as exc:
-            return job_finish(run, status=JobRun.Status.REFUSED, message=str(exc))
-        prices = _prices_on(valuation_date) if (has_exchanges or has_debits or not set_based) else {}
+        work = _Work(*claimed.reads) if postgresql else _work_now(day)
+        if _refusal(day, work) is not None:
+            if postgresql and cal.is_valuation_date(day):
+                with connection.cursor() as cursor:
+                    cursor.execute(_PREVIOUS_RUN_SETTLED_SQL, {"key": cal.previous_valuation_date(day).isoformat()})
+            work = _work_now(day)
+            refusal = _refusal(day, work)
+            if refusal is not None:
+                return claimed.finish(status=JobRun.Status.REFUSED, message=refusal)
+        prices = _prices_on(day) if (work.has_exchanges or work.has_debits or not set_based) else {}
         stats: dict[str, int] = {"exchanges": 0, "credits": 0, "debits": 0}
-        if has_exchanges:
+        if work.has_exchanges:
             job_progress(run, done=0, total=len(PHASES), message="exchanges")
-            stats["exchanges"] = _exchanges(valuation_date, prices, actor)
-        if has_credits:
-            stats["credits"] = _credits_sql(valuation_date, actor) if set_based else _credits_python(valuation_date, actor)
-        if has_debits:
+            stats["exchanges"] = _exchanges(day, prices, actor)
+        if work.has_credits:
+            stats["credits"] = _credits_sql(day, actor) if set_based else _credits_python(day, actor)
+        if work.has_debits:
             job_progress(run, done=2, total=len(PHASES), message="debits")
-            stats["debits"] = _debits(valuation_date, prices, actor)
-        if has_exchanges or has_credits or has_debits:
+            stats["debits"] = _debits(day, prices, actor)
+        if work.has_exchanges or work.has_credits or work.has_debits:
             job_progress(run, done=3, total=len(PHASES), message="valuation")
-        stats["positions_valued"] = _valuations_sql(valuation_date) if set_based else _valuations_python(valuation_date)
-        return job_finish(run, status=JobRun.Status.DONE, message="credited", stats=stats)
+        stats["positions_valued"] = (_valuations_sql(day, resuming=work.resuming) if set_based
+                                     else _valuations_python(day))
+        return claimed.finish(status=JobRun.Status.DONE, message="credited", stats=stats)
 
 
 def credit_due_dates(*, through: dt.date, actor: str = "crediting job") -> list[JobRun]:

@@ -1,53 +1,57 @@
-"""python manage.py bench APP [--participants N] [--json]: runs APP.bench.run(**options) and prints its figures.
+"""python manage.py bench <target> --participants N [--json]: run an app's benchmark.
 
-Each app keeps its benchmark next to the statements it measures (<app>/bench.py): `run(*, participants,
-json, ...) -> dict` and optionally `add_arguments(parser)` for its own options.
+Each target is a module `<app>.bench` with `run(*, participants, json, **its_options) -> dict`
+and, optionally, `add_arguments(parser)` for options of its own. The result is printed as one JSON
+object (--json) or as `key: value` lines; progress goes to stderr.
 """
 from __future__ import annotations
 
 import importlib
 import json
-import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
+TARGETS = {"crediting": "books.bench", "payments": "payments.bench"}
+
+
+def _load(module_name: str):
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            return None
+        raise
+
 
 class Command(BaseCommand):
-    help = "Run an app's benchmark (APP/bench.py) in a scratch database and report seconds and peak memory."
+    help = "Benchmark a batch job on N synthetic participants in a scratch database: " + ", ".join(TARGETS)
 
     def add_arguments(self, parser):
-        parser.add_argument("app")
-        parser.add_argument("--participants", type=int, default=100000)
-        parser.add_argument("--json", action="store_true", help="print one JSON object")
-
-    def run_from_argv(self, argv):
-        # An app may add its own options: load its module before parsing.
-        if len(argv) > 2 and not argv[2].startswith("-"):
-            self._module = self._load(argv[2])
-        super().run_from_argv(argv)
-
-    def create_parser(self, prog_name, subcommand, **kwargs):
-        parser = super().create_parser(prog_name, subcommand, **kwargs)
-        module = getattr(self, "_module", None)
-        if module is not None and hasattr(module, "add_arguments"):
-            module.add_arguments(parser)
-        return parser
-
-    @staticmethod
-    def _load(app: str):
-        try:
-            return importlib.import_module(f"{app}.bench")
-        except ModuleNotFoundError as exc:
-            raise CommandError(f"{app} has no benchmark ({app}/bench.py)") from exc
+        self._own_options: dict[str, list[str]] = {}
+        targets = parser.add_subparsers(dest="target", required=True, metavar="target")
+        for target, module_name in TARGETS.items():
+            module = _load(module_name)
+            if module is None:
+                continue
+            sub = targets.add_parser(target, help=(module.__doc__ or "").strip().splitlines()[0] if module.__doc__ else "")
+            sub.add_argument("--participants", type=int, required=True, help="how many synthetic participants")
+            sub.add_argument("--json", action="store_true", help="print one JSON object")
+            before = {a.dest for a in sub._actions}
+            if hasattr(module, "add_arguments"):
+                module.add_arguments(sub)
+            self._own_options[target] = [a.dest for a in sub._actions if a.dest not in before]
 
     def handle(self, *args, **opts):
-        module = getattr(self, "_module", None) or self._load(opts["app"])
-        known = {k: v for k, v in opts.items() if k not in {"app", "verbosity", "settings", "pythonpath", "traceback",
-                                                             "no_color", "force_color", "skip_checks"}}
-        result = module.run(**known)
+        target = opts["target"]
+        module = _load(TARGETS[target])
+        if module is None:
+            raise CommandError(f"{TARGETS[target]} is not there")
+        if opts["participants"] < 1:
+            raise CommandError("--participants must be at least 1")
+        extra = {dest: opts[dest] for dest in self._own_options.get(target, []) if dest in opts}
+        result = module.run(participants=opts["participants"], json=opts["json"], **extra)
         if opts["json"]:
-            self.stdout.write(json.dumps(result, default=str))
+            self.stdout.write(json.dumps(result))
         else:
             for key, value in result.items():
-                self.stdout.write(f"{key:>20}: {value}")
-        sys.stdout.flush()
+                self.stdout.write(f"{key}: {value}")

@@ -1,0 +1,48 @@
+"""`manage.py bench crediting`: the generated books are sound, the job values every position once."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.management import call_command
+
+from books import bench
+from books.models import DailyValuation, Position
+from books.services.verify import books_verify
+
+KEYS = {"positions", "seconds", "reference_seconds", "ratio", "peak_memory_mb", "rerun_rows_added"}
+
+
+def test_the_benchmark_credits_every_position_once_and_a_rerun_adds_nothing(transactional_db):
+    built = bench.generate(participants=20, paid=0.5)
+    assert built["positions"] == 20 * 3 * 4
+    assert books_verify() == []  # the generated opening balances agree with their entries
+
+    result = bench.measure()
+
+    assert KEYS <= result.keys()
+    assert result["positions"] == result["positions_valued"] == result["reference_rows"] == 240
+    assert result["rerun_rows_added"] == 0 and result["rerun_status"] == "done"
+    assert result["stats"]["credits"] == built["pending_credits"] > 0
+    assert DailyValuation.objects.filter(valuation_date=bench.DAY).count() == Position.objects.count()
+    assert books_verify() == []
+
+
+def test_bench_command_prints_the_target_result_as_one_json_object(monkeypatch, capsys):
+    seen = {}
+
+    def fake_run(*, participants, json, paid):
+        seen.update(participants=participants, json=json, paid=paid)
+        return dict.fromkeys(KEYS, 0)
+
+    monkeypatch.setattr(bench, "run", fake_run)
+    call_command("bench", "crediting", "--participants", "7", "--paid", "0.25", "--json")
+    assert json.loads(capsys.readouterr().out).keys() == KEYS
+    assert seen == {"participants": 7, "json": True, "paid": 0.25}
+
+
+def test_bench_command_refuses_an_unknown_target():
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError):
+        call_command("bench", "nothing", "--participants", "1")
