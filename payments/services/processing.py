@@ -68,8 +68,12 @@ class Work:
 
 def payment_work(day: dt.date) -> Work:
     """One query: is there anything for the payment job (or a run) on `day`?"""
+    sql = _WORK_SQL
+    if connection.vendor != "postgresql":
+        # SQLite keeps dates as ISO text and CAST(... AS date) would make the key a number (2026).
+        sql = sql.replace("CAST(c.credited AS date)", "c.credited")
     with connection.cursor() as cursor:
-        cursor.execute(_WORK_SQL, {"day": day})
+        cursor.execute(sql, {"day": day})
         credited, *flags = cursor.fetchone()
     credited_date = dt.date.fromisoformat(credited) if credited else None
     return Work(credited_date, *(bool(f) for f in flags))

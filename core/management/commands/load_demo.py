@@ -273,6 +273,7 @@ class Demo:
         start = self.funds()
         staff = {username: self.user(username, role, first, last, what) for username, role, first, last, what in STAFF}
         admin, committee = staff["administrator"], staff["committee"]
+        self.payment_staff = (admin, committee)
         demo_people = self.people(start)
         actions: list[Action] = []
         records = {}
@@ -307,9 +308,36 @@ class Demo:
         return stats
 
     def credit(self, through: dt.date) -> None:
-        for run in credit_due_dates(through=through, actor="crediting job (demo)"):
-            if run.status != "done":
-                raise CommandError(f"crediting {run.key} was {run.status}: {run.message}")
+        """Run the books' days up to `through` as production would: each day the payment job (values what is
+        due, releases approved runs), a run prepared by the administrator and approved by a Committee member
+        for what is ready, then the crediting of the Valuation Date."""
+        from books.services.crediting import last_credited_date
+        from payments.services.processing import payment_day_process, payment_work
+        from payments.services.runs import payment_run_approve, payment_run_prepare, payments_ready
+
+        last = last_credited_date()
+        if last is None:
+            for run in credit_due_dates(through=through, actor="crediting job (demo)"):
+                if run.status != "done":
+                    raise CommandError(f"crediting {run.key} was {run.status}: {run.message}")
+                break
+            last = last_credited_date()
+            if last is None:
+                return
+        preparer, approver = self.payment_staff
+        day = last + dt.timedelta(days=1)
+        while day <= through:
+            work = payment_work(day)
+            if work.for_job:
+                payment_day_process(day=day, now=moment(day, 7), work=work)
+            if payments_ready(period_end=day).exists():
+                run = payment_run_prepare(period_end=day, actor=preparer, now=moment(day, 8))
+                payment_run_approve(run=run, actor=approver, now=moment(day, 10))
+            if cal.is_valuation_date(day):
+                for run in credit_due_dates(through=day, actor="crediting job (demo)"):
+                    if run.status != "done":
+                        raise CommandError(f"crediting {run.key} was {run.status}: {run.message}")
+            day += dt.timedelta(days=1)
 
     def beneficiaries(self, p: DemoPerson, person: Person) -> None:
         if p.index % 5 == 4 or BeneficiaryDesignation.objects.filter(person=person, plan=self.plans[p.plan]).exists():
