@@ -201,7 +201,7 @@ class Beneficiary(models.Model):
     history = HistoricalRecords()
 
     class Meta:
-        ordering = ["tier", "-percent", "name"]
+        ordering = ["-tier", "-percent", "name"]  # primary before contingent
         constraints = [models.CheckConstraint(condition=Q(percent__gte=1, percent__lte=100), name="beneficiary_percent_1_100")]
 
     def __str__(self) -> str:
