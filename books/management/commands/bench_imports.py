@@ -1,4 +1,5 @@
-"""Benchmark of the set-based imports: a price file and a payroll file, in a transaction rolled back at the end.
+"""Benchmark of the set-based imports: a price file and a payroll file, in a scratch database (a copy of an
+empty one, as the simulator uses), never touching real plan data.
 
     python manage.py bench_imports --prices 100000 --payroll 10000 [--json]
 
@@ -38,13 +39,16 @@ class Command(BaseCommand):
     def handle(self, *args, prices: int, payroll: int, json: bool, memory: bool, **options):
         self.memory = memory
         results: dict = {}
-        try:
-            with transaction.atomic():
-                results["prices"] = self._prices(prices)
-                results["payroll"] = self._payroll(payroll)
-                raise Rollback
-        except Rollback:
-            pass
+        from core.simulation.sandbox import scratch_database
+
+        with scratch_database():
+            try:
+                with transaction.atomic():
+                    results["prices"] = self._prices(prices)
+                    results["payroll"] = self._payroll(payroll)
+                    raise Rollback
+            except Rollback:
+                pass
         if json:
             self.stdout.write(_dumps(results))
             return
