@@ -23,7 +23,8 @@ def brp_participation():
     DefinedBenefitRecord.objects.create(participation=participation, as_of=dt.date(2025, 12, 31),
                                         unlimited_annual_benefit=Decimal("180000.00"),
                                         payable_annual_benefit=Decimal("110000.00"),
-                                        benefit_service_years=Decimal("18.50"), normal_retirement_date=dt.date(2026, 3, 10))
+                                        benefit_service_years=Decimal("18.50"), early_retirement_date=dt.date(2016, 3, 10),
+                                        normal_retirement_date=dt.date(2026, 3, 10))
     return participation
 
 
@@ -64,7 +65,7 @@ def test_a_key_employee_starts_after_six_months_and_the_first_payment_catches_up
 
 def test_no_benefit_without_15_years_or_a_retirement_date_reached(brp_participation):
     DefinedBenefitRecord.objects.filter(participation=brp_participation).update(
-        benefit_service_years=Decimal("12"), normal_retirement_date=dt.date(2030, 1, 1))
+        benefit_service_years=Decimal("12"), early_retirement_date=None, normal_retirement_date=dt.date(2030, 1, 1))
     with pytest.raises(BenefitError, match="BRP 3.1"):
         brp_benefit_quote(participation=brp_participation, separation_date=dt.date(2026, 4, 20), as_of=dt.date(2026, 4, 20))
 
