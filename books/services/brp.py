@@ -37,6 +37,10 @@ from plans.selectors import MissingFigure, figure_for_year
 JOINT_FORMS = ("qjsa", "js_100", "js_75", "js_50")
 
 
+def _day(d: dt.date) -> str:
+    return f"{d:%B} {d.day}, {d.year}"
+
+
 class BenefitError(ValueError):
     """No benefit can be computed; the message says why, with the section. `code` tells a refusal under the
     plan's rules ("not_eligible") from missing inputs staff can record ("no_figures", "no_spouse", "no_limit")."""
@@ -203,9 +207,9 @@ def _eligibility(version, record: DefinedBenefitRecord, person: Person, separati
     if required_from and commencement >= dt.date.fromisoformat(str(required_from)) and not reached:
         first = min(d for d in (record.early_retirement_date, record.normal_retirement_date) if d)
         raise BenefitError(
-            f"{person} terminated on {separation_date:%B %d, %Y}, before meeting the requirements for Early or Normal "
-            f"Retirement under the Pension Plan (the earliest, {first:%B %d, %Y}): a distribution beginning on or after "
-            f"{dt.date.fromisoformat(str(required_from)):%B %d, %Y} is not payable ({cite}(ii))")
+            f"{person} terminated on {_day(separation_date)}, before meeting the requirements for Early or Normal "
+            f"Retirement under the Pension Plan (the earliest, {_day(first)}): a distribution beginning on or after "
+            f"{_day(dt.date.fromisoformat(str(required_from)))} is not payable ({cite}(ii))")
 
 
 def _basis(version, commencement: dt.date, person: Person) -> tuple[actuarial.MortalityTable, actuarial.InterestBasis, str, list[str]]:
@@ -295,7 +299,7 @@ def brp_benefit_sheet(*, participation: Participation, separation_date: dt.date,
         annual, monthly = chosen.annual, chosen.monthly
         first = money(monthly * (missed + 1))
     if status.key:
-        notes.append(f"Key Employee: payments start {first_payment_date:%B %d, %Y}; the first includes {missed} missed "
+        notes.append(f"Key Employee: payments start {_day(first_payment_date)}; the first includes {missed} missed "
                      f"monthly payment{'s' if missed != 1 else ''} ({cites['key_delay']})")
     if not status.known:
         provisional.append(f"no Key Employee list is recorded for {status.identification_year}: the start date may change "
@@ -361,8 +365,8 @@ def brp_survivor_quote(*, participation: Participation, death_date: dt.date, as_
     steps.append((f"survivor part ({percent}%), annual", str(annual), cite + "(b)"))
     notes += basis_notes
     notes.append(f"starts the later of the 1st of the month after the earliest Early Retirement Date "
-                 f"({day_of_month_after(earliest_retirement, 1, 1):%B %d, %Y}) and the 1st of the second month after the "
-                 f"month of death ({day_of_month_after(death_date, 1, 2):%B %d, %Y}) ({cite}(b))")
+                 f"({_day(day_of_month_after(earliest_retirement, 1, 1))}) and the 1st of the second month after the "
+                 f"month of death ({_day(day_of_month_after(death_date, 1, 2))}) ({cite}(b))")
     return SurvivorQuote(participation=participation, death_date=death_date, start_date=start, single_life_annual=sla,
                          joint_annual=joint.annual, annual=annual, monthly=money(annual / 12),
                          spouse_birth_date=record.spouse_birth_date, basis=basis, steps=steps, notes=notes, cite=cite,
@@ -427,3 +431,19 @@ def pension_figures_record(*, participation: Participation, as_of: dt.date, acto
                  obj=record, data={k: str(v) for k, v in defaults.items()})
     hooks.emit("payment_schedule_input", participation=participation, actor=actor, now=now)
     return record
+
+
+# --- the statement a committee signs -----------------------------------------------------------------
+
+QUOTE_KIND = "brp_benefit_statement"
+
+
+def brp_quote_document(*, quote: BenefitQuote, as_of: dt.date, actor, now: dt.datetime):
+    """The PDF of a quote: its steps and sections, every form side by side, the basis, the dates, the provisions
+    quoted and lines for the Committee's signatures (stored by content hash: the same quote gives the same file)."""
+    from books.brp.pdf import TEMPLATE, quote_context
+    from core.pdf import document_store
+
+    context = quote_context(quote, as_of=as_of)
+    return document_store(kind=QUOTE_KIND, title=context["title"], template=TEMPLATE, context=context,
+                          actor=actor_label(actor), person=quote.participation.person, obj=quote.participation, now=now)

@@ -60,6 +60,10 @@ def is_annuity_account(account: Account) -> bool:
     return account.participation.plan.kind == Plan.Kind.DEFINED_BENEFIT
 
 
+def _day(d: dt.date) -> str:
+    return f"{d:%B} {d.day}, {d.year}"
+
+
 def horizon(day: dt.date) -> dt.date:
     """Payments are planned through the 1st of the month twelve months ahead (extended once a month)."""
     return add_months(first_of_month(day), HORIZON_MONTHS)
@@ -264,7 +268,7 @@ def _fresh(participation: Participation, events: dict[str, dt.date], annuity: An
             sq = brp_survivor_quote(participation=participation, death_date=death, as_of=max(death, as_of))
         except BenefitError as exc:
             return _refused(exc, day_of_month_after(death, 1, 2),
-                            f"Death on {death:%B %d, %Y} before the benefit began ({cites['prsb']}): ", "death")
+                            f"Death on {_day(death)} before the benefit began ({cites['prsb']}): ", "death")
         record = sq.record
         spouse = (record.spouse_name if record else "") or f"Surviving Spouse of {person.full_name}"
         terms = Terms(benefit="Pre-Retirement Survivor Benefit", trigger="death", form="prsb",
@@ -272,8 +276,8 @@ def _fresh(participation: Participation, events: dict[str, dt.date], annuity: An
                       first_payment=sq.start_date, monthly=sq.monthly, cite_start=cites["prsb"],
                       cite_monthly=cites["prsb"], payee=spouse[:200], death=annuity.survivor_died_on,
                       cite_key=cites["key"])
-        summary = (f"Pre-Retirement Survivor Benefit ({cites['prsb']}): death on {death:%B %d, %Y} before the benefit "
-                   f"began; {sq.monthly:,.2f} a month to {terms.payee} from {sq.start_date:%B %d, %Y}.")
+        summary = (f"Pre-Retirement Survivor Benefit ({cites['prsb']}): death on {_day(death)} before the benefit "
+                   f"began; {sq.monthly:,.2f} a month to {terms.payee} from {_day(sq.start_date)}.")
         return Outcome(terms=terms, status=Annuity.Status.IN_PAY, summary=summary, expected_start=sq.start_date, fields={
             "benefit": terms.benefit, "trigger": "death", "event_date": death, "commencement_date": sq.start_date,
             "first_payment_date": sq.start_date, "form": "prsb", "form_label": terms.form_label,
@@ -285,11 +289,11 @@ def _fresh(participation: Participation, events: dict[str, dt.date], annuity: An
         quote = brp_benefit_quote(participation=participation, separation_date=sep, as_of=max(commencement, as_of),
                                   form=in_force.form, defer_years=in_force.defer_years)
     except BenefitError as exc:
-        return _refused(exc, commencement, f"Separation on {sep:%B %d, %Y} ({cites['start']}): ", "separation")
+        return _refused(exc, commencement, f"Separation on {_day(sep)} ({cites['start']}): ", "separation")
     if quote.provisional and any("limit" in p for p in quote.provisional):
         note = next(p for p in quote.provisional if "limit" in p)
         return Outcome(status=Annuity.Status.HELD, hold_code=HOLD_CODES["no_limit"], expected_start=commencement,
-                       hold_reason=f"Not fixed: {note}.", summary=f"Separation on {sep:%B %d, %Y}: held, {note}.",
+                       hold_reason=f"Not fixed: {note}.", summary=f"Separation on {_day(sep)}: held, {note}.",
                        trigger="separation")
     survivor = (quote.record.spouse_name if quote.record else "") or ""
     if quote.survivor_percent and not survivor:
@@ -308,10 +312,10 @@ def _fresh(participation: Participation, events: dict[str, dt.date], annuity: An
                   cite_survivor=cites["survivor"], key_unknown_until=key_unknown, death=death,
                   survivor_death=annuity.survivor_died_on, beneficiary_name=_beneficiary_name(participation))
     what = "a single lump sum of" if quote.form == "lump_sum" else "a month:"
-    summary = (f"Supplemental Benefit ({cites['start']}): separation on {sep:%B %d, %Y}; {quote.form_label}, "
-               f"{what} {quote.monthly:,.2f}, from the Benefit Commencement Date {quote.commencement_date:%B %d, %Y}")
+    summary = (f"Supplemental Benefit ({cites['start']}): separation on {_day(sep)}; {quote.form_label}, "
+               f"{what} {quote.monthly:,.2f}, from the Benefit Commencement Date {_day(quote.commencement_date)}")
     if quote.first_payment_date != quote.commencement_date:
-        summary += f"; Key Employee: first payment {quote.first_payment_date:%B %d, %Y} ({cites['key']})"
+        summary += f"; Key Employee: first payment {_day(quote.first_payment_date)} ({cites['key']})"
     summary += (f"; the Maximum Benefit and the amount are fixed at commencement ({cites['fixed']}(c)) once the first "
                 f"payment is released.")
     return Outcome(terms=terms, status=Annuity.Status.IN_PAY, summary=summary, expected_start=quote.first_payment_date,
@@ -351,7 +355,7 @@ def _stored(annuity: Annuity, participation: Participation, events: dict[str, dt
                   survivor_death=None if prsb else annuity.survivor_died_on, cite_key=cites["key"],
                   cite_survivor=cites["survivor"], beneficiary_name=_beneficiary_name(participation))
     summary = (f"{annuity.benefit}: {annuity.form_label}, {annuity.monthly:,.2f}"
-               f"{'' if annuity.form == 'lump_sum' else ' a month'} from {annuity.commencement_date:%B %d, %Y}, fixed at "
+               f"{'' if annuity.form == 'lump_sum' else ' a month'} from {_day(annuity.commencement_date)}, fixed at "
                f"commencement ({cites['fixed']}(c)).")
     return Outcome(terms=terms, status=Annuity.Status.IN_PAY, summary=summary, expected_start=annuity.first_payment_date)
 
@@ -527,7 +531,7 @@ def annuity_survivor_death_record(*, annuity: Annuity, died_on: dt.date, actor, 
     """The survivor (or the Spouse receiving 5.1) died: their payments stop after the month of death."""
     now = now or timezone.now()
     if annuity.survivor_died_on is not None:
-        raise AnnuityError(f"The survivor's death is already recorded ({annuity.survivor_died_on:%B %d, %Y}).")
+        raise AnnuityError(f"The survivor's death is already recorded ({_day(annuity.survivor_died_on)}).")
     if not (annuity.survivor_percent or annuity.form == "prsb"):
         raise AnnuityError(f"The {annuity.form_label or 'benefit'} pays no survivor benefit.")
     if annuity.event_date and died_on < annuity.event_date and annuity.form == "prsb":
