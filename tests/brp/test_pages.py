@@ -107,3 +107,19 @@ def test_the_benefit_in_pay_shows_its_payments_on_both_sides(toy_basis):
     user = participant_user(participation, "mine")
     own = client_of(user).get(f"/portal/books/brp/{participation.pk}/").content.decode()
     assert "Monthly payment 2" in own and "You separated from service on April 20, 2026" in own
+
+
+def test_staff_record_the_survivors_death_and_only_with_the_capability(toy_basis):
+    from payments.models import Annuity
+    from tests.brp.factories import key_employees
+
+    key_employees(2025)
+    participation = brp_participation(marital="married", spouse_birth=dt.date(1966, 5, 1), spouse_name="Dana Roe")
+    separate(participation, dt.date(2026, 4, 20))
+    separate(participation, dt.date(2026, 6, 10), kind="death")
+    url = f"/staff/books/brp/{participation.pk}/survivor-death"
+    assert client_of(staff_user("aud", "auditor")).post(url, {"died_on": "2026-08-20"}).status_code == 403
+    response = client_of(staff_user("adm", "administrator")).post(url, {"died_on": "2026-08-20"}, follow=True)
+    assert "their payments stop after that month" in response.content.decode()
+    annuity = Annuity.objects.get(participation=participation)
+    assert annuity.survivor_died_on == dt.date(2026, 8, 20) and annuity.status == Annuity.Status.COMPLETE

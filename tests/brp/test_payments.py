@@ -282,3 +282,19 @@ def test_no_benefit_for_a_participant_who_left_before_early_retirement(toy_basis
     annuity = Annuity.objects.get(participation=participation)
     assert annuity.status == Annuity.Status.NOT_PAYABLE and not rows(participation)
     assert "BRP 3.1(ii)" in annuity.schedule.summary
+
+
+def test_a_married_participant_without_the_spouses_birth_date_waits_for_it(toy_basis, no_key_employees):
+    from books.services.brp import pension_figures_record
+
+    participation = brp_participation(marital="married")
+    separate(participation, dt.date(2026, 4, 20))
+    (held,) = rows(participation)
+    assert held.hold_code == "survivor_birth_date" and "BRP 4.2(c)" in held.hold_reason
+    pension_figures_record(participation=participation, as_of=dt.date(2026, 4, 25), actor="test", now=eastern(2026, 4, 25),
+                           unlimited_annual_benefit=Decimal("180000.00"), payable_annual_benefit=Decimal("110000.00"),
+                           benefit_service_years=Decimal("18.5"), early_retirement_date=dt.date(2016, 5, 1),
+                           normal_retirement_date=dt.date(2026, 5, 1), spouse_name="Dana Roe",
+                           spouse_birth_date=dt.date(1966, 5, 1))
+    assert rows(participation)[0].amount == Decimal("2225.09")  # the QJSA of the default (BRP 4.2(c))
+    assert ScheduledPayment.objects.get(pk=held.pk).status == S.CANCELLED
