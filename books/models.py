@@ -279,6 +279,10 @@ class DefinedBenefitRecord(models.Model):
     early_adjustment_factor = models.DecimalField(
         max_digits=8, decimal_places=6, default=1,
         help_text="The Pension Plan's early-retirement reduction or late-retirement adjustment for the commencement date (BRP 3.3)")
+    spouse_name = models.CharField(max_length=200, blank=True,
+                                   help_text="The Spouse (or survivor) of a joint and survivor form or of BRP 5.1")
+    spouse_birth_date = models.DateField(null=True, blank=True,
+                                         help_text="Needed for the joint and survivor forms (BRP 4.2(c)) and 5.1")
     source = models.CharField(max_length=200, blank=True)
     history = HistoricalRecords()
 

@@ -91,6 +91,7 @@ class ImportBatch(models.Model):
         PRICES = "prices", "Fund prices"
         PAYROLL = "payroll", "Payroll"
         KEY_EMPLOYEES = "key_employees", "Key Employee list"
+        PENSION_FIGURES = "pension_figures", "Pension Plan figures (BRP)"
 
     class Status(models.TextChoices):
         APPLIED = "applied", "Applied"

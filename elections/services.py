@@ -692,6 +692,8 @@ def annuity_election_submit(*, participation: Participation, form: str, defer_ye
         (AnnuityElection.objects.filter(participation=participation, status=Status.ACCEPTED, takes_effect_on__gt=submitted_on)
          .update(status=Status.SUPERSEDED))
     election.save()
+    if election.status == Status.ACCEPTED:  # a separated participant's benefit follows the form (BRP 4.2(c))
+        hooks.emit("payment_schedule_input", participation=participation, actor=actor, now=submitted_at)
     audit_record(action=f"annuity_election.{election.status}", actor=actor, at=submitted_at, obj=election,
                  reason=election.message, data={**election.request_data, "rule": election.rule, "channel": channel})
     return election

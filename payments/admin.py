@@ -2,6 +2,7 @@ from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
 from payments.models import (
+    Annuity,
     DomesticRelationsOrder,
     EmergencyWithdrawal,
     PaymentRun,
@@ -34,6 +35,12 @@ class PaymentScheduleAdmin(ReadOnly):
 class ScheduledPaymentAdmin(ReadOnly):
     list_display = ("id", "participation", "account", "kind", "number", "of", "payment_date", "release_date", "status", "amount")
     list_filter = ("status", "trigger")
+
+
+@admin.register(Annuity)
+class AnnuityAdmin(ReadOnly):
+    list_display = ("id", "participation", "benefit", "form", "monthly", "status", "commencement_date", "fixed_on")
+    list_filter = ("status", "form")
 
 
 @admin.register(PaymentRun)

@@ -72,6 +72,7 @@ class ScheduledPayment(models.Model):
     class Kind(models.TextChoices):
         LUMP_SUM = "lump_sum", "Lump sum"
         INSTALLMENT = "installment", "Installment"
+        ANNUITY = "annuity", "Monthly annuity payment"
 
     class Share(models.TextChoices):
         ALL = "all", "The whole (vested) value"
@@ -79,6 +80,7 @@ class ScheduledPayment(models.Model):
         INSTALLMENT = "installment", "Value divided by the installments left"
         FIXED = "fixed", "A fixed amount"
         LIQUIDATE = "liquidate", "Everything, valued on the release date"
+        DEFINED = "defined", "A defined benefit amount (moves no notional units)"
 
     MUTABLE = (Status.SCHEDULED, Status.HELD, Status.VALUED, Status.IN_RUN)
     OUTSTANDING = (Status.VALUED, Status.IN_RUN, Status.APPROVED)
@@ -141,7 +143,14 @@ class ScheduledPayment(models.Model):
     def label(self) -> str:
         if self.kind == self.Kind.INSTALLMENT:
             return f"Installment {self.number} of {self.of}"
+        if self.kind == self.Kind.ANNUITY:
+            return f"Monthly payment {self.number}" + (f" of {self.of} guaranteed" if self.of > 1 else "")
         return "Lump sum"
+
+    @property
+    def moves_units(self) -> bool:
+        """A defined benefit (BRP) payment is a fixed amount: it sells no notional units when released."""
+        return self.share != self.Share.DEFINED
 
 
 class PaymentRun(models.Model):
@@ -261,3 +270,58 @@ class DomesticRelationsOrder(models.Model):
 
     def __str__(self) -> str:
         return f"DRO {self.order_date} to {self.alternate_payee}: {self.total}"
+
+
+class Annuity(models.Model):
+    """A defined benefit paid monthly (BRP 4.2): the figures it was fixed on and how far its payments are planned.
+
+    One per benefit schedule of a defined benefit plan's account. The figures are recomputed from the
+    Pension Plan figures, the form in force and the events until a payment of the schedule is released;
+    from then on they are fixed (BRP 3.4(c)) and only deaths change what is paid. Monthly payments are
+    planned a rolling twelve months ahead; the daily payment job extends them.
+    """
+
+    class Status(models.TextChoices):
+        NOT_PAYABLE = "not_payable", "No benefit is payable"
+        HELD = "held", "Held: an input is missing"
+        IN_PAY = "in_pay", "In pay"
+        COMPLETE = "complete", "Every payment is planned"
+
+    schedule = models.OneToOneField(PaymentSchedule, on_delete=models.PROTECT, related_name="annuity")
+    participation = models.ForeignKey("participants.Participation", on_delete=models.PROTECT, related_name="annuities")
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.HELD)
+    benefit = models.CharField(max_length=120, blank=True)
+    trigger = models.CharField(max_length=30, blank=True)
+    event_date = models.DateField(null=True, blank=True)
+    commencement_date = models.DateField(null=True, blank=True)
+    first_payment_date = models.DateField(null=True, blank=True)
+    form = models.CharField(max_length=30, blank=True)
+    form_label = models.CharField(max_length=120, blank=True)
+    single_life_annual = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
+    maximum_benefit = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
+    annual = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
+    monthly = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True,
+                                  help_text="Each monthly payment (the lump sum for the lump sum form)")
+    lump_sum_value = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
+    survivor_percent = models.PositiveSmallIntegerField(default=0)
+    survivor_monthly = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
+    certain_months = models.PositiveSmallIntegerField(default=0)
+    payee_name = models.CharField(max_length=200, blank=True, help_text="Empty: the participant")
+    survivor_name = models.CharField(max_length=200, blank=True)
+    survivor_died_on = models.DateField(null=True, blank=True)
+    record = models.ForeignKey("books.DefinedBenefitRecord", null=True, blank=True, on_delete=models.PROTECT,
+                               related_name="annuities")
+    basis = models.CharField(max_length=300, blank=True)
+    steps = models.JSONField(default=list, blank=True)
+    notes = models.JSONField(default=list, blank=True)
+    fixed_on = models.DateField(null=True, blank=True, help_text="The Payment Date of the first payment released")
+    scheduled_through = models.DateField(null=True, blank=True, help_text="Payments are planned up to this date")
+    computed_at = models.DateTimeField()
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["participation", "id"]
+        indexes = [models.Index(fields=["status", "scheduled_through"])]
+
+    def __str__(self) -> str:
+        return f"{self.benefit or 'Annuity'} of {self.participation} ({self.status})"

@@ -447,6 +447,15 @@ def population(edcp, settings, tmp_path):
 
     PaymentRun.objects.create(period_end=dt.date(2024, 7, 31), prepared_by=_user_in("administrator", "walker-preparer"),
                               prepared_at=now)
+    from books.services.brp import pension_figures_record
+    from plans.models import Plan
+
+    for person in (a, b):  # a BRP benefit of each: the separation below fixes it and schedules its monthly payments
+        brp = Participation.objects.create(person=person, plan=Plan.objects.get(code="BRP"), entered_on=dt.date(2002, 1, 1))
+        pension_figures_record(participation=brp, as_of=dt.date(2024, 1, 1), actor="t", now=now,
+                               unlimited_annual_benefit=Decimal("90000.00"), payable_annual_benefit=Decimal("60000.00"),
+                               benefit_service_years=Decimal("20"), early_retirement_date=dt.date(2020, 1, 1),
+                               normal_retirement_date=dt.date(2030, 1, 1))
     for person in (a, b):
         part = Participation.objects.get(person=person, plan=edcp)
         employment_event_record(person=person, kind="separation", effective_date=dt.date(2024, 6, 3),
@@ -469,6 +478,9 @@ def population(edcp, settings, tmp_path):
             benefit_service_years=Decimal("20"), normal_retirement_date=dt.date(2030, 1, 1))
     import_file(kind=ImportBatch.Kind.PRICES, file_name="walker.csv", content=b"fund,date,price\nWSV,2024-06-03,11\n",
                 actor="t", now=now)
+    from payments.models import Annuity
+
+    assert Annuity.objects.filter(participation__person=a, status=Annuity.Status.IN_PAY).exists()
     assert PendingTransaction.objects.filter(account__participation__person=a).exists()
     return Population(a=a, b=b, strings_a=list(A.values()))
 

@@ -32,7 +32,15 @@ EVENT_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
                         "optional": ("form", "installments", "new_month", "delay_years", "lump_sum_percent")},
     "emergency_request": {"required": ("participant", "amount"), "optional": ("approved_on",)},
     "domestic_relations_order": {"required": ("participant", "alternate_payee"), "optional": ("percent", "amount", "account")},
+    # BRP (a defined benefit): the qualified Pension Plan's figures for the participant, and the form of benefit.
+    "pension_figures": {"required": ("participant", "unlimited_annual_benefit", "payable_annual_benefit",
+                                     "benefit_service_years", "normal_retirement_date"),
+                        "optional": ("imputed_annual_benefit", "early_retirement_date", "early_adjustment_factor",
+                                     "spouse_name", "spouse_birth_date")},
+    "annuity_election": {"required": ("participant", "form"), "optional": ("defer_years",)},
 }
+ANNUITY_FORMS = ("qjsa", "single_life", "period_certain_60", "period_certain_120", "period_certain_180", "js_100", "js_75",
+                 "js_50", "lump_sum")
 COMMON = ("on", "type", "participant", "note")
 
 
@@ -237,6 +245,21 @@ def _check_event(i: int, raw: dict, participants: dict[str, Participant], funds:
             _money(raw["amount"], f"{f} amount", positive=True)
         if "account" in raw:
             _account_name(raw["account"], f"{f} account")
+    elif etype == "pension_figures":
+        for name in ("unlimited_annual_benefit", "payable_annual_benefit", "imputed_annual_benefit"):
+            if name in raw:
+                _money(raw[name], f"{f} {name}")
+        _money(raw["benefit_service_years"], f"{f} benefit_service_years")
+        if "early_adjustment_factor" in raw:
+            _money(raw["early_adjustment_factor"], f"{f} early_adjustment_factor", positive=True)
+        for name in ("normal_retirement_date", "early_retirement_date", "spouse_birth_date"):
+            if name in raw:
+                _date(raw[name], f"{f} {name}")
+    elif etype == "annuity_election":
+        if raw["form"] not in ANNUITY_FORMS:
+            raise ScenarioError(f"{f} form: {raw['form']!r} is not one of {', '.join(ANNUITY_FORMS)}")
+        if "defer_years" in raw:
+            _whole(raw["defer_years"], f"{f} defer_years", 0, 50)
     data = {k: v for k, v in raw.items() if k not in ("on", "type", "participant")}
     return Event(index=i, on=on, type=etype, participant=pid, data=data)
 

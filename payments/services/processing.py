@@ -24,6 +24,9 @@ from core.jobs import job_claim, job_finish, job_lock, job_progress
 from core.models import JobRun
 from core.money import ZERO, installment, money, percent_of
 from payments.models import PaymentSchedule, ScheduledPayment
+from payments.services.annuities import HOLD_CODES as ANNUITY_HOLDS
+from payments.services.annuities import annuities_extend
+from payments.services.annuities import horizon as annuity_horizon
 from payments.services.bulk import bulk_update_fast
 from payments.services.schedules import schedules_ensure, schedules_recompute
 from payments.services.values import available_values
@@ -44,9 +47,12 @@ SELECT c.credited,
   EXISTS (SELECT 1 FROM payments_scheduledpayment p WHERE p.status = 'scheduled'
           AND p.valuable_on <= CAST(c.credited AS date)),
   EXISTS (SELECT 1 FROM payments_scheduledpayment p JOIN books_pendingtransaction t ON t.id = p.pending_id
-          WHERE p.status = 'released' AND t.status <> 'pending'),
+          WHERE p.status = 'released' AND t.status <> 'pending')
+  OR EXISTS (SELECT 1 FROM payments_scheduledpayment p WHERE p.status = 'released' AND p.pending_id IS NULL
+             AND p.release_date <= %(day)s),
   EXISTS (SELECT 1 FROM payments_scheduledpayment p WHERE p.status = 'valued' AND p.run_id IS NULL
-          AND p.release_date <= %(day)s)
+          AND p.release_date <= %(day)s),
+  EXISTS (SELECT 1 FROM payments_annuity a WHERE a.status = 'in_pay' AND a.scheduled_through < %(horizon)s)
 FROM c
 """
 
@@ -60,10 +66,11 @@ class Work:
     to_value: bool
     to_close: bool
     ready: bool
+    annuities: bool = False  # monthly annuity payments to plan further ahead
 
     @property
     def for_job(self) -> bool:
-        return self.unscheduled or self.provisional or self.held or self.to_value or self.to_close
+        return self.unscheduled or self.provisional or self.held or self.to_value or self.to_close or self.annuities
 
 
 def payment_work(day: dt.date) -> Work:
@@ -73,7 +80,7 @@ def payment_work(day: dt.date) -> Work:
         # SQLite keeps dates as ISO text and CAST(... AS date) would make the key a number (2026).
         sql = sql.replace("CAST(c.credited AS date)", "c.credited")
     with connection.cursor() as cursor:
-        cursor.execute(sql, {"day": day})
+        cursor.execute(sql, {"day": day, "horizon": annuity_horizon(day)})
         credited, *flags = cursor.fetchone()
     credited_date = dt.date.fromisoformat(credited) if credited else None
     return Work(credited_date, *(bool(f) for f in flags))
@@ -97,6 +104,10 @@ def _recheck_holds(now: dt.datetime) -> int:
     if key_accounts:
         schedules_recompute(accounts=list(Account.objects.filter(id__in=key_accounts)), now=now,
                             because="Key Employee list check")
+    waiting = {p.account_id for p in held if p.hold_code in ANNUITY_HOLDS.values()} - key_accounts
+    if waiting:
+        schedules_recompute(accounts=list(Account.objects.filter(id__in=waiting)), now=now,
+                            because="check for the inputs a defined benefit waits for")
     released = []
     for p in held:
         if p.hold_code == "no_address" and p.participation.person.has_address:
@@ -162,6 +173,10 @@ def _value_batch(batch: list[ScheduledPayment], credited: dt.date, stats: dict[s
                 p.hold_reason = "The payee's mailing address is unknown: record it before the payment can be made."
                 stats["held"] += 1
                 continue
+            if not p.moves_units:  # a defined benefit: the amount was fixed at commencement (BRP 3.4(c))
+                p.status = S.VALUED
+                stats["valued"] += 1
+                continue
             if p.account_id in unpriced:
                 p.status, p.hold_code = S.HELD, "unpriced_fund"
                 p.hold_reason = (f"The account holds {', '.join(unpriced[p.account_id])} with no price on {credited}: "
@@ -193,7 +208,8 @@ def _close_paid() -> int:
     """Released payments whose distribution the crediting posted: paid on that Valuation Date."""
     done = 0
     while True:
-        batch = list(ScheduledPayment.objects.filter(status=S.RELEASED).exclude(pending__status=PendingTransaction.Status.PENDING)
+        batch = list(ScheduledPayment.objects.filter(status=S.RELEASED, pending__isnull=False)
+                     .exclude(pending__status=PendingTransaction.Status.PENDING)
                      .select_related("pending", "participation__person").order_by("id")[:BATCH])
         if not batch:
             return done
@@ -222,6 +238,17 @@ def _close_paid() -> int:
         done += len(batch)
 
 
+def _close_defined(day: dt.date) -> int:
+    """Released defined benefit payments (nothing to sell in the books) are paid on their release date."""
+    batch = list(ScheduledPayment.objects.filter(status=S.RELEASED, pending__isnull=True, share=SH.DEFINED,
+                                                 release_date__lte=day))
+    for p in batch:
+        p.status, p.paid_on = S.PAID, p.release_date
+    if batch:
+        bulk_update_fast(batch, ScheduledPayment, ["status", "paid_on"])
+    return len(batch)
+
+
 # --- the job --------------------------------------------------------------------------------------
 
 def payment_day_process(*, day: dt.date, now: dt.datetime | None = None, work: Work | None = None) -> JobRun | None:
@@ -240,12 +267,14 @@ def payment_day_process(*, day: dt.date, now: dt.datetime | None = None, work: W
             stats["schedules_created"] = schedules_ensure(now=now)
         if work.provisional:
             stats["schedules_recomputed"] = _recompute_provisional(work.credited, now)
+        if work.annuities:
+            stats["annuities_extended"] = annuities_extend(day=day, now=now)
         if work.held:
             stats["holds_resolved"] = _recheck_holds(now)
         if work.credited is not None:
             stats.update(_value_due(work.credited, run))
         job_progress(run, done=3, total=4, message="closing paid payments")
-        stats["paid"] = _close_paid()
+        stats["paid"] = _close_paid() + _close_defined(day)
         return job_finish(run, status=JobRun.Status.DONE, message="processed", stats=stats)
 
 
@@ -264,6 +293,7 @@ SELECT LEAST(
   (SELECT MIN(release_date) FROM payments_scheduledpayment WHERE status = 'valued' AND run_id IS NULL),
   (SELECT MIN(release_date) FROM payments_scheduledpayment WHERE status = 'released') + 1,
   (SELECT MIN(provisional_until) FROM payments_paymentschedule) + 1,
+  (SELECT CAST(MIN(scheduled_through) - INTERVAL '11 months' AS date) FROM payments_annuity WHERE status = 'in_pay'),
   (SELECT CASE WHEN EXISTS (SELECT 1 FROM payments_scheduledpayment WHERE status = 'held') THEN %(tomorrow)s END)
 )
 """

@@ -100,14 +100,21 @@ def payment_run_approve(*, run: PaymentRun, actor, now: dt.datetime | None = Non
 def _release(run: PaymentRun, *, actor, now: dt.datetime) -> None:
     payments = list(run.payments.filter(status=S.IN_RUN).select_related("account").order_by("release_date", "id"))
     who = f"payment run {run.pk} approved by {actor_label(actor)}"
+    approved_on = timezone.localdate(now)
     for p in payments:
+        if not p.moves_units:
+            # A defined benefit payment (BRP) sells no notional units: nothing goes to the books; it is paid on its
+            # release date (at once when approved on or after it).
+            p.status = S.PAID if p.release_date <= approved_on else S.RELEASED
+            p.paid_on = approved_on if p.status == S.PAID else None
+            continue
         liquidate = p.share == ScheduledPayment.Share.LIQUIDATE
         pending, _ = pending_create(
             account=p.account, kind=EntryKind.DISTRIBUTION, source=Source.DISTRIBUTION,
             amount=-(p.amount or ZERO), effective_date=p.release_date, idempotency_key=f"payment:{p.pk}",
             actor=who, memo=f"{p.benefit}: {p.label}, Payment Date {p.payment_date}", cite=p.cite, liquidate_all=liquidate)
         p.pending, p.status = pending, S.RELEASED
-    bulk_update_fast(payments, ScheduledPayment, ["pending", "status"])
+    bulk_update_fast(payments, ScheduledPayment, ["pending", "status", "paid_on"])
 
 
 CSV_COLUMNS = ["run", "payment", "employee_number", "name", "address", "state", "plan", "account", "benefit", "form",

@@ -18,6 +18,7 @@ from books.models import Account
 from core import valuation_calendar as cal
 from core.audit import actor_label
 from payments.models import PaymentSchedule, ScheduledPayment
+from payments.services.annuities import annuities_recompute, is_annuity_account
 from payments.services.bulk import bulk_update_fast
 from payments.services.engine import Planned, ScheduleResult, compute_schedule
 from payments.services.facts import load_facts
@@ -78,6 +79,14 @@ def schedules_recompute(*, accounts: list[Account], because: str, now: dt.dateti
     as_of = as_of or timezone.localdate(now)
     accounts = list(Account.objects.filter(id__in=[a.id for a in accounts]).order_by("id")
                     .select_related("participation__plan", "participation__person"))
+    annuity_accounts = [a for a in accounts if is_annuity_account(a)]
+    if annuity_accounts:  # a defined benefit pays a fixed monthly amount, not an account balance (BRP 4.2)
+        annuities_changed = annuities_recompute(accounts=annuity_accounts, because=because, now=now, as_of=as_of)
+        accounts = [a for a in accounts if not is_annuity_account(a)]
+        if not accounts:
+            return annuities_changed
+    else:
+        annuities_changed = []
     facts = load_facts(accounts, as_of=as_of, credited=credited_through())
     with transaction.atomic():
         existing = {s.account_id: s for s in PaymentSchedule.objects.select_for_update()
@@ -156,7 +165,7 @@ def schedules_recompute(*, accounts: list[Account], because: str, now: dt.dateti
         if rows:
             bulk_create_with_history(rows, ScheduledPayment, batch_size=2000)
     schedules_changed = new_schedules + changed_schedules
-    return schedules_changed
+    return schedules_changed + annuities_changed
 
 
 def participant_schedules_recompute(*, person, because: str, now: dt.datetime | None = None) -> list[PaymentSchedule]:
