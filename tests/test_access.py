@@ -442,7 +442,6 @@ def population(edcp, settings, tmp_path):
     change_in_control_record(effective_date=dt.date(2030, 1, 2), actor="t", now=now)
     from elections.models import AnnuityElection
     from elections.services import eligibility_notice_send
-
     from payments.models import DomesticRelationsOrder, EmergencyWithdrawal, PaymentRun, ScheduledPayment
     from tests.claims.factories import user_in as _user_in
 

@@ -7,7 +7,6 @@ dies July 20, 2026: one lump sum valued that day, Payment Date August 15, releas
 from __future__ import annotations
 
 import datetime as dt
-from decimal import Decimal
 
 import pytest
 

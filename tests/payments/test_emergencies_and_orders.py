@@ -16,7 +16,12 @@ from django.contrib.auth.models import Group
 from elections.models import DeferralCancellation
 from participants.models import Participation, Person
 from payments.models import DomesticRelationsOrder, EmergencyWithdrawal, ScheduledPayment
-from payments.services.withdrawals import WithdrawalError, emergency_approve, emergency_deny, emergency_request_record
+from payments.services.withdrawals import (
+    WithdrawalError,
+    emergency_approve,
+    emergency_deny,
+    emergency_request_record,
+)
 from tests.payments.factories import deferrals, scenario, simulate, staff_user
 
 pytestmark = pytest.mark.django_db
