@@ -29,7 +29,7 @@ from core.money import ZERO, installment, money, percent_of
 from payments.models import PaymentSchedule, ScheduledPayment
 from payments.services.beneficiaries import split_among
 from payments.services.bulk import bulk_update_fast
-from payments.services.residuals import UNSETTLED_SQL, accounts_settle
+from payments.services.residuals import REOPENED_SQL, UNSETTLED_SQL, accounts_settle
 from payments.services.schedules import schedules_ensure, schedules_recompute
 from payments.services.values import available_values
 
@@ -55,9 +55,7 @@ SELECT c.credited,
   EXISTS (""" + UNSETTLED_SQL + """),
   EXISTS (SELECT 1 FROM payments_scheduledpayment p WHERE p.status = 'scheduled'
           AND p.valuable_on > CAST(c.credited AS date) AND p.valuable_on < %(day)s),
-  EXISTS (SELECT 1 FROM payments_paymentschedule s WHERE s.kind = 'benefit' AND s.settled_on < CAST(c.credited AS date)
-          AND EXISTS (SELECT 1 FROM books_dailyvaluation v WHERE v.valuation_date = CAST(c.credited AS date)
-                      AND v.account_id = s.account_id AND v.units <> 0))
+  EXISTS (""" + REOPENED_SQL.replace("%(credited)s", "c.credited") + """)
 FROM c
 """
 

@@ -51,12 +51,15 @@ WHERE s.kind = 'benefit' AND s.settled_on IS NULL AND s.trigger <> ''
   AND NOT EXISTS (SELECT 1 FROM payments_scheduledpayment p WHERE p.account_id = s.account_id
                   AND p.status NOT IN ('paid', 'cancelled'))
 """
-# Settled accounts that hold units again on the last credited Valuation Date (money credited after).
+# Settled accounts that hold units again on the last credited Valuation Date (money credited after),
+# with nothing of the account outstanding (a residual sells everything: it waits for any other payment).
 REOPENED_SQL = """
 SELECT s.id FROM payments_paymentschedule s
-WHERE s.kind = 'benefit' AND s.settled_on IS NOT NULL AND s.settled_on < %(credited)s
-  AND EXISTS (SELECT 1 FROM books_dailyvaluation v WHERE v.valuation_date = %(credited)s
+WHERE s.kind = 'benefit' AND s.settled_on IS NOT NULL AND s.settled_on < CAST(%(credited)s AS date)
+  AND EXISTS (SELECT 1 FROM books_dailyvaluation v WHERE v.valuation_date = CAST(%(credited)s AS date)
               AND v.account_id = s.account_id AND v.units <> 0)
+  AND NOT EXISTS (SELECT 1 FROM payments_scheduledpayment p WHERE p.account_id = s.account_id
+                  AND p.status NOT IN ('paid', 'cancelled'))
 """
 
 
