@@ -67,8 +67,8 @@ def _setup(n: int) -> dict:
                      SELECT id, 'separation', 'resignation', %s, %s, 'bench', '' FROM participants_person
                      ORDER BY id LIMIT %s""", [SEPARATED_ON, now, due])
         c.execute("""INSERT INTO elections_distributionelection (participation_id, submitted_at, status, rule, message,
-                         channel, actor, account_kind, form, installments, delay_months)
-                     SELECT pa.id, %s, 'accepted', '', '', 'import', 'bench', 'retirement_termination', 'installments', 5, 0
+                         channel, actor, request_data, account_kind, form, installments, delay_months)
+                     SELECT pa.id, %s, 'accepted', '', '', 'import', 'bench', '{}', 'retirement_termination', 'installments', 5, 0
                      FROM participants_participation pa WHERE pa.person_id %% 2 = 0""", [now])
         # The steady state before the day: every account already has its (waiting) schedule, as the
         # daily job gave it when the account opened.
@@ -88,32 +88,39 @@ def _setup(n: int) -> dict:
     return {"due": due, "users": users}
 
 
-def run(*, participants: int = 100000, json: bool = False, **_) -> dict:
+def measure(state: dict) -> dict:
+    """The timed part, in the current database (set up by _setup)."""
     from books.models import Account
-    from core.simulation.sandbox import scratch_database
     from payments.models import ScheduledPayment
     from payments.services.processing import payment_day_process
     from payments.services.runs import payment_run_approve, payment_run_prepare
     from payments.services.schedules import schedules_recompute
 
+    t0 = time.monotonic()
+    # What the separation hook does for each separation recorded, here for the day's whole batch at once.
+    separated = list(Account.objects.filter(participation__person__employment_events__kind="separation"))
+    schedules_recompute(accounts=separated, because="separations recorded", now=timezone.now())
+    ts = time.monotonic()
+    job = payment_day_process(day=DAY, now=timezone.now())
+    t1 = time.monotonic()
+    run_ = payment_run_prepare(period_end=DAY, actor=state["users"]["bench-preparer"], now=timezone.now())
+    payment_run_approve(run=run_, actor=state["users"]["bench-approver"], now=timezone.now())
+    t2 = time.monotonic()
+    released = ScheduledPayment.objects.filter(status=ScheduledPayment.Status.RELEASED, release_date=DAY).count()
+    return {"payments": released, "seconds": round(t2 - t0, 2), "schedule_seconds": round(ts - t0, 2),
+            "job_seconds": round(t1 - ts, 2), "run_seconds": round(t2 - t1, 2),
+            "payments_scheduled": ScheduledPayment.objects.count(), "expected_due": state["due"],
+            "job_stats": job.stats if job else {}}
+
+
+def run(*, participants: int = 100000, json: bool = False, **_) -> dict:
+    from core.simulation.sandbox import scratch_database
+
     with scratch_database():
         started = time.monotonic()
         state = _setup(participants)
         setup_seconds = time.monotonic() - started
-        t0 = time.monotonic()
-        # What the separation hook does for each separation recorded, here for the day's whole batch at once.
-        separated = list(Account.objects.filter(participation__person__employment_events__kind="separation"))
-        schedules_recompute(accounts=separated, because="separations recorded", now=timezone.now())
-        ts = time.monotonic()
-        job = payment_day_process(day=DAY, now=timezone.now())
-        t1 = time.monotonic()
-        run_ = payment_run_prepare(period_end=DAY, actor=state["users"]["bench-preparer"], now=timezone.now())
-        payment_run_approve(run=run_, actor=state["users"]["bench-approver"], now=timezone.now())
-        t2 = time.monotonic()
-        released = ScheduledPayment.objects.filter(status=ScheduledPayment.Status.RELEASED, release_date=DAY).count()
-        scheduled = ScheduledPayment.objects.count()
+        result = measure(state)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"participants": participants, "payments": released, "seconds": round(t2 - t0, 2),
-            "peak_memory_mb": round(peak, 1), "schedule_seconds": round(ts - t0, 2), "job_seconds": round(t1 - ts, 2), "run_seconds": round(t2 - t1, 2),
-            "setup_seconds": round(setup_seconds, 2), "payments_scheduled": scheduled, "expected_due": state["due"],
-            "job_stats": job.stats if job else {}}
+    return {"participants": participants, "payments": result.pop("payments"), "seconds": result.pop("seconds"),
+            "peak_memory_mb": round(peak, 1), **result, "setup_seconds": round(setup_seconds, 2)}

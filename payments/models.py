@@ -6,6 +6,11 @@ event or a schedule change arrives; each recomputation bumps `revision`, keeps t
 released or paid, cancels the unpaid ones that no longer belong and adds the new ones. History of
 every row comes from django-simple-history.
 
+A death benefit is paid to the Beneficiaries (EDCP 5.4, RRP 4.01(a)): one ScheduledPayment per payee,
+each a `part` of the whole value by its percentage (the last takes what rounding leaves). Money
+credited to an account after its benefit was paid in full is paid by a `residual` schedule
+(payments.services.residuals).
+
 A ScheduledPayment moves: scheduled -> valued (gross amount fixed as of its valuation date) ->
 in_run (a staff member prepared a run) -> released (a second staff member approved the run: the
 distribution is queued in the books for its release date) -> paid (the crediting of that Valuation
@@ -24,6 +29,7 @@ class PaymentSchedule(models.Model):
         BENEFIT = "benefit", "Benefit schedule of the account"
         EMERGENCY = "emergency", "Unforeseeable emergency withdrawal"
         DRO = "domestic_relations_order", "Domestic relations order"
+        RESIDUAL = "residual", "Money credited after the benefit was paid in full"
 
     participation = models.ForeignKey("participants.Participation", on_delete=models.PROTECT,
                                       related_name="payment_schedules")
@@ -40,6 +46,9 @@ class PaymentSchedule(models.Model):
     provisional_until = models.DateField(null=True, blank=True,
                                          help_text="Recompute once this Valuation Date is credited (a test on the value at the event)")
     revision = models.PositiveIntegerField(default=0)
+    settled_on = models.DateField(null=True, blank=True,
+                                  help_text="Benefit paid in full and the account empty through this credited Valuation Date; "
+                                            "money credited later is paid as a residual")
     computed_at = models.DateTimeField()
     computed_because = models.CharField(max_length=200, blank=True)
     emergency = models.ForeignKey("payments.EmergencyWithdrawal", null=True, blank=True, on_delete=models.PROTECT,
@@ -81,9 +90,13 @@ class ScheduledPayment(models.Model):
         FIXED = "fixed", "A fixed amount"
         LIQUIDATE = "liquidate", "Everything, valued on the release date"
         DEFINED = "defined", "A defined benefit amount (moves no notional units)"
+        PART = "part", "A payee's percentage of the whole value"
+        LIQUIDATE_PART = "liquidate_part", "A payee's percentage of everything, valued on the release date"
 
     MUTABLE = (Status.SCHEDULED, Status.HELD, Status.VALUED, Status.IN_RUN)
     OUTSTANDING = (Status.VALUED, Status.IN_RUN, Status.APPROVED)
+    PARTS = (Share.PART, Share.LIQUIDATE_PART)
+    LIQUIDATING = (Share.LIQUIDATE, Share.LIQUIDATE_PART)
 
     schedule = models.ForeignKey(PaymentSchedule, on_delete=models.PROTECT, related_name="payments")
     account = models.ForeignKey("books.Account", on_delete=models.PROTECT, related_name="scheduled_payments")
@@ -95,7 +108,7 @@ class ScheduledPayment(models.Model):
     kind = models.CharField(max_length=12, choices=Kind.choices)
     number = models.PositiveSmallIntegerField(default=1)
     of = models.PositiveSmallIntegerField(default=1)
-    share = models.CharField(max_length=12, choices=Share.choices)
+    share = models.CharField(max_length=16, choices=Share.choices)
     percent = models.DecimalField(max_digits=7, decimal_places=4, null=True, blank=True)
     payment_date = models.DateField()
     valuation_rule = models.CharField(max_length=40)
@@ -116,8 +129,9 @@ class ScheduledPayment(models.Model):
     withholding_basis = models.CharField(max_length=300, blank=True)
     run = models.ForeignKey("payments.PaymentRun", null=True, blank=True, on_delete=models.PROTECT,
                             related_name="payments")
-    pending = models.OneToOneField("books.PendingTransaction", null=True, blank=True, on_delete=models.PROTECT,
-                                   related_name="scheduled_payment")
+    # One distribution per payment; the payees of one liquidating death benefit share theirs.
+    pending = models.ForeignKey("books.PendingTransaction", null=True, blank=True, on_delete=models.PROTECT,
+                                related_name="scheduled_payments")
     paid_on = models.DateField(null=True, blank=True)
     payee_name = models.CharField(max_length=200, blank=True, help_text="Empty: the participant (or the estate)")
     cancelled_reason = models.CharField(max_length=300, blank=True)
@@ -151,6 +165,14 @@ class ScheduledPayment(models.Model):
     def moves_units(self) -> bool:
         """A defined benefit (BRP) payment is a fixed amount: it sells no notional units when released."""
         return self.share != self.Share.DEFINED
+
+    def payee_label(self) -> str:
+        """Who is paid: the named payee (with its percentage of a shared benefit), else the participant."""
+        if not self.payee_name:
+            return self.participation.person.full_name
+        if self.share in self.PARTS and self.percent is not None:
+            return f"{self.payee_name} ({self.percent.normalize():f}%)"
+        return self.payee_name
 
 
 class PaymentRun(models.Model):
@@ -231,6 +253,9 @@ class EmergencyWithdrawal(models.Model):
                                       related_name="emergency_withdrawals")
     requested_amount = models.DecimalField(max_digits=14, decimal_places=2)
     requested_on = models.DateField()
+    need = models.TextField(blank=True, help_text="The emergency and the need, as the participant describes it")
+    documents = models.TextField(blank=True, help_text="The documents supplied (bills, notices, insurance statements)")
+    channel = models.CharField(max_length=10, default="staff", help_text="staff, portal, api or simulator")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.REQUESTED)
     approved_amount = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
     decided_on = models.DateField(null=True, blank=True)
@@ -238,6 +263,8 @@ class EmergencyWithdrawal(models.Model):
     reason = models.TextField(blank=True)
     cite = models.CharField(max_length=60, blank=True)
     deferrals_cancelled = models.BooleanField(default=False)
+    cancellation = models.ForeignKey("elections.DeferralCancellation", null=True, blank=True, on_delete=models.PROTECT,
+                                     related_name="+", help_text="The Committee's cancellation of deferrals (EDCP 3.7)")
     recorded_by = models.CharField(max_length=200)
     recorded_at = models.DateTimeField()
     history = HistoricalRecords()

@@ -52,11 +52,18 @@ def payment_estimates(payments: list[ScheduledPayment], *, on: dt.date) -> dict[
     values = available_values({p.account_id for p in open_}, on=on, credited=credited_through()) if open_ else {}
     out: dict[int, Decimal] = {}
     left = dict(values)
-    for p in sorted(payments, key=lambda x: (x.account_id, x.payment_date, x.number)):
+    bases: dict[tuple, Decimal] = {}  # the payees' parts of one benefit share the value before any of them
+    for p in sorted(payments, key=lambda x: (x.account_id, x.payment_date, x.number, x.id)):
         if p.amount is not None:
             out[p.id] = p.amount
             continue
         available = left.get(p.account_id, ZERO)
+        if p.share in ScheduledPayment.PARTS:
+            base = bases.setdefault((p.account_id, p.payment_date, p.trigger), available)
+            amount = money(min(percent_of(base, p.percent or 0), available))
+            left[p.account_id] = available - amount
+            out[p.id] = amount
+            continue
         if p.share == ScheduledPayment.Share.PERCENT:
             amount = percent_of(available, p.percent or 0)
         elif p.share == ScheduledPayment.Share.INSTALLMENT:
@@ -77,7 +84,7 @@ def forecast(*, start: dt.date, months: int = 12, years: int = 10) -> dict:
     end = max(add_months(start, months), add_years(start, years))
     payments = list(ScheduledPayment.objects.filter(payment_date__gte=start, payment_date__lt=end)
                     .exclude(status__in=[S.CANCELLED, S.PAID]).only(
-                        "id", "account_id", "payment_date", "number", "of", "share", "percent", "amount"))
+                        "id", "account_id", "payment_date", "number", "of", "share", "percent", "amount", "trigger"))
     amounts = payment_estimates(payments, on=start)
     by_month = {add_months(start.replace(day=1), i): ZERO for i in range(months)}
     by_year = {start.year + i: ZERO for i in range(years)}
@@ -88,3 +95,41 @@ def forecast(*, start: dt.date, months: int = 12, years: int = 10) -> dict:
         if p.payment_date.year in by_year:
             by_year[p.payment_date.year] += amounts[p.id]
     return {"by_month": list(by_month.items()), "by_year": list(by_year.items()), "count": len(payments)}
+
+
+# --- unforeseeable emergencies (EDCP 5.5) and domestic relations orders (5.9) --------------------------
+
+def emergencies(*, status: str = ""):
+    from payments.models import EmergencyWithdrawal
+
+    qs = EmergencyWithdrawal.objects.select_related("participation__person", "participation__plan")
+    return qs.filter(status=status) if status else qs
+
+
+def person_emergencies(person):
+    """One participant's own requests (the portal), never anyone else's."""
+    return emergencies().filter(participation__person=person)
+
+
+def emergency_payments(emergency) -> list[ScheduledPayment]:
+    return list(ScheduledPayment.objects.filter(schedule__emergency=emergency).select_related("account", "run")
+                .order_by("id"))
+
+
+def emergency_participations(person, *, on: dt.date) -> list[Participation]:
+    """The person's plans that pay unforeseeable emergencies (a plan version with the `emergency` provision)."""
+    out = []
+    for participation in Participation.objects.filter(person=person).select_related("plan", "person"):
+        if participation.plan.version_on(on).provision("emergency", None):
+            out.append(participation)
+    return out
+
+
+def orders():
+    from payments.models import DomesticRelationsOrder
+
+    return DomesticRelationsOrder.objects.select_related("participation__person", "participation__plan")
+
+
+def order_payments(order) -> list[ScheduledPayment]:
+    return list(ScheduledPayment.objects.filter(schedule__dro=order).select_related("account", "run").order_by("id"))

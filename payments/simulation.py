@@ -154,7 +154,7 @@ def payments_report(ctx) -> dict:
             entry.update(outcome)
     rows = (ScheduledPayment.objects.filter(participation__in=ctx.participations.values(),
                                             status=ScheduledPayment.Status.PAID)
-            .select_related("account", "participation__person").order_by("payment_date", "participation_id", "account_id", "number"))
+            .select_related("account", "participation__person").order_by("payment_date", "participation_id", "account_id", "number", "paid_on", "id"))
     return {"payments": [{
         "participant": ctx.participant_id(p.participation.person), "account": p.account.name, "kind": p.kind,
         "number": p.number, "of": p.of, "payment_date": p.payment_date.isoformat(),

@@ -17,13 +17,34 @@ from core.decorators import capability_required, participant_required
 from core.roles import Cap, has_cap
 from participants.models import Person
 from payments import selectors
-from payments.models import PaymentRun, ScheduledPayment, WithholdingRate
+from payments.forms import (
+    EmergencyDecisionForm,
+    OrderForm,
+    PortalEmergencyRequestForm,
+    StaffEmergencyRequestForm,
+)
+from payments.models import (
+    DomesticRelationsOrder,
+    EmergencyWithdrawal,
+    PaymentRun,
+    ScheduledPayment,
+    WithholdingRate,
+)
 from payments.services.runs import (
     PaymentRunError,
     payment_run_approve,
     payment_run_csv,
     payment_run_prepare,
     payment_run_register,
+)
+from payments.services.schedules import participant_schedules_recompute
+from payments.services.withdrawals import (
+    WithdrawalError,
+    dro_record,
+    emergency_approve,
+    emergency_available,
+    emergency_deny,
+    emergency_request_record,
 )
 from payments.services.withholding import WithholdingError, withholding_rate_record
 
@@ -178,7 +199,156 @@ def participant_schedule(request, pk: int | None = None):
     amounts = selectors.payment_estimates(calendar, on=timezone.localdate()) if calendar else {}
     return render(request, "payments/staff_participant.html", {
         "person": person, "schedules": selectors.person_schedules(person) if person else [],
-        "calendar": [(p, amounts.get(p.id)) for p in calendar]})
+        "calendar": [(p, amounts.get(p.id)) for p in calendar],
+        "can_recompute": has_cap(request.user, Cap.RECORD_EVENTS)})
+
+
+@require_POST
+@capability_required(Cap.RECORD_EVENTS)
+def participant_recompute(request, pk: int):
+    """Compute the schedules again (after a beneficiary designation or a beneficiary's death was recorded)."""
+    person = get_object_or_404(Person, pk=pk)
+    changed = participant_schedules_recompute(person=person, now=timezone.now(),
+                                              because=f"recomputed by {request.user.get_username()}")
+    messages.success(request, f"Schedules computed again: {len(changed)} changed.")
+    return redirect("payments_staff:participant", pk=pk)
+
+
+def _errors(form) -> str:
+    return "; ".join(f"{'' if field == '__all__' else field.replace('_', ' ') + ': '}{' '.join(errs)}"
+                     for field, errs in form.errors.items())
+
+
+# --- unforeseeable emergencies (EDCP 5.5) ---------------------------------------------------------------
+
+@capability_required(Cap.VIEW_STAFF)
+def emergency_list(request):
+    status = request.GET.get("status", "")
+    if status not in EmergencyWithdrawal.Status.values:
+        status = ""
+    return render(request, "payments/staff_emergencies.html", {
+        "emergencies": selectors.emergencies(status=status)[:500], "status": status,
+        "statuses": EmergencyWithdrawal.Status.choices, "can_record": has_cap(request.user, Cap.RECORD_EVENTS),
+        "form": StaffEmergencyRequestForm(initial={"requested_on": timezone.localdate()})})
+
+
+@require_POST
+@capability_required(Cap.RECORD_EVENTS)
+def emergency_record(request):
+    form = StaffEmergencyRequestForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, f"Not recorded: {_errors(form)}")
+        return redirect("payments_staff:emergencies")
+    d = form.cleaned_data
+    try:
+        emergency = emergency_request_record(participation=d["participation"], amount=d["amount"],
+                                             requested_on=d["requested_on"], need=d["need"], documents=d["documents"],
+                                             channel="staff", actor=request.user, now=timezone.now())
+    except WithdrawalError as exc:
+        messages.error(request, f"Not recorded: {exc}")
+        return redirect("payments_staff:emergencies")
+    messages.success(request, "Request recorded; the Committee decides it.")
+    return redirect("payments_staff:emergency", pk=emergency.pk)
+
+
+@capability_required(Cap.VIEW_STAFF)
+def emergency_detail(request, pk: int):
+    emergency = get_object_or_404(selectors.emergencies(), pk=pk)
+    today = timezone.localdate()
+    open_ = emergency.status == EmergencyWithdrawal.Status.REQUESTED
+    available, accounts = (emergency_available(participation=emergency.participation, on=today) if open_
+                           else (None, ""))
+    return render(request, "payments/staff_emergency.html", {
+        "emergency": emergency, "payments": selectors.emergency_payments(emergency), "available": available,
+        "accounts": accounts, "today": today,
+        "can_decide": open_ and has_cap(request.user, Cap.APPROVE_EMERGENCY),
+        "form": EmergencyDecisionForm(initial={"decided_on": today, "amount": emergency.requested_amount})})
+
+
+@require_POST
+@capability_required(Cap.APPROVE_EMERGENCY)
+def emergency_decide(request, pk: int):
+    emergency = get_object_or_404(EmergencyWithdrawal, pk=pk)
+    form = EmergencyDecisionForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, f"Not decided: {_errors(form)}")
+        return redirect("payments_staff:emergency", pk=pk)
+    d = form.cleaned_data
+    try:
+        if d["decision"] == "approve":
+            payments = emergency_approve(emergency=emergency, amount=d["amount"], approved_on=d["decided_on"],
+                                         reason=d["reason"], cancel_deferrals=d["cancel_deferrals"],
+                                         actor=request.user, now=timezone.now())
+            messages.success(request, f"Approved: {len(payments)} payment(s) with Payment Date {d['decided_on']}.")
+        else:
+            emergency_deny(emergency=emergency, decided_on=d["decided_on"], reason=d["reason"],
+                           cancel_deferrals=d["cancel_deferrals"], actor=request.user, now=timezone.now())
+            messages.success(request, "Denied.")
+    except WithdrawalError as exc:
+        messages.error(request, f"Not decided: {exc}")
+    return redirect("payments_staff:emergency", pk=pk)
+
+
+@participant_required
+def portal_emergencies(request):
+    person = request.user.person
+    today = timezone.localdate()
+    participations = selectors.emergency_participations(person, on=today)
+    form = PortalEmergencyRequestForm(request.POST or None, participations=participations)
+    if request.method == "POST" and participations and form.is_valid():
+        d = form.cleaned_data
+        try:
+            emergency = emergency_request_record(participation=d["participation"], amount=d["amount"], requested_on=today,
+                                                 need=d["need"], documents=d["documents"], channel="portal",
+                                                 actor=request.user, now=timezone.now())
+        except WithdrawalError as exc:
+            messages.error(request, f"Not filed: {exc}")
+        else:
+            messages.success(request, "Your request is filed. The Committee will decide it and you will see the decision here.")
+            return redirect("payments_portal:emergency", pk=emergency.pk)
+    return render(request, "payments/portal_emergencies.html", {
+        "emergencies": selectors.person_emergencies(person), "form": form, "can_file": bool(participations)})
+
+
+@participant_required
+def portal_emergency(request, pk: int):
+    emergency = get_object_or_404(selectors.person_emergencies(request.user.person), pk=pk)
+    return render(request, "payments/portal_emergency.html", {
+        "emergency": emergency, "payments": selectors.emergency_payments(emergency)})
+
+
+# --- domestic relations orders (EDCP 5.9, RRP 2017 4.01(c)) ------------------------------------------------
+
+@capability_required(Cap.VIEW_STAFF)
+def order_list(request):
+    return render(request, "payments/staff_orders.html", {
+        "orders": selectors.orders()[:500], "can_record": has_cap(request.user, Cap.RECORD_EVENTS),
+        "form": OrderForm(initial={"order_date": timezone.localdate()})})
+
+
+@require_POST
+@capability_required(Cap.RECORD_EVENTS)
+def order_record(request):
+    form = OrderForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, f"Not recorded: {_errors(form)}")
+        return redirect("payments_staff:orders")
+    d = form.cleaned_data
+    try:
+        order = dro_record(participation=d["participation"], alternate_payee=d["alternate_payee"],
+                           order_date=d["order_date"], percent=d["percent"], amount=d["amount"],
+                           account_name=d["account"].strip(), actor=request.user, now=timezone.now())
+    except (WithdrawalError, ValueError) as exc:
+        messages.error(request, f"Not recorded: {exc}")
+        return redirect("payments_staff:orders")
+    messages.success(request, f"Order recorded: {order.total:,.2f} to {order.alternate_payee} as a lump sum.")
+    return redirect("payments_staff:order", pk=order.pk)
+
+
+@capability_required(Cap.VIEW_STAFF)
+def order_detail(request, pk: int):
+    order = get_object_or_404(selectors.orders(), pk=pk)
+    return render(request, "payments/staff_order.html", {"order": order, "payments": selectors.order_payments(order)})
 
 
 @capability_required(Cap.VIEW_STAFF)
@@ -210,3 +380,9 @@ def portal_calendar(request):
     return render(request, "payments/portal_calendar.html", {
         "person": person, "calendar": [(p, amounts.get(p.id)) for p in calendar],
         "schedules": selectors.person_schedules(person)})
+
+
+participant_recompute.access_model = Person
+for _view in (emergency_detail, emergency_decide, portal_emergency):
+    _view.access_model = EmergencyWithdrawal
+order_detail.access_model = DomesticRelationsOrder

@@ -201,6 +201,19 @@ def v_distribution(value: Any) -> None:
             _int(r["installments"]["max"], "installments max", 2, 30)
 
 
+DEFAULT_BENEFICIARIES = ("spouse", "estate")
+
+
+def v_default_beneficiary(value: Any) -> None:
+    """Who takes a death benefit nobody designated (or whose designees all predeceased), in order."""
+    if not isinstance(value, list) or not value:
+        raise ProvisionError("default_beneficiary must be a non-empty list, e.g. [spouse, estate]")
+    for who in value:
+        _choice(who, "default beneficiary", DEFAULT_BENEFICIARIES)
+    if value[-1] != "estate":
+        raise ProvisionError("the last default beneficiary must be the estate (someone always takes the benefit)")
+
+
 def v_object(*fields: str) -> Callable[[Any], None]:
     def check(value: Any) -> None:
         if not isinstance(value, dict):
@@ -264,6 +277,8 @@ spec("change_in_control", "Change in control", v_optional(v_object("window_month
 spec("small_balance", "Small balance cash-out", v_optional(v_object("accounts", "threshold")))
 spec("emergency", "Unforeseeable emergency withdrawal", v_optional(v_object("order")))
 spec("domestic_relations_order", "Domestic relations orders", v_optional(v_object("form")))
+spec("default_beneficiary", "Beneficiary when none is designated or the designees predeceased", v_default_beneficiary,
+     "spouse: the Surviving Spouse (married on the date of death); estate: the executor or administrator of the estate")
 spec("schedule_change", "Changing a payment schedule", v_optional(v_object("min_months_before", "min_years_later")))
 spec("claims", "Claims procedure time limits", v_object("decision_days", "extension_days", "appeal_days",
                                                         "review_days", "review_extension_days", "legal_action_years"))

@@ -63,6 +63,11 @@ class AccountFacts:
     value_at_separation: Decimal | None = None
     value_known_through: dt.date | None = None
     separation_valuation_date: dt.date | None = None
+    death_payees: object = None  # payments.services.beneficiaries.Payees, loaded when there is a death
+
+
+PART_SHARES = ("part", "liquidate_part")
+FINAL_SHARES = ("all", "liquidate", *PART_SHARES)
 
 
 @dataclass
@@ -81,14 +86,16 @@ class Planned:
     percent: Decimal | None = None
     hold_code: str = ""
     hold_reason: str = ""
+    payee_name: str = ""
 
     @property
     def signature(self) -> tuple:
-        return (self.trigger, self.kind, self.number, self.of, self.payment_date, self.share)
+        return (self.trigger, self.kind, self.number, self.of, self.payment_date, self.share, self.payee_name,
+                self.percent if self.share in PART_SHARES else None)
 
     @property
     def final(self) -> bool:
-        return self.share in ("all", "liquidate") or (self.kind == "installment" and self.number == self.of)
+        return self.share in FINAL_SHARES or (self.kind == "installment" and self.number == self.of)
 
 
 @dataclass
@@ -176,8 +183,8 @@ def _key_hold(f: AccountFacts, version) -> tuple[str, str]:
 
 def _lump(trigger: str, benefit: str, share: str, date: dt.date, valuation_rule: str, event: dt.date, cite: str,
           reason: str, hold: tuple[str, str] = ("", "")) -> Planned:
-    if share == "all" and valuation_rule == "release_date":
-        share = "liquidate"
+    if valuation_rule == "release_date":
+        share = {"all": "liquidate", "part": "liquidate_part"}.get(share, share)
     return Planned(trigger=trigger, benefit=benefit, kind="lump_sum", number=1, of=1, share=share, payment_date=date,
                    valuation_rule=valuation_rule,
                    valued_as_of=valuation_date_for(valuation_rule, event=event, payment_date=date),
@@ -366,9 +373,30 @@ def compute_schedule(f: AccountFacts) -> ScheduleResult:
     result.trigger, result.trigger_date, result.benefit, result.form, result.installments = (
         "death", death, death_rule["name"], "lump_sum", None)
     result.cite = death_rule["cite"]
+    payees = f.death_payees
+    to_whom = ""
+    if payees is not None:
+        to_whom = " to " + ", ".join(f"{p.name} ({p.percent.normalize():f}%)" if payees.shared else p.name
+                                     for p in payees.payees) + f" ({payees.explanation})"
     result.summary = (f"{death_rule['name']} ({death_rule['cite']}): death on {death:%B %d, %Y}; what is left is one "
-                      f"lump sum on {reason}" + (f", after {len(kept)} payment(s) already due." if kept else "."))
+                      f"lump sum on {reason}{to_whom}" + (f", after {len(kept)} payment(s) already due." if kept else "."))
     result.hold_reason = ""
     result.provisional_until = None
-    result.payments = kept + [_lump("death", death_rule["name"], "all", date, valuation, death, cite, reason)]
+    result.payments = kept + death_lump_sums("death", death_rule["name"], date, valuation, death, cite, reason, payees)
     return result
+
+
+def death_lump_sums(trigger: str, benefit: str, date: dt.date, valuation: str, event: dt.date, cite: str, reason: str,
+                    payees) -> list[Planned]:
+    """The lump sum of everything, one payment per payee (EDCP 5.4 "to the Beneficiary"): each its percentage."""
+    if payees is None or not payees.shared:
+        lump = _lump(trigger, benefit, "all", date, valuation, event, cite, reason)
+        lump.payee_name = payees.payees[0].name if payees is not None else ""
+        return [lump]
+    out = []
+    for payee in payees.payees:
+        lump = _lump(trigger, benefit, "part", date, valuation, event, cite,
+                     f"{reason}; {payee.percent.normalize():f}% to {payee.name}, {payee.basis}")
+        lump.percent, lump.payee_name = payee.percent, payee.name
+        out.append(lump)
+    return out

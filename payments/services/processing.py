@@ -5,6 +5,8 @@ For a day D, in order, each step set-based, committed in batches and safe to rep
   2. holds: held payments are checked again; a resolved hold goes back to the queue
   3. valuation: payments whose valuation date is credited get their gross amount (or are held)
   4. paid: released payments whose distribution the crediting has posted are marked paid
+  5. settled: an account whose benefit is paid in full is settled, or what it still holds (earnings
+     after a fixed final payment, money credited later) is paid as a residual (payments.services.residuals)
 The job claims (payments, D) in core_jobrun, under an advisory lock, so two workers never overlap
 and a rerun after a crash continues where the statuses say it stopped. The release itself happens
 when a second staff member approves the run (payments.services.runs).
@@ -14,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass
+from decimal import Decimal
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -23,11 +26,14 @@ from core import valuation_calendar as cal
 from core.jobs import job_claim, job_finish, job_lock, job_progress
 from core.models import JobRun
 from core.money import ZERO, installment, money, percent_of
+from core.sql import portable
 from payments.models import PaymentSchedule, ScheduledPayment
 from payments.services.annuities import HOLD_CODES as ANNUITY_HOLDS
 from payments.services.annuities import annuities_extend
 from payments.services.annuities import horizon as annuity_horizon
+from payments.services.beneficiaries import split_among
 from payments.services.bulk import bulk_update_fast
+from payments.services.residuals import REOPENED_SQL, UNSETTLED_SQL, accounts_settle
 from payments.services.schedules import schedules_ensure, schedules_recompute
 from payments.services.values import available_values
 
@@ -52,6 +58,10 @@ SELECT c.credited,
              AND p.release_date <= %(day)s),
   EXISTS (SELECT 1 FROM payments_scheduledpayment p WHERE p.status = 'valued' AND p.run_id IS NULL
           AND p.release_date <= %(day)s),
+  EXISTS (""" + UNSETTLED_SQL + """),
+  EXISTS (SELECT 1 FROM payments_scheduledpayment p WHERE p.status = 'scheduled'
+          AND p.valuable_on > CAST(c.credited AS date) AND p.valuable_on < %(day)s),
+  EXISTS (""" + REOPENED_SQL.replace("%(credited)s", "c.credited") + """),
   EXISTS (SELECT 1 FROM payments_annuity a WHERE a.status = 'in_pay' AND a.scheduled_through < %(horizon)s)
 FROM c
 """
@@ -66,19 +76,20 @@ class Work:
     to_value: bool
     to_close: bool
     ready: bool
+    to_settle: bool
+    uncredited: bool
+    reopened: bool
     annuities: bool = False  # monthly annuity payments to plan further ahead
 
     @property
     def for_job(self) -> bool:
-        return self.unscheduled or self.provisional or self.held or self.to_value or self.to_close or self.annuities
+        return (self.unscheduled or self.provisional or self.held or self.to_value or self.to_close or self.to_settle
+                or self.uncredited or self.reopened or self.annuities)
 
 
 def payment_work(day: dt.date) -> Work:
     """One query: is there anything for the payment job (or a run) on `day`?"""
-    sql = _WORK_SQL
-    if connection.vendor != "postgresql":
-        # SQLite keeps dates as ISO text and CAST(... AS date) would make the key a number (2026).
-        sql = sql.replace("CAST(c.credited AS date)", "c.credited")
+    sql = portable(_WORK_SQL)
     with connection.cursor() as cursor:
         cursor.execute(sql, {"day": day, "horizon": annuity_horizon(day)})
         credited, *flags = cursor.fetchone()
@@ -97,7 +108,7 @@ def _recompute_provisional(credited: dt.date | None, now: dt.datetime) -> int:
     return len(ids)
 
 
-def _recheck_holds(now: dt.datetime) -> int:
+def _recheck_holds(now: dt.datetime, credited: dt.date | None = None) -> int:
     """Held payments stay on the work queue until their reason is gone; then they go back to the queue."""
     held = list(ScheduledPayment.objects.filter(status=S.HELD).select_related("participation__person"))
     key_accounts = {p.account_id for p in held if p.hold_code == "key_employee_unknown"}
@@ -112,13 +123,41 @@ def _recheck_holds(now: dt.datetime) -> int:
     for p in held:
         if p.hold_code == "no_address" and p.participation.person.has_address:
             released.append(p)
-        elif p.hold_code == "unpriced_fund" and not _unpriced({p.account_id}, p.valuable_on):
+        elif p.hold_code == "unpriced_fund" and not _still_unpriced(p, credited):
             released.append(p)
     for p in released:
         p.status, p.hold_code, p.hold_reason = S.SCHEDULED, "", ""
     if released:
         bulk_update_fast(released, ScheduledPayment, ["status", "hold_code", "hold_reason"])
     return len(released)
+
+
+def _still_unpriced(p: ScheduledPayment, credited: dt.date | None) -> bool:
+    if credited is None:
+        return True
+    if credited < p.valuable_on and _unpriced({p.account_id}, cal.next_valuation_date_after(credited)):
+        return True  # its Valuation Date still cannot be credited
+    return bool(_unpriced({p.account_id}, credited))
+
+
+def _hold_uncreditable(day: dt.date, credited: dt.date | None) -> int:
+    """A payment whose valuation date has passed but cannot be credited, because a fund the account holds has no
+    price that day, is held with the reason on the work queue instead of waiting unseen."""
+    if credited is None:
+        return 0
+    stuck = cal.next_valuation_date_after(credited)
+    if stuck >= day:
+        return 0  # that Valuation Date is not due to be credited yet
+    waiting = list(ScheduledPayment.objects.filter(status=S.SCHEDULED, valuable_on__gte=stuck, valuable_on__lt=day))
+    unpriced = _unpriced({p.account_id for p in waiting}, stuck) if waiting else {}
+    held = [p for p in waiting if p.account_id in unpriced]
+    for p in held:
+        p.status, p.hold_code = S.HELD, "unpriced_fund"
+        p.hold_reason = (f"The account holds {', '.join(unpriced[p.account_id])} with no price on {stuck}: that "
+                         f"Valuation Date cannot be credited, so the payment cannot be valued. Load the price.")
+    if held:
+        bulk_update_fast(held, ScheduledPayment, ["status", "hold_code", "hold_reason"])
+    return len(held)
 
 
 def _unpriced(account_ids: set[int], day: dt.date) -> dict[int, list[str]]:
@@ -157,15 +196,31 @@ def _value_due(credited: dt.date, run: JobRun) -> dict[str, int]:
         job_progress(run, done=done, total=max(total, done), message="valuation")
 
 
+def _groups(batch: list[ScheduledPayment]) -> dict[tuple, list[tuple[int, Decimal]]]:
+    """The payees' parts of each shared benefit in the batch (all of them, even outside it): (id, percent) by id."""
+    keys = {(p.schedule_id, p.trigger, p.payment_date) for p in batch if p.share in ScheduledPayment.PARTS}
+    if not keys:
+        return {}
+    out: dict[tuple, list[tuple[int, Decimal]]] = defaultdict(list)
+    for pid, schedule_id, trigger, day, percent in (
+            ScheduledPayment.objects.filter(schedule_id__in={k[0] for k in keys}, share__in=ScheduledPayment.PARTS)
+            .exclude(status=S.CANCELLED).order_by("id").values_list("id", "schedule_id", "trigger", "payment_date", "percent")):
+        if (schedule_id, trigger, day) in keys:
+            out[(schedule_id, trigger, day)].append((pid, percent or ZERO))
+    return out
+
+
 def _value_batch(batch: list[ScheduledPayment], credited: dt.date, stats: dict[str, int]) -> None:
     by_day: dict[dt.date, list[ScheduledPayment]] = defaultdict(list)
     for p in batch:
         by_day[p.valued_as_of or credited].append(p)
     unpriced = _unpriced({p.account_id for p in batch}, credited) if batch else {}
     changed: list[ScheduledPayment] = []
-    ids = [p.id for p in batch]
+    groups = _groups(batch)
+    ids = [p.id for p in batch] + [pid for members in groups.values() for pid, _ in members]
     for day, payments in sorted(by_day.items()):
         values = available_values({p.account_id for p in payments}, on=day, credited=credited, exclude_payments=ids)
+        shares: dict[int, Decimal] = {}
         for p in payments:
             changed.append(p)
             if not p.participation.person.has_address:
@@ -184,6 +239,13 @@ def _value_batch(batch: list[ScheduledPayment], credited: dt.date, stats: dict[s
                 stats["held"] += 1
                 continue
             available = values[p.account_id]
+            if p.share in ScheduledPayment.PARTS:
+                # EDCP 5.4: the whole value, each payee its percentage (the last what rounding leaves).
+                if p.id not in shares:
+                    shares.update(split_among(available, groups[(p.schedule_id, p.trigger, p.payment_date)]))
+                    values[p.account_id] = ZERO
+                _set_amount(p, shares[p.id], stats)
+                continue
             if p.share == SH.ALL or p.share == SH.LIQUIDATE:
                 amount = available
             elif p.share == SH.PERCENT:
@@ -194,38 +256,56 @@ def _value_batch(batch: list[ScheduledPayment], credited: dt.date, stats: dict[s
                 amount = p.amount or ZERO
             amount = min(money(amount), available)
             values[p.account_id] = available - amount
-            if amount <= 0:
-                p.status, p.cancelled_reason = S.CANCELLED, "Nothing to pay: the account holds nothing on its valuation date."
-                stats["nothing_to_pay"] += 1
-                continue
-            p.amount, p.amount_is_estimate = amount, p.share == SH.LIQUIDATE
-            p.status = S.VALUED
-            stats["valued"] += 1
+            _set_amount(p, amount, stats)
     bulk_update_fast(changed, ScheduledPayment, ["status", "hold_code", "hold_reason", "amount", "amount_is_estimate", "cancelled_reason"])
+
+
+def _set_amount(p: ScheduledPayment, amount: Decimal, stats: dict[str, int]) -> None:
+    if amount <= 0:
+        p.status, p.amount = S.CANCELLED, ZERO
+        p.cancelled_reason = "Nothing to pay: the account holds nothing on its valuation date."
+        stats["nothing_to_pay"] += 1
+        return
+    p.amount, p.amount_is_estimate = amount, p.share in ScheduledPayment.LIQUIDATING
+    p.status = S.VALUED
+    stats["valued"] += 1
 
 
 def _close_paid() -> int:
     """Released payments whose distribution the crediting posted: paid on that Valuation Date."""
     done = 0
     while True:
-        batch = list(ScheduledPayment.objects.filter(status=S.RELEASED, pending__isnull=False)
-                     .exclude(pending__status=PendingTransaction.Status.PENDING)
-                     .select_related("pending", "participation__person").order_by("id")[:BATCH])
+        # Released payments that moved units (a defined-benefit payment has no distribution to wait for).
+        released = (ScheduledPayment.objects.filter(status=S.RELEASED, pending__isnull=False)
+                    .select_related("pending", "participation__person"))
+        batch = list(released.exclude(pending__status=PendingTransaction.Status.PENDING).order_by("id")[:BATCH])
         if not batch:
             return done
+        shared = {p.pending_id for p in batch if p.share == SH.LIQUIDATE_PART} - {None}
+        if shared:  # the payees of one liquidation are closed together
+            seen = {p.id for p in batch}
+            batch += [p for p in released.filter(pending_id__in=shared).order_by("id") if p.id not in seen]
+        by_pending: dict[int, list[ScheduledPayment]] = defaultdict(list)
+        for p in batch:
+            by_pending[p.pending_id].append(p)
         relooked = []
         with transaction.atomic():
-            for p in batch:
-                t = p.pending
+            for rows in by_pending.values():
+                t = rows[0].pending
                 applied = -(t.applied_amount or ZERO)
-                if t.status != PendingTransaction.Status.APPLIED or applied <= 0:
-                    p.status, p.cancelled_reason = S.CANCELLED, "Nothing was paid: the account held nothing on the release date."
-                    continue
-                p.status, p.paid_on = S.PAID, t.applied_on
-                if p.share == SH.LIQUIDATE or applied < (p.amount or ZERO):
-                    p.amount, p.amount_is_estimate = applied, False
-                    p.valued_as_of = p.valued_as_of or t.applied_on
-                    relooked.append(p)
+                parts = (split_among(applied, [(p.id, p.percent or ZERO) for p in sorted(rows, key=lambda r: r.id)])
+                         if rows[0].share == SH.LIQUIDATE_PART else {rows[0].id: applied})
+                for p in rows:
+                    paid = parts.get(p.id, ZERO)
+                    if t.status != PendingTransaction.Status.APPLIED or paid <= 0:
+                        p.status, p.amount = S.CANCELLED, ZERO
+                        p.cancelled_reason = "Nothing was paid: the account held nothing on the release date."
+                        continue
+                    p.status, p.paid_on = S.PAID, t.applied_on
+                    if p.share in ScheduledPayment.LIQUIDATING or paid < (p.amount or ZERO):
+                        p.amount, p.amount_is_estimate = paid, False
+                        p.valued_as_of = p.valued_as_of or t.applied_on
+                        relooked.append(p)
             if relooked:
                 from payments.services.withholding import withholding_apply
 
@@ -270,11 +350,17 @@ def payment_day_process(*, day: dt.date, now: dt.datetime | None = None, work: W
         if work.annuities:
             stats["annuities_extended"] = annuities_extend(day=day, now=now)
         if work.held:
-            stats["holds_resolved"] = _recheck_holds(now)
+            stats["holds_resolved"] = _recheck_holds(now, work.credited)
         if work.credited is not None:
             stats.update(_value_due(work.credited, run))
+        if work.uncredited:
+            stats["held_unpriced"] = _hold_uncreditable(day, work.credited)
         job_progress(run, done=3, total=4, message="closing paid payments")
         stats["paid"] = _close_paid() + _close_defined(day)
+        settled = accounts_settle(credited=work.credited, now=now)
+        stats.update(settled)
+        if settled.get("residuals"):
+            stats["residuals_valued"] = _value_due(work.credited, run)["valued"]
         return job_finish(run, status=JobRun.Status.DONE, message="processed", stats=stats)
 
 
@@ -294,7 +380,11 @@ SELECT LEAST(
   (SELECT MIN(release_date) FROM payments_scheduledpayment WHERE status = 'released') + 1,
   (SELECT MIN(provisional_until) FROM payments_paymentschedule) + 1,
   (SELECT CAST(MIN(scheduled_through) - INTERVAL '11 months' AS date) FROM payments_annuity WHERE status = 'in_pay'),
-  (SELECT CASE WHEN EXISTS (SELECT 1 FROM payments_scheduledpayment WHERE status = 'held') THEN %(tomorrow)s END)
+  (SELECT MIN(t.effective_date) FROM books_pendingtransaction t JOIN payments_paymentschedule s
+     ON s.account_id = t.account_id AND s.kind = 'benefit'
+   WHERE s.settled_on IS NOT NULL AND t.status = 'pending' AND t.kind = 'credit') + 1,
+  (SELECT CASE WHEN EXISTS (SELECT 1 FROM payments_scheduledpayment WHERE status = 'held')
+               OR EXISTS (""" + UNSETTLED_SQL + """) THEN %(tomorrow)s END)
 )
 """
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+from collections import defaultdict
 from decimal import Decimal
 
 from django.db import transaction
@@ -107,19 +108,33 @@ def _release(run: PaymentRun, *, actor, now: dt.datetime) -> None:
             # release date (at once when approved on or after it).
             p.status = S.PAID if p.release_date <= approved_on else S.RELEASED
             p.paid_on = approved_on if p.status == S.PAID else None
+    moving = [p for p in payments if p.moves_units]
+    # The payees of one benefit valued on its release date share one liquidation; the crediting sells
+    # everything and the payment job splits what it brought by their percentages.
+    shared: dict[tuple, list[ScheduledPayment]] = defaultdict(list)
+    for p in moving:
+        if p.share == ScheduledPayment.Share.LIQUIDATE_PART:
+            shared[(p.schedule_id, p.trigger, p.payment_date, p.release_date)].append(p)
+    for p in moving:
+        if p.pending_id:
             continue
-        liquidate = p.share == ScheduledPayment.Share.LIQUIDATE
+        group = shared.get((p.schedule_id, p.trigger, p.payment_date, p.release_date), [p])
+        liquidate = p.share in ScheduledPayment.LIQUIDATING
+        memo = f"{p.benefit}: {p.label}, Payment Date {p.payment_date}"
+        if len(group) > 1:
+            memo += f", to {len(group)} payees"
         pending, _ = pending_create(
             account=p.account, kind=EntryKind.DISTRIBUTION, source=Source.DISTRIBUTION,
-            amount=-(p.amount or ZERO), effective_date=p.release_date, idempotency_key=f"payment:{p.pk}",
-            actor=who, memo=f"{p.benefit}: {p.label}, Payment Date {p.payment_date}", cite=p.cite, liquidate_all=liquidate)
-        p.pending, p.status = pending, S.RELEASED
+            amount=-sum((g.amount or ZERO for g in group), ZERO), effective_date=p.release_date,
+            idempotency_key=f"payment:{p.pk}", actor=who, memo=memo, cite=p.cite, liquidate_all=liquidate)
+        for g in group:
+            g.pending, g.status = pending, S.RELEASED
     bulk_update_fast(payments, ScheduledPayment, ["pending", "status", "paid_on"])
 
 
 CSV_COLUMNS = ["run", "payment", "employee_number", "name", "address", "state", "plan", "account", "benefit", "form",
                "payment_date", "release_date", "valued_as_of", "gross", "federal_withholding", "state_withholding", "net",
-               "plan_section", "payee"]
+               "plan_section", "payee", "payee_percent"]
 
 
 def payment_run_csv(*, run: PaymentRun) -> str:
@@ -136,7 +151,8 @@ def payment_run_csv(*, run: PaymentRun) -> str:
                          p.state, p.participation.plan.code, p.account.name, p.benefit, p.label,
                          p.payment_date.isoformat(), p.release_date.isoformat(),
                          p.valued_as_of.isoformat() if p.valued_as_of else "", _fmt(p.amount), _fmt(p.federal_withholding),
-                         _fmt(p.state_withholding), _fmt(p.net_amount), p.cite, p.payee_name or person.full_name])
+                         _fmt(p.state_withholding), _fmt(p.net_amount), p.cite, p.payee_name or person.full_name,
+                         f"{p.percent.normalize():f}" if p.share in ScheduledPayment.PARTS and p.percent is not None else ""])
     return out.getvalue()
 
 

@@ -46,12 +46,14 @@ def planned_to_row(p: Planned, *, schedule: PaymentSchedule, revision: int, now:
         revision=revision, trigger=p.trigger, benefit=p.benefit, kind=p.kind, number=p.number, of=p.of,
         share=p.share, percent=p.percent, payment_date=p.payment_date, valuation_rule=p.valuation_rule,
         valued_as_of=p.valued_as_of, valuable_on=_valuable_on(p, release), release_date=release, cite=p.cite,
-        reason=p.reason[:300], status=status, hold_code=p.hold_code, hold_reason=p.hold_reason, created_at=now,
+        reason=p.reason[:300], status=status, hold_code=p.hold_code, hold_reason=p.hold_reason,
+        payee_name=p.payee_name[:200], created_at=now,
     )
 
 
 def _signature(p: ScheduledPayment) -> tuple:
-    return (p.trigger, p.kind, p.number, p.of, p.payment_date, p.share)
+    return (p.trigger, p.kind, p.number, p.of, p.payment_date, p.share, p.payee_name,
+            p.percent if p.share in ScheduledPayment.PARTS else None)
 
 
 _SCHEDULE_FIELDS = ("trigger", "trigger_date", "benefit", "form", "installments", "cite", "summary", "hold_reason",
@@ -117,10 +119,14 @@ def schedules_recompute(*, accounts: list[Account], because: str, now: dt.dateti
             new_rows: list[Planned] = []
             matched: set[int] = set()
             updates: list[ScheduledPayment] = []
+            # A payment already approved, released or paid stands: a later answer for the same date (other
+            # payees, other shares) must not pay it a second time.
+            started = {(p.trigger, p.payment_date, p.kind, p.number) for p in have if p.status not in ScheduledPayment.MUTABLE}
             for planned in result.payments:
                 found = by_sig.get(planned.signature)
                 if found is None:
-                    new_rows.append(planned)
+                    if (planned.trigger, planned.payment_date, planned.kind, planned.number) not in started:
+                        new_rows.append(planned)
                     continue
                 matched.add(found.id)
                 if found.status in (S.SCHEDULED, S.HELD) and (found.hold_code or "") != planned.hold_code \

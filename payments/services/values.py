@@ -80,7 +80,7 @@ def available_values(account_ids: Iterable[int], *, on: dt.date, credited: dt.da
             continue
         promised = (ScheduledPayment.objects.filter(account_id__in=chunk, status__in=ScheduledPayment.OUTSTANDING,
                                                     pending__isnull=True, amount__isnull=False)
-                    .exclude(share=ScheduledPayment.Share.LIQUIDATE))
+                    .exclude(share__in=ScheduledPayment.LIQUIDATING))
         if excluded:
             promised = promised.exclude(id__in=excluded)
         for row in promised.values("account_id").annotate(t=Sum("amount")):

@@ -98,46 +98,89 @@ def _first_dates(accounts: list[Account]) -> dict[int, dt.date]:
     return out
 
 
+def emergency_available(*, participation: Participation, on: dt.date) -> tuple[Decimal, str]:
+    """What the accounts an emergency payment may draw on hold on `on`, and which they are (EDCP 5.5)."""
+    sources = emergency_sources(participation=participation, on=on)
+    names = ", ".join(dict.fromkeys(_account_label(a) for a, _ in sources)) or "none"
+    return sum((v for _, v in sources), ZERO), names
+
+
+def _account_label(account: Account) -> str:
+    spec = account.participation.plan.version_on(account.opened_on).account_spec(account.kind) or {}
+    label = spec.get("label", account.kind.replace("_", " ").title())
+    return f"{label} ({account.specified_month:%B %Y})" if account.specified_month else label
+
+
 @transaction.atomic
 def emergency_request_record(*, participation: Participation, amount: Decimal, requested_on: dt.date, actor,
-                             now: dt.datetime | None = None) -> EmergencyWithdrawal:
+                             now: dt.datetime | None = None, need: str = "", documents: str = "",
+                             channel: str = "simulator") -> EmergencyWithdrawal:
+    """A participant's written request for an unforeseeable emergency payment (EDCP 5.5), for the Committee to decide."""
     _, cite = _emergency_spec(participation, requested_on)
     if money(amount) <= 0:
         raise WithdrawalError(f"An emergency request needs a positive amount ({cite}).")
     _check_dates(participation, requested_on, "an emergency request")
     now = now or timezone.now()
     request = EmergencyWithdrawal.objects.create(participation=participation, requested_amount=money(amount),
-                                                 requested_on=requested_on, cite=cite, recorded_by=actor_label(actor),
+                                                 requested_on=requested_on, need=need.strip(), documents=documents.strip(),
+                                                 channel=channel, cite=cite, recorded_by=actor_label(actor),
                                                  recorded_at=now)
-    audit_record(action="emergency.request", actor=actor, at=now, obj=request, data={"amount": str(money(amount))})
+    audit_record(action="emergency.request", actor=actor, at=now, obj=request,
+                 data={"amount": str(money(amount)), "channel": channel})
     return request
+
+
+def _decision_checks(emergency: EmergencyWithdrawal, *, on: dt.date, actor, cite: str) -> None:
+    if not has_cap(actor, Cap.APPROVE_EMERGENCY):
+        raise WithdrawalError(f"Deciding an emergency request needs the approve-emergency capability "
+                              f"(committee members, {cite}).")
+    if emergency.status != EmergencyWithdrawal.Status.REQUESTED:
+        raise WithdrawalError(f"This request was already {emergency.get_status_display().lower()}.")
+    if on < emergency.requested_on:
+        raise WithdrawalError(f"The decision ({on}) cannot come before the request ({emergency.requested_on}).")
+
+
+def _cancel_deferrals(emergency: EmergencyWithdrawal, *, on: dt.date, reason: str, actor, now: dt.datetime) -> None:
+    """EDCP 3.7: the Committee cancels the participant's deferrals for the rest of the plan year of the emergency."""
+    from elections.services import ElectionError, deferral_cancel
+
+    try:
+        cancellation = deferral_cancel(participation=emergency.participation, ground="emergency", event_on=on,
+                                       reason=reason or f"unforeseeable emergency request of {emergency.requested_on}",
+                                       actor=actor, now=now)
+    except ElectionError as exc:
+        raise WithdrawalError(str(exc))
+    emergency.deferrals_cancelled, emergency.cancellation = True, cancellation
 
 
 @transaction.atomic
 def emergency_approve(*, emergency: EmergencyWithdrawal, amount: Decimal, approved_on: dt.date, actor,
-                      now: dt.datetime | None = None, reason: str = "") -> list[ScheduledPayment]:
-    """The Committee approves an amount (no more than the need, EDCP 5.5); it is paid from the accounts in order."""
+                      now: dt.datetime | None = None, reason: str = "", cancel_deferrals: bool = False
+                      ) -> list[ScheduledPayment]:
+    """The Committee approves an amount (no more than the need, EDCP 5.5); it is paid from the accounts in order.
+
+    cancel_deferrals: the Committee also cancels deferrals for the rest of the plan year (EDCP 3.7).
+    """
     emergency = EmergencyWithdrawal.objects.select_for_update().get(pk=emergency.pk)
     participation = emergency.participation
     spec, cite = _emergency_spec(participation, approved_on)
-    if not has_cap(actor, Cap.APPROVE_EMERGENCY):
-        raise WithdrawalError("Approving an emergency withdrawal needs the approve-emergency capability (committee members).")
-    if emergency.status != EmergencyWithdrawal.Status.REQUESTED:
-        raise WithdrawalError(f"This request was already {emergency.get_status_display().lower()}.")
+    _decision_checks(emergency, on=approved_on, actor=actor, cite=cite)
     amount = money(amount)
     if amount <= 0:
         raise WithdrawalError(f"The approved amount must be positive ({cite}).")
-    if approved_on < emergency.requested_on:
-        raise WithdrawalError(f"The approval ({approved_on}) cannot come before the request ({emergency.requested_on}).")
     _check_dates(participation, approved_on, "an emergency approval")
     sources = emergency_sources(participation=participation, on=approved_on)
     available = sum((v for _, v in sources), ZERO)
     if amount > available:
-        raise WithdrawalError(f"The approved amount {amount:,.2f} is more than the {available:,.2f} the accounts an "
-                              f"emergency payment may draw on hold on {approved_on:%B %d, %Y} ({cite}).")
+        names = ", ".join(dict.fromkeys(_account_label(a) for a, _ in sources)) or "none"
+        raise WithdrawalError(f"The approved amount {amount:,.2f} is more than the {available:,.2f} available on "
+                              f"{approved_on:%B %d, %Y} in the accounts an emergency payment may draw on ({names}): "
+                              f"an emergency payment comes only from those accounts ({cite}).")
     now = now or timezone.now()
     emergency.status, emergency.approved_amount, emergency.decided_on = EmergencyWithdrawal.Status.APPROVED, amount, approved_on
     emergency.decided_by, emergency.reason = actor_label(actor), reason
+    if cancel_deferrals:
+        _cancel_deferrals(emergency, on=approved_on, reason=reason, actor=actor, now=now)
     emergency.save()
     left, out = amount, []
     for account, value in sources:
@@ -152,20 +195,29 @@ def emergency_approve(*, emergency: EmergencyWithdrawal, amount: Decimal, approv
         out.append(payment)
         left -= take
     audit_record(action="emergency.approve", actor=actor, at=now, obj=emergency,
-                 data={"amount": str(amount), "accounts": [p.account_id for p in out]})
+                 data={"amount": str(amount), "accounts": [p.account_id for p in out],
+                       "deferrals_cancelled": emergency.deferrals_cancelled})
     return out
 
 
 @transaction.atomic
 def emergency_deny(*, emergency: EmergencyWithdrawal, decided_on: dt.date, reason: str, actor,
-                   now: dt.datetime | None = None) -> EmergencyWithdrawal:
-    if emergency.status != EmergencyWithdrawal.Status.REQUESTED:
-        raise WithdrawalError(f"This request was already {emergency.get_status_display().lower()}.")
+                   now: dt.datetime | None = None, cancel_deferrals: bool = False) -> EmergencyWithdrawal:
+    """The Committee denies the request with its reasons (e.g. the need is met by stopping deferrals, EDCP 5.5(iii),
+    which cancel_deferrals then does under EDCP 3.7)."""
+    emergency = EmergencyWithdrawal.objects.select_for_update().get(pk=emergency.pk)
+    _, cite = _emergency_spec(emergency.participation, decided_on)
+    _decision_checks(emergency, on=decided_on, actor=actor, cite=cite)
+    if not reason.strip():
+        raise WithdrawalError(f"A denial states its reasons ({cite}).")
     now = now or timezone.now()
     emergency.status, emergency.decided_on, emergency.decided_by, emergency.reason = (
-        EmergencyWithdrawal.Status.DENIED, decided_on, actor_label(actor), reason)
+        EmergencyWithdrawal.Status.DENIED, decided_on, actor_label(actor), reason.strip())
+    if cancel_deferrals:
+        _cancel_deferrals(emergency, on=decided_on, reason=reason.strip(), actor=actor, now=now)
     emergency.save()
-    audit_record(action="emergency.deny", actor=actor, at=now, obj=emergency, reason=reason)
+    audit_record(action="emergency.deny", actor=actor, at=now, obj=emergency, reason=reason,
+                 data={"deferrals_cancelled": emergency.deferrals_cancelled})
     return emergency
 
 
@@ -209,9 +261,12 @@ def dro_record(*, participation: Participation, alternate_payee: str, order_date
         if amount <= 0:
             raise WithdrawalError("The amount must be positive.")
         if amount > total_available:
-            where = account_name or "the accounts"
-            raise WithdrawalError(f"The order assigns {amount:,.2f}, more than the {total_available:,.2f} {where} hold on "
-                                  f"{order_date:%B %d, %Y} ({cite}).")
+            where = (f"the {_account_label(accounts[0])}" if account_name
+                     else "the accounts an order can reach (" + ", ".join(_account_label(a) for a in accounts) + ")"
+                     if accounts else "the accounts an order can reach")
+            raise WithdrawalError(f"The order assigns {amount:,.2f}, more than the {total_available:,.2f} {where} "
+                                  f"{'holds' if account_name else 'hold'} on {order_date:%B %d, %Y}: an order can "
+                                  f"assign only what the account holds ({cite}).")
         left = amount
         for a in accounts:
             take = min(left, values[a.id])

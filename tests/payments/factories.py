@@ -54,3 +54,37 @@ def staff_user(username: str, role: str):
     user = get_user_model().objects.create_user(username=username, password="a-long-test-password")
     user.groups.add(Group.objects.get_or_create(name=role)[0])
     return user
+
+
+def advance(*, to: str, price: str = "10.00") -> None:
+    """Carry a simulated history on after simulate() returned, day by day as the simulator does: the payment job,
+    the two-person run of what is released that day, then the crediting of a Valuation Date at `price` (every fund)."""
+    import datetime as dt
+    from decimal import Decimal
+
+    from books.services.crediting import credit_valuation_date, last_credited_date
+    from core import valuation_calendar as cal
+    from payments.services.processing import payment_day_process
+    from payments.services.runs import payment_run_approve, payment_run_prepare, payments_ready
+    from plans.models import Fund, FundPrice
+
+    preparer, approver = _user("sim-preparer", "administrator"), _user("sim-approver", "committee")
+    day, end = last_credited_date() + dt.timedelta(days=1), dt.date.fromisoformat(to)
+    while day <= end:
+        moment = dt.datetime(day.year, day.month, day.day, 12, tzinfo=dt.UTC)
+        payment_day_process(day=day, now=moment)
+        if payments_ready(period_end=day).exists():
+            run = payment_run_prepare(period_end=day, actor=preparer, now=moment)
+            payment_run_approve(run=run, actor=approver, now=moment)
+        if cal.is_valuation_date(day):
+            for fund in Fund.objects.all():
+                FundPrice.objects.get_or_create(fund=fund, date=day,
+                                                defaults={"price": Decimal(price), "loaded_at": moment})
+            assert credit_valuation_date(valuation_date=day).status == "done", day
+        day += dt.timedelta(days=1)
+
+
+def _user(username: str, role: str):
+    user, _ = get_user_model().objects.get_or_create(username=username)
+    user.groups.add(Group.objects.get_or_create(name=role)[0])
+    return user

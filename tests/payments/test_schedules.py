@@ -84,7 +84,10 @@ def test_small_balance_pays_at_once_overriding_installments():
 def test_key_employee_small_balance_waits_but_keeps_the_value_at_the_end_of_the_month_of_separation():
     result = simulate(scenario(participants=KEY_2025, events=deferrals() + [sep("2026-04-10")],
                                prices=[["2010-01-04", "10.00"], ["2026-06-01", "12.00"]], through="2026-11-30"))
-    assert rows(result) == [("2026-11-01", "2026-11-02", "2026-04-30", "30000.00", "lump_sum", 1, 1)]
+    # The 500 units the price rise left after the 30,000.00 were sold are paid as a residual the next Valuation Date.
+    assert rows(result) == [("2026-11-01", "2026-11-02", "2026-04-30", "30000.00", "lump_sum", 1, 1),
+                            ("2026-11-02", "2026-11-03", "2026-11-03", "6000.00", "lump_sum", 1, 1)]
+    assert [r["trigger"] for r in result["payments"]] == ["small_balance", "residual"]
 
 
 def test_specified_date_installments_are_not_accelerated_by_separation():
