@@ -204,7 +204,7 @@ class Demo:
             plan = "EDCP" if i < n_edcp else "RRP" if i < n_edcp + n_rrp else "BRP"
             k = i if plan == "EDCP" else i - n_edcp if plan == "RRP" else i - n_edcp - n_rrp
             story = {("EDCP", 0): "key", ("EDCP", 1): "separated", ("EDCP", 2): "died", ("RRP", 0): "key",
-                     ("RRP", 1): "retired", ("BRP", 0): "frozen"}.get((plan, k), "frozen" if plan == "BRP" else "active")
+                     ("RRP", 1): "retired", ("BRP", 0): "frozen", ("BRP", 1): "retired"}.get((plan, k), "frozen" if plan == "BRP" else "active")
             if plan == "BRP":
                 hire = dt.date(rng.randint(1984, 1998), rng.randint(1, 12), 1)
                 birth = dt.date(hire.year - rng.randint(24, 32), rng.randint(1, 12), rng.randint(1, 28))
@@ -238,6 +238,7 @@ class Demo:
             elif story == "retired":
                 p.end, p.end_kind, p.end_reason = at(7 / 12), EmploymentEvent.Kind.SEPARATION, "retirement"
                 p.birth_date = p.end.replace(year=p.end.year - 66, day=1)
+                p.login = True
             if plan != "BRP":
                 scale = Decimal(rng.randint(40, 160)) / 100 / (8 if story == "separated" else 1)
                 if plan == "EDCP":
@@ -292,6 +293,8 @@ class Demo:
             self.beneficiaries(p, person)
             if p.plan != "BRP":
                 actions += self.timeline(p, person, participation, start, admin)
+            else:
+                actions += self.pension(p, person, participation, start, admin)
         actions += self.key_employee_lists(demo_people, records, start, admin)
         actions += self.restoration(start, committee)
         stats = {"pay lines": 0, "elections": 0, "events": 0}
@@ -477,6 +480,39 @@ class Demo:
                     return None
                 actions.append(Action(day, 5, contribute))
 
+        if p.end and p.end <= self.as_of:
+            def event():
+                if EmploymentEvent.objects.filter(person=person, kind=p.end_kind).exists():
+                    return None
+                employment_event_record(person=person, kind=p.end_kind, effective_date=p.end, reason=p.end_reason,
+                                        actor=admin, now=moment(p.end + dt.timedelta(days=1)))
+                return "events"
+            actions.append(Action(p.end, 9, event, credit_first=True))
+        return actions
+
+    def pension(self, p: DemoPerson, person: Person, participation, start: dt.date, admin) -> list[Action]:
+        """BRP: the Pension Plan figures of the frozen benefit (2008 pay, Benefit Service to 2008-12-31), and for a
+        retiree the separation that starts the monthly annuity (4.2(a))."""
+        from books.models import DefinedBenefitRecord
+        from books.services.brp import pension_figures_record
+
+        service = Decimal(max(1, 2008 - p.hire_date.year))
+        unlimited = money(p.salary * Decimal("0.015") * service)
+        payable = money(min(unlimited, Decimal("230000") * Decimal("0.015") * service))
+
+        def figures():
+            if DefinedBenefitRecord.objects.filter(participation=participation).exists():
+                return None
+            spouse = {"spouse_name": f"{FIRST[(p.index * 7 + 3) % len(FIRST)]} {p.last_name}",
+                      "spouse_birth_date": p.birth_date.replace(year=p.birth_date.year + 2)} if p.married else {}
+            pension_figures_record(participation=participation, as_of=start, actor=admin, now=moment(start),
+                                   source="Pension Plan actuary (demo)", unlimited_annual_benefit=unlimited,
+                                   payable_annual_benefit=payable, benefit_service_years=service,
+                                   early_retirement_date=p.birth_date.replace(year=p.birth_date.year + 55),
+                                   normal_retirement_date=p.birth_date.replace(year=p.birth_date.year + 65), **spouse)
+            return None
+
+        actions = [Action(start, 1, figures)]
         if p.end and p.end <= self.as_of:
             def event():
                 if EmploymentEvent.objects.filter(person=person, kind=p.end_kind).exists():
