@@ -12,13 +12,20 @@ from core import valuation_calendar as cal
 from core.money import ZERO, money
 
 
-def last_credited_on_or_before(day: dt.date) -> dt.date | None:
-    """The last Valuation Date on or before `day` whose crediting is done (the books' latest prices)."""
+def last_credited_date(before: dt.date | None = None) -> dt.date | None:
+    """The last Valuation Date (before `before`, if given) whose crediting is done."""
     from core.models import JobRun
 
-    key = (JobRun.objects.filter(kind="crediting", status=JobRun.Status.DONE, key__lte=day.isoformat())
-           .aggregate(m=Max("key"))["m"])
+    qs = JobRun.objects.filter(kind="crediting", status=JobRun.Status.DONE)
+    if before is not None:
+        qs = qs.filter(key__lt=before.isoformat())
+    key = qs.aggregate(m=Max("key"))["m"]
     return dt.date.fromisoformat(key) if key else None
+
+
+def last_credited_on_or_before(day: dt.date) -> dt.date | None:
+    """The last Valuation Date on or before `day` whose crediting is done (the books' latest prices)."""
+    return last_credited_date(before=day + dt.timedelta(days=1))
 
 
 def _last_valued_on_or_before(day: dt.date) -> dt.date | None:

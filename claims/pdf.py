@@ -36,7 +36,7 @@ from claims.selectors import (
 )
 from core.audit import actor_label
 from core.models import Document
-from core.pdf import document_bytes, document_store, render_pdf
+from core.pdf import document_bytes, document_store, document_store_bytes, render_pdf
 
 log = logging.getLogger(__name__)
 
@@ -212,17 +212,6 @@ def claim_file_bundle(request: ClaimFileRequest, *, claim: Claim, rules: ClaimsR
 
 def store_bytes(*, data: bytes, kind: str, title: str, template: str, person, obj, now: dt.datetime,
                 actor: str) -> Document:
-    """Store an assembled PDF the way core.pdf.document_store stores a rendered one (same layout, same hash rule)."""
-    digest = hashlib.sha256(data).hexdigest()
-    object_type, object_id = obj._meta.label, str(obj.pk)
-    existing = Document.objects.filter(kind=kind, sha256=digest, object_type=object_type, object_id=object_id).first()
-    if existing:
-        return existing
-    relative = Path("documents") / kind / digest[:2] / f"{digest}.pdf"
-    target = Path(settings.MEDIA_ROOT) / relative
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if not target.exists():
-        target.write_bytes(data)
-    return Document.objects.create(kind=kind, title=title, person=person, object_type=object_type, object_id=object_id,
-                                   path=str(relative), sha256=digest, size=len(data), template=template,
-                                   created_at=now, created_by=actor)
+    """Store an assembled PDF exactly as core.pdf stores a rendered one."""
+    return document_store_bytes(data=data, kind=kind, title=title, template=template, actor=actor, person=person,
+                                obj=obj, now=now)

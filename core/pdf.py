@@ -35,7 +35,13 @@ def pdf_text(data: bytes) -> str:
 def document_store(*, kind: str, title: str, template: str, context: dict, actor: str,
                    person=None, obj: models.Model | None = None, now: dt.datetime | None = None) -> Document:
     """Render and store; if this object already has a document of this kind with the same bytes, return it."""
-    data = render_pdf(template, context)
+    return document_store_bytes(data=render_pdf(template, context), kind=kind, title=title, template=template,
+                                actor=actor, person=person, obj=obj, now=now)
+
+
+def document_store_bytes(*, data: bytes, kind: str, title: str, template: str, actor: str, person=None,
+                         obj: models.Model | None = None, now: dt.datetime | None = None) -> Document:
+    """Store PDF bytes (rendered here or assembled elsewhere, e.g. a claim file) by content hash."""
     digest = hashlib.sha256(data).hexdigest()
     object_type = obj._meta.label if obj is not None else ""
     object_id = str(obj.pk) if obj is not None else ""

@@ -16,10 +16,11 @@ from decimal import Decimal
 from typing import NamedTuple
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Max, Sum
+from django.db.models import Sum
 from django.utils import timezone
 
 from books.models import Account, DailyValuation, EntryKind, LedgerEntry, PendingTransaction, Position, Source
+from books.selectors import last_credited_date  # noqa: F401 (re-exported: callers import it from here)
 from core import valuation_calendar as cal
 from core.jobs import job_locked_claim, job_progress
 from core.models import JobRun
@@ -37,14 +38,6 @@ class CreditingRefused(RuntimeError):
 
 
 # --- reads shared by both paths ---------------------------------------------------------------
-
-def last_credited_date(before: dt.date | None = None) -> dt.date | None:
-    qs = JobRun.objects.filter(kind=JOB_KIND, status=JobRun.Status.DONE)
-    if before is not None:
-        qs = qs.filter(key__lt=before.isoformat())
-    key = qs.aggregate(m=Max("key"))["m"]
-    return dt.date.fromisoformat(key) if key else None
-
 
 def _prices_on(day: dt.date) -> dict[int, Decimal]:
     return dict(FundPrice.objects.filter(date=day).values_list("fund_id", "price"))
