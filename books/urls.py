@@ -9,17 +9,17 @@ from core.models import ImportBatch
 app_name = "books"
 staff_urlpatterns: list = [
     path("", views.overview, name="overview"),
-    path("brp/", brp_views.staff_list, name="brp"),
-    path("brp/<int:pk>/", brp_views.staff_detail, name="brp_participant"),
-    path("brp/<int:pk>/figures", brp_views.staff_figures, name="brp_figures"),
-    path("brp/<int:pk>/statement", brp_views.staff_quote_pdf, name="brp_statement"),
-    path("brp/<int:pk>/survivor-death", brp_views.staff_survivor_death, name="brp_survivor_death"),
+    path("defined-benefit/", brp_views.staff_list, name="defined_benefit"),
+    path("defined-benefit/<int:pk>/", brp_views.staff_detail, name="brp_participant"),
+    path("defined-benefit/<int:pk>/figures", brp_views.staff_figures, name="brp_figures"),
+    path("defined-benefit/<int:pk>/statement", brp_views.staff_quote_pdf, name="brp_statement"),
+    path("defined-benefit/<int:pk>/survivor-death", brp_views.staff_survivor_death, name="brp_survivor_death"),
 ]
 portal_urlpatterns: list = [
     path("accounts/<int:pk>/", views.portal_account, name="account"),
-    path("brp/", brp_views.portal_index, name="brp"),
-    path("brp/<int:pk>/", brp_views.portal_benefit, name="brp_benefit"),
-    path("brp/<int:pk>/statement", brp_views.portal_quote_pdf, name="brp_statement"),
+    path("defined-benefit/", brp_views.portal_index, name="defined_benefit"),
+    path("defined-benefit/<int:pk>/", brp_views.portal_benefit, name="brp_benefit"),
+    path("defined-benefit/<int:pk>/statement", brp_views.portal_quote_pdf, name="brp_statement"),
 ]
 api_urlpatterns: list = [
     path("accounts/", api.AccountList.as_view(), name="accounts"),

@@ -26,7 +26,7 @@ class _Participant(forms.Form):
     """Staff name the participant by employee number and the plan."""
 
     employee_number = forms.CharField(max_length=20)
-    plan = forms.CharField(max_length=10, initial="EDCP")
+    plan = forms.CharField(max_length=10, help_text="The plan's code, as in the plan catalog")
 
     def clean(self):
         data = super().clean()

@@ -143,14 +143,23 @@ def _load_figures(directory: Path, stats: dict) -> None:
 
 
 @transaction.atomic
+def catalog_plan_files(directory: Path | None = None) -> list[Path]:
+    """The plan files of the shipped catalog (every `*.yaml` but the dated figures), in load order."""
+    directory = Path(directory or settings.PLAN_CATALOG_DIR)
+    return [path for path in sorted(directory.glob("*.yaml")) if path.name != "figures.yaml"]
+
+
+def catalog_codes(directory: Path | None = None) -> list[str]:
+    """The codes of the plans of the shipped catalog, read from its files (no database needed)."""
+    return [str(yaml.safe_load(path.read_text(encoding="utf-8"))["code"]) for path in catalog_plan_files(directory)]
+
+
 def catalog_load(*, directory: Path | None = None) -> dict:
     """Load (or refresh) the shipped catalog. Running it twice changes nothing the second time."""
     directory = Path(directory or settings.PLAN_CATALOG_DIR)
     stats = {"created": 0, "changed": 0, "plans": []}
     _load_figures(directory, stats)
-    for path in sorted(directory.glob("*.yaml")):
-        if path.name == "figures.yaml":
-            continue
+    for path in catalog_plan_files(directory):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         plan = _load_plan(data, directory, stats)
         stats["plans"].append(plan.code)

@@ -8,12 +8,13 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+from plans.services import catalog_codes
+
 
 class ScenarioError(ValueError):
     """A malformed scenario: names the event index (or the section) and the field."""
 
 
-PLANS = ("EDCP", "RRP", "BRP")
 EVENT_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
     # type: {"required": (...), "optional": (...)}
     "deferral_election": {"required": ("participant", "plan_year", "percentages"),
@@ -275,8 +276,9 @@ def parse_scenario(data: Any, source: str = "") -> Scenario:
     for name in data:
         if name not in known:
             raise ScenarioError(f"top level field {name}: not a field of the format")
-    if data["plan"] not in PLANS:
-        raise ScenarioError(f"top level field plan: {data['plan']!r} is not one of {', '.join(PLANS)}")
+    plans = catalog_codes()  # a plan of the shipped catalog (FORMAT.md); plans are data, never code
+    if data["plan"] not in plans:
+        raise ScenarioError(f"top level field plan: {data['plan']!r} is not one of {', '.join(plans)}")
     through = _date(data["through"], "top level field through")
     plan_version = _date(data["plan_version"], "top level field plan_version") if data.get("plan_version") else None
     checkpoints = [_date(d, f"checkpoints[{i}]") for i, d in enumerate(data.get("checkpoints") or [])]

@@ -40,7 +40,7 @@ FIGURES = {"as_of": "2026-03-31", "unlimited_annual_benefit": "200000.00", "impu
 def test_staff_see_the_quote_step_by_step_with_its_sections(toy_basis):
     participation = brp_participation()
     page = client_of(staff_user("aud", "auditor")).get(
-        f"/staff/books/brp/{participation.pk}/?separation=2026-04-20").content.decode()
+        f"/staff/books/defined-benefit/{participation.pk}/?separation=2026-04-20").content.decode()
     for text in ("Pension Plan benefit without the Tax Limits", "BRP 3.2(a)", "BRP 3.2(b)", "BRP 3.4(b)", "BRP 4.1",
                  "70,000.00", "May 1, 2026", "BRP 4.2(a)", "Single Life Annuity", "5,833.33", "107,916.67",
                  "Period Certain and Continuous, 60 payments", "needs the Spouse"):
@@ -50,7 +50,7 @@ def test_staff_see_the_quote_step_by_step_with_its_sections(toy_basis):
 
 def test_an_administrator_records_pension_plan_figures_and_an_auditor_may_not(toy_basis):
     participation = brp_participation()
-    url = f"/staff/books/brp/{participation.pk}/figures"
+    url = f"/staff/books/defined-benefit/{participation.pk}/figures"
     assert client_of(staff_user("aud", "auditor")).post(url, FIGURES).status_code == 403
     response = client_of(staff_user("adm", "administrator")).post(url, FIGURES)
     assert response.status_code == 302
@@ -61,7 +61,7 @@ def test_an_administrator_records_pension_plan_figures_and_an_auditor_may_not(to
 def test_figures_the_plan_refuses_are_not_recorded(toy_basis):
     participation = brp_participation()
     bad = {**FIGURES, "early_retirement_date": "2027-01-01", "normal_retirement_date": "2026-05-01"}
-    response = client_of(staff_user("adm", "administrator")).post(f"/staff/books/brp/{participation.pk}/figures", bad,
+    response = client_of(staff_user("adm", "administrator")).post(f"/staff/books/defined-benefit/{participation.pk}/figures", bad,
                                                                   follow=True)
     assert "Not recorded: the Early Retirement Date is after the Normal Retirement Date" in response.content.decode()
     assert not DefinedBenefitRecord.objects.filter(as_of=dt.date(2026, 3, 31)).exists()
@@ -71,17 +71,17 @@ def test_a_participant_sees_their_own_benefit_and_gets_404_for_another(toy_basis
     mine, theirs = brp_participation(), brp_participation()
     user = participant_user(mine, "mine")
     client = client_of(user)
-    page = client.get(f"/portal/books/brp/{mine.pk}/?separation=2026-04-20")
+    page = client.get(f"/portal/books/defined-benefit/{mine.pk}/?separation=2026-04-20")
     assert page.status_code == 200 and "5,833.33" in page.content.decode()
-    assert client.get(f"/portal/books/brp/{theirs.pk}/").status_code == 404
-    assert client.post(f"/portal/books/brp/{theirs.pk}/statement").status_code == 404
-    assert client.get("/portal/books/brp/").url == f"/portal/books/brp/{mine.pk}/"
+    assert client.get(f"/portal/books/defined-benefit/{theirs.pk}/").status_code == 404
+    assert client.post(f"/portal/books/defined-benefit/{theirs.pk}/statement").status_code == 404
+    assert client.get("/portal/books/defined-benefit/").url == f"/portal/books/defined-benefit/{mine.pk}/"
 
 
 def test_the_statement_pdf_holds_the_steps_forms_dates_sections_and_signature_lines(toy_basis, settings, tmp_path):
     settings.MEDIA_ROOT = str(tmp_path)
     participation = brp_participation(marital="married", spouse_birth=dt.date(1966, 5, 1), spouse_name="Dana Roe")
-    response = client_of(staff_user("aud", "auditor")).post(f"/staff/books/brp/{participation.pk}/statement",
+    response = client_of(staff_user("aud", "auditor")).post(f"/staff/books/defined-benefit/{participation.pk}/statement",
                                                             {"separation": "2026-04-20"})
     assert response.status_code == 302
     doc = Document.objects.get(kind="brp_benefit_statement")
@@ -101,11 +101,11 @@ def test_the_benefit_in_pay_shows_its_payments_on_both_sides(toy_basis):
 
     key_employees(2025)
     separate(participation, dt.date(2026, 4, 20))
-    staff = client_of(staff_user("aud", "auditor")).get(f"/staff/books/brp/{participation.pk}/").content.decode()
+    staff = client_of(staff_user("aud", "auditor")).get(f"/staff/books/defined-benefit/{participation.pk}/").content.decode()
     assert "In pay" in staff or "in pay" in staff
     assert "Monthly payment 1" in staff and "5,833.33" in staff
     user = participant_user(participation, "mine")
-    own = client_of(user).get(f"/portal/books/brp/{participation.pk}/").content.decode()
+    own = client_of(user).get(f"/portal/books/defined-benefit/{participation.pk}/").content.decode()
     assert "Monthly payment 2" in own and "You separated from service on April 20, 2026" in own
 
 
@@ -117,7 +117,7 @@ def test_staff_record_the_survivors_death_and_only_with_the_capability(toy_basis
     participation = brp_participation(marital="married", spouse_birth=dt.date(1966, 5, 1), spouse_name="Dana Roe")
     separate(participation, dt.date(2026, 4, 20))
     separate(participation, dt.date(2026, 6, 10), kind="death")
-    url = f"/staff/books/brp/{participation.pk}/survivor-death"
+    url = f"/staff/books/defined-benefit/{participation.pk}/survivor-death"
     assert client_of(staff_user("aud", "auditor")).post(url, {"died_on": "2026-08-20"}).status_code == 403
     response = client_of(staff_user("adm", "administrator")).post(url, {"died_on": "2026-08-20"}, follow=True)
     assert "their payments stop after that month" in response.content.decode()
