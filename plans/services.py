@@ -142,7 +142,6 @@ def _load_figures(directory: Path, stats: dict) -> None:
             stats["created"] += int(created)
 
 
-@transaction.atomic
 def catalog_plan_files(directory: Path | None = None) -> list[Path]:
     """The plan files of the shipped catalog (every `*.yaml` but the dated figures), in load order."""
     directory = Path(directory or settings.PLAN_CATALOG_DIR)
@@ -154,6 +153,7 @@ def catalog_codes(directory: Path | None = None) -> list[str]:
     return [str(yaml.safe_load(path.read_text(encoding="utf-8"))["code"]) for path in catalog_plan_files(directory)]
 
 
+@transaction.atomic
 def catalog_load(*, directory: Path | None = None) -> dict:
     """Load (or refresh) the shipped catalog. Running it twice changes nothing the second time."""
     directory = Path(directory or settings.PLAN_CATALOG_DIR)
