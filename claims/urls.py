@@ -38,5 +38,6 @@ portal_urlpatterns: list = [
 api_urlpatterns: list = [
     path("claims/", api.ClaimList.as_view(), name="claims"),
     path("claims/<int:pk>/", api.ClaimDetail.as_view(), name="claim"),
+    path("claims/<int:pk>/appeal/", api.ClaimAppealView.as_view(), name="appeal"),
     path("claims/<int:pk>/claim-file/", api.ClaimFileRequestView.as_view(), name="claim_file"),
 ]
