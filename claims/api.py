@@ -1,19 +1,32 @@
 """API of the claims: a participant reads their own claims (as claimant or representative), staff read all.
 
 One set of endpoints for both: the queryset is scoped to the caller, so someone else's claim answers 404.
+Writes go through the services the pages use. A participant files a claim as themselves (or as an authorized
+representative, with the claimant's authorisation, as in the portal) and appeals their own denied claim; staff
+holding record_events record paper claims and appeals; other staff get 403. A refusal answers 400 with the
+plan section it rests on, and nothing is created.
 """
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from claims import services as S
-from claims.models import Claim
+from claims.models import Capacity, Claim
 from claims.selectors import claims_visible_to
-from claims.serializers import ClaimSerializer, StaffClaimSerializer
+from claims.serializers import (
+    AppealIn,
+    ClaimFileIn,
+    ClaimSerializer,
+    PaperAppealIn,
+    PaperClaimIn,
+    RefusalOut,
+    StaffClaimSerializer,
+)
 from core.permissions import HasCapability, IsParticipant
 from core.roles import Cap, has_cap, is_participant_user
 
@@ -26,9 +39,25 @@ def claims_for(user):
     return Claim.objects.none()
 
 
+def _valid(serializer_class, data) -> dict:
+    s = serializer_class(data=data)
+    s.is_valid(raise_exception=True)
+    return s.validated_data
+
+
+def _refused(exc: S.ClaimRefused) -> Response:
+    return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+
+
+REFUSED = OpenApiResponse(RefusalOut, description="Bad input: the fields in error, or `detail` with the reason and "
+                                                  "the plan section (a file of the wrong type, a missing "
+                                                  "authorisation, an appeal out of time...). Nothing is created.")
+
+
 class _ClaimAccess:
     permission_classes = [HasCapability | IsParticipant]
     required_capability = Cap.VIEW_STAFF
+    write_capability = Cap.RECORD_EVENTS  # staff recording paper claims, appeals and claim-file requests
 
     def get_queryset(self):
         return claims_for(self.request.user).prefetch_related("transitions", "decisions", "extensions",
@@ -37,19 +66,93 @@ class _ClaimAccess:
     def get_serializer_class(self):
         return StaffClaimSerializer if has_cap(self.request.user, Cap.VIEW_STAFF) else ClaimSerializer
 
+    def _records_paper(self) -> bool:
+        """Staff recording on paper; anyone else got past the permissions as a participant acting for themselves."""
+        return has_cap(self.request.user, Cap.RECORD_EVENTS)
+
+    def _answer(self, claim: Claim, code: int = status.HTTP_201_CREATED) -> Response:
+        claim = self.get_queryset().get(pk=claim.pk)
+        return Response(self.get_serializer_class()(claim).data, status=code)
+
 
 class ClaimList(_ClaimAccess, generics.ListAPIView):
-    pass
+    @extend_schema(
+        request={"multipart/form-data": ClaimFileIn},
+        responses={201: ClaimSerializer, 400: REFUSED},
+        description="File a claim (EDCP 11.1, BRP 7.1, RRP 7.01) through the claim_file service the portal uses. "
+                    "A participant or beneficiary files as the claimant, or as the claimant's representative with "
+                    "`on_behalf_of` and their signed `authorisation`. Staff holding record_events record a paper "
+                    "claim instead, with the fields of PaperClaimIn (received_on, claimant_number or claimant_name, "
+                    "delivery...). Attachments: PDF, PNG or JPEG of at most 10 MB each.")
+    def post(self, request):
+        now = timezone.now()
+        try:
+            if self._records_paper():
+                d = _valid(PaperClaimIn, request.data)
+                claim = S.claim_file(
+                    plan=d["plan"], claimant=d.get("claimant_number"), capacity=d["capacity"], subject=d["subject"],
+                    description=d["description"], now=now, actor=request.user, channel=Claim.Channel.PAPER,
+                    participant=d.get("participant_number"), claimant_name=d["claimant_name"],
+                    claimant_address=d["claimant_address"], representative=d.get("representative_number"),
+                    authorisation=d.get("authorisation"), files=d.get("attachments") or (),
+                    received_on=d["received_on"], delivery=d["delivery"])
+            else:
+                d, me = _valid(ClaimFileIn, request.data), request.user.person
+                claimant = d.get("on_behalf_of") or me
+                claim = S.claim_file(
+                    plan=d["plan"], claimant=claimant, capacity=d["capacity"], subject=d["subject"],
+                    description=d["description"], now=now, actor=request.user, channel=Claim.Channel.PORTAL,
+                    participant=d.get("participant_number") if d["capacity"] == Capacity.BENEFICIARY else None,
+                    filed_by=me, representative=me if claimant != me else None,
+                    authorisation=d.get("authorisation"), files=d.get("attachments") or ())
+        except S.ClaimRefused as exc:
+            return _refused(exc)
+        return self._answer(claim)
 
 
 class ClaimDetail(_ClaimAccess, generics.RetrieveAPIView):
     pass
 
 
+class ClaimAppealView(_ClaimAccess, APIView):
+    """POST: a notice of appeal of a denied claim."""
+
+
+    @extend_schema(
+        request={"multipart/form-data": AppealIn},
+        responses={201: ClaimSerializer, 400: REFUSED},
+        description="Appeal a denied claim within 60 days after receiving the denial (EDCP 11.3, BRP 7.3, RRP 7.03), "
+                    "through the appeal_file service the portal uses. A participant appeals only a claim of their "
+                    "own (as claimant or representative); any other answers 404. An appeal after the window is "
+                    "refused and the claim is marked abandoned. Staff holding record_events record a paper appeal "
+                    "with `received_on` (PaperAppealIn).")
+    def post(self, request, pk: int):
+        now = timezone.now()
+        if self._records_paper():
+            claim = get_object_or_404(Claim, pk=pk)
+            try:
+                d = _valid(PaperAppealIn, request.data)
+                S.appeal_file(claim=claim, issues=d["issues"], evidence=d["evidence"], files=d.get("files") or (),
+                              received_on=d["received_on"], now=now, actor=request.user)
+            except S.ClaimRefused as exc:
+                return _refused(exc)
+            return self._answer(claim)
+        me = request.user.person
+        claim = get_object_or_404(claims_visible_to(me), pk=pk)
+        try:
+            d = _valid(AppealIn, request.data)
+            S.appeal_file(claim=claim, issues=d["issues"], evidence=d["evidence"], files=d.get("files") or (),
+                          filed_by=me, now=now, actor=request.user)
+        except S.ClaimRefused as exc:
+            return _refused(exc)
+        return self._answer(claim)
+
+    def get_serializer_class(self):  # for the schema
+        return ClaimSerializer
+
+
 class ClaimFileRequestView(_ClaimAccess, APIView):
     """POST: log a request for the claim file and furnish it (free); answers the Document to download."""
-
-    write_capability = Cap.RECORD_EVENTS
 
     def post(self, request, pk: int):
         claim = get_object_or_404(self.get_queryset(), pk=pk)

@@ -138,6 +138,40 @@ class ExtendForm(forms.Form):
                                             label="The special circumstances that require more time")
     expected_on = forms.DateField(widget=forms.DateInput(attrs={"type": "date"}),
                                   label="Date by which a decision is expected")
+    requests_information = forms.BooleanField(
+        required=False, label="The claimant has not submitted information necessary to decide: ask for it (the "
+                              "time for deciding is suspended until the claimant responds)")
+    information_requested = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}),
+                                            label="The information needed from the claimant")
+
+    def clean(self):
+        data = super().clean()
+        asked, what = data.get("requests_information"), (data.get("information_requested") or "").strip()
+        if asked and not what:
+            self.add_error("information_requested", "Say what information the claimant must send.")
+        if what and not asked:
+            self.add_error("requests_information", "Tick this to ask the claimant for the information described.")
+        return data
+
+
+class InformationForm(forms.Form):
+    """The claimant's answer to a request for information (portal)."""
+
+    response = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 4}),
+                               label="The information requested (or a note about the files you attach)")
+    files = MultipleFileField(label="Documents (PDF, PNG or JPEG, up to 10 MB each)")
+
+    def clean(self):
+        data = super().clean()
+        if not (data.get("response") or "").strip() and not data.get("files"):
+            raise forms.ValidationError("Write the information requested or attach it.")
+        return data
+
+
+class StaffInformationForm(InformationForm):
+    """A response received on paper, recorded by staff with the date it came in."""
+
+    received_on = forms.DateField(widget=forms.DateInput(attrs={"type": "date"}), label="Response received on")
 
 
 class AppealDecideForm(ClaimBound):

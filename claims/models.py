@@ -50,6 +50,8 @@ TRANSITIONS: dict[str, frozenset[str]] = {
 AWAITING_DECISION = (State.RECEIVED, State.UNDER_REVIEW, State.EXTENDED)
 AWAITING_REVIEW = (State.APPEAL_RECEIVED, State.APPEAL_UNDER_REVIEW, State.APPEAL_EXTENDED)
 OPEN_STATES = (*AWAITING_DECISION, State.DENIED, *AWAITING_REVIEW)
+# Claim.next_deadline_kind while the decision period is tolled, waiting for the claimant's information.
+AWAITING_CLAIMANT = "awaiting_claimant"
 
 
 class Capacity(models.TextChoices):
@@ -111,8 +113,10 @@ class Claim(models.Model):
     state = models.CharField(max_length=20, choices=State.choices, default=State.RECEIVED)
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
                                  related_name="assigned_claims")
-    # Deadlines, stored from claims.selectors.claim_deadlines on every transition.
-    decision_due_on = models.DateField()
+    # Deadlines, stored from claims.selectors.claim_deadlines on every transition. A decision period tolled while
+    # the claimant's information is awaited (29 CFR 2560.503-1(f)(4), (i)(4)) has no due date until it arrives:
+    # its due date is empty and next_deadline_kind is AWAITING_CLAIMANT.
+    decision_due_on = models.DateField(null=True, blank=True)
     appeal_due_on = models.DateField(null=True, blank=True)
     review_due_on = models.DateField(null=True, blank=True)
     legal_action_until = models.DateField(null=True, blank=True)
@@ -157,6 +161,7 @@ class ClaimDocument(models.Model):
         SUBMISSION = "submission", "Submitted with the claim"
         AUTHORISATION = "authorisation", "Authorisation of a representative"
         EVIDENCE = "evidence", "Submitted with the appeal"
+        INFORMATION = "information", "Information the plan asked for"
         RECORD = "record", "Plan record relied on"
 
     claim = models.ForeignKey(Claim, null=True, blank=True, on_delete=models.PROTECT, related_name="documents")
@@ -202,7 +207,11 @@ class ClaimTransition(models.Model):
 
 
 class ClaimExtension(models.Model):
-    """The one extension of a decision period, with the notice sent before the period ends."""
+    """The one extension of a decision period, with the notice sent before the period ends.
+
+    When the special circumstance is the claimant's failure to submit information necessary to decide the
+    claim, the notice asks for it and the period is tolled from the notice date until the claimant responds
+    (29 CFR 2560.503-1(f)(4) initial, (i)(4) on review)."""
 
     claim = models.ForeignKey(Claim, on_delete=models.PROTECT, related_name="extensions")
     level = models.CharField(max_length=10, choices=Level.choices)
@@ -212,14 +221,42 @@ class ClaimExtension(models.Model):
     issued_at = models.DateTimeField()
     issued_by = models.CharField(max_length=200)
     notice = models.ForeignKey("core.Document", null=True, on_delete=models.PROTECT, related_name="+")
+    requests_information = models.BooleanField(
+        default=False, help_text="The special circumstance is the claimant's failure to submit information: the "
+                                 "notice asks for it and the period is tolled until the claimant responds")
+    information_requested = models.TextField(blank=True, help_text="The information needed from the claimant")
+    information_received_on = models.DateField(null=True, blank=True,
+                                               help_text="Date the claimant's response was received (plan time zone)")
+    information_received_at = models.DateTimeField(null=True, blank=True)
+    information_response = models.TextField(blank=True, help_text="What the claimant sent, in their words or staff's")
     history = HistoricalRecords()
 
     class Meta:
         ordering = ["issued_at"]
-        constraints = [models.UniqueConstraint(fields=["claim", "level"], name="one_extension_per_level")]
+        constraints = [
+            models.UniqueConstraint(fields=["claim", "level"], name="one_extension_per_level"),
+            models.CheckConstraint(condition=Q(requests_information=False, information_requested="",
+                                               information_received_on__isnull=True)
+                                   | (Q(requests_information=True) & ~Q(information_requested="")),
+                                   name="extension_information_request_stated"),
+            models.CheckConstraint(condition=Q(information_received_on__isnull=True)
+                                   | Q(information_received_on__gte=models.F("issued_on")),
+                                   name="extension_response_not_before_request"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.claim.number} {self.level} extension to {self.expected_on}"
+
+    @property
+    def awaiting_information(self) -> bool:
+        return self.requests_information and self.information_received_on is None
+
+    @property
+    def days_tolled(self) -> int:
+        """Days the period stood still: from the notice date to the response (0 until the response is in)."""
+        if not self.requests_information or self.information_received_on is None:
+            return 0
+        return (self.information_received_on - self.issued_on).days
 
 
 class ClaimAppeal(models.Model):

@@ -31,7 +31,10 @@ from claims.selectors import (
     claim_deadlines,
     claim_notices,
     claims_article,
+    decision_due_on,
     quoted_section,
+    regulation_paragraph,
+    review_due_on,
     review_procedure_text,
 )
 from core.audit import actor_label
@@ -105,24 +108,30 @@ def decision_notice(decision: ClaimDecision, *, rules: ClaimsRules, now: dt.date
 
 
 def extension_notice(extension: ClaimExtension, *, rules: ClaimsRules, now: dt.datetime, actor) -> Document:
+    """The extension notice ((f)(1), (i)(1)); when the extension is for information the claimant has not submitted,
+    it says what is needed and that the period is suspended until the response is received ((f)(4), (i)(4))."""
     claim = extension.claim
-    deadlines = claim_deadlines(claim)
     initial = extension.level == Level.INITIAL
     title = "Notice of extension of time to decide your claim" if initial else \
         "Notice of extension of time to decide your appeal"
     context = _letter(claim, rules, on=extension.issued_on,
                       body="the Committee's delegate" if initial else "the Committee", signer=_signer(actor),
                       title=title)
+    # The limits before any tolling: the notice is sent the day the clock stops, so none has been tolled yet.
     if initial:
-        original = claim.received_on + dt.timedelta(days=rules.decision_days)
-        limit, start, cite = deadlines.decision.due_on, claim.received_on, rules.cite("denial")
+        start, cite = claim.received_on, rules.cite("denial")
+        original = decision_due_on(start, rules, extended=False)
+        limit = decision_due_on(start, rules, extended=True)
         days, more = rules.decision_days, rules.extension_days
     else:
-        original = claim.appeal.received_on + dt.timedelta(days=rules.review_days)
-        limit, start, cite = deadlines.review.due_on, claim.appeal.received_on, rules.cite("decision_on_review")
+        start, cite = claim.appeal.received_on, rules.cite("decision_on_review")
+        original = review_due_on(start, rules, extended=False)
+        limit = review_due_on(start, rules, extended=True)
         days, more = rules.review_days, rules.review_extension_days
     context.update({"extension": extension, "initial": initial, "original_due": original, "limit": limit,
-                    "start": start, "cite": cite, "days": days, "more": more})
+                    "start": start, "cite": cite, "days": days, "more": more,
+                    "tolling_paragraph": regulation_paragraph(extension.level),
+                    "days_remaining": (limit - extension.issued_on).days})
     kind = "claim_extension" if initial else "claim_review_extension"
     return document_store(kind=kind, title=f"{title} {claim.number}", template="claims/pdf/extension.html",
                           context=context, actor=actor_label(actor), person=claim.claimant, obj=extension, now=now)

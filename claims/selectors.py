@@ -18,6 +18,12 @@ How days are counted (RULES.md "Claims"; 29 CFR 2560.503-1(f)(1), (h)(2)(i), (i)
   posted) is received the day it is posted; a mailed notice is received MAIL days after its date.
 * Legal action: within one year of the final determination, i.e. on or before the same calendar
   date one year later (a February 29 decision runs to February 28).
+* Tolling ((f)(4) initial, (i)(4) on review): when an extension is needed because the claimant has
+  not submitted information necessary to decide, the period stands still from the date the extension
+  notice is sent until the date the claimant responds; the decision is then due that many days later
+  (notice on day 80, response on day 100: due on day 180 + 20 = 200). While the response is awaited
+  the period has no due date (the deadline is suspended); a decision made then is on time, the period
+  being tolled up to the day of the decision.
 """
 from __future__ import annotations
 
@@ -27,7 +33,7 @@ import zoneinfo
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Avg, Count, Q, QuerySet
+from django.db.models import Avg, Count, F, Q, QuerySet
 
 from claims.models import (
     AWAITING_DECISION,
@@ -35,6 +41,7 @@ from claims.models import (
     OPEN_STATES,
     Claim,
     ClaimDecision,
+    ClaimExtension,
     Delivery,
     Level,
     State,
@@ -165,16 +172,34 @@ def legal_action_until(final_determination_on: dt.date, rules: ClaimsRules) -> d
     return add_years(final_determination_on, rules.legal_action_years)
 
 
+def tolled_due_on(due_on: dt.date, *, notice_on: dt.date, response_on: dt.date) -> dt.date:
+    """29 CFR 2560.503-1(f)(4), (i)(4): the period is tolled from the date the extension notice is sent until
+    the claimant responds, so the decision falls due that many days later."""
+    return due_on + dt.timedelta(days=max(0, (response_on - notice_on).days))
+
+
+def regulation_paragraph(level: str) -> str:
+    """The paragraph of 29 CFR 2560.503-1 that tolls the period of `level`."""
+    return "(f)(4)" if level == Level.INITIAL else "(i)(4)"
+
+
 @dataclass(frozen=True)
 class Deadline:
     kind: str
     label: str
-    due_on: dt.date
+    due_on: dt.date | None  # None only while suspended (tolled, awaiting the claimant's information)
     cite: str
     done_on: dt.date | None = None
+    suspended_since: dt.date | None = None  # the extension notice date, while the claimant's response is awaited
+    days_remaining: int | None = None  # while suspended: days of the period left once the response arrives
+    days_tolled: int = 0  # days the period stood still (added to its due date)
 
-    def days_left(self, today: dt.date) -> int:
-        return (self.due_on - today).days
+    @property
+    def suspended(self) -> bool:
+        return self.suspended_since is not None
+
+    def days_left(self, today: dt.date) -> int | None:
+        return None if self.due_on is None else (self.due_on - today).days
 
 
 @dataclass(frozen=True)
@@ -193,18 +218,37 @@ class ClaimDeadlines:
         return [d for d in found if d is not None]
 
 
-def claim_deadlines(claim: Claim) -> ClaimDeadlines:
-    """Every deadline of a claim, from its dates and the plan's claims provision."""
+def _period(kind: str, label: str, due_on: dt.date, cite: str, *, extension: ClaimExtension | None,
+            decided_on: dt.date | None, deciding_on: dt.date | None) -> Deadline:
+    """A decision period, tolled ((f)(4), (i)(4)) when its extension asked the claimant for information: up to the
+    response, or else up to the decision (made, or about to be made on `deciding_on`) without it; suspended while
+    none of these has come."""
+    if extension is None or not extension.requests_information:
+        return Deadline(kind, label, due_on, cite, decided_on)
+    response_on = extension.information_received_on or decided_on or deciding_on
+    if response_on is None:
+        return Deadline(kind, label, None, cite, suspended_since=extension.issued_on,
+                        days_remaining=max(0, (due_on - extension.issued_on).days))
+    tolled = tolled_due_on(due_on, notice_on=extension.issued_on, response_on=response_on)
+    return Deadline(kind, label, tolled, cite, decided_on, days_tolled=(tolled - due_on).days)
+
+
+def claim_deadlines(claim: Claim, *, deciding_on: dt.date | None = None) -> ClaimDeadlines:
+    """Every deadline of a claim, from its dates and the plan's claims provision.
+
+    `deciding_on`: the date of a decision about to be recorded on the level awaiting one; a period still
+    tolled counts as tolled up to that day (the due date the decision is measured against)."""
     rules = claim_rules(claim)
     extensions = {e.level: e for e in claim.extensions.all()} if claim.pk else {}
     decisions = {d.level: d for d in claim.decisions.all()} if claim.pk else {}
     appeal = getattr(claim, "appeal", None) if claim.pk else None
     initial, review = decisions.get(Level.INITIAL), decisions.get(Level.REVIEW)
+    ext_ext, rev_ext = extensions.get(Level.INITIAL), extensions.get(Level.REVIEW)
 
-    decision = Deadline("decision", "Initial decision due", decision_due_on(
-        claim.received_on, rules, extended=Level.INITIAL in extensions), rules.cite("denial"),
-        initial.decided_on if initial else None)
-    ext_ext = extensions.get(Level.INITIAL)
+    decision = _period("decision", "Initial decision due", decision_due_on(
+        claim.received_on, rules, extended=ext_ext is not None), rules.cite("denial"), extension=ext_ext,
+        decided_on=initial.decided_on if initial else None,
+        deciding_on=deciding_on if claim.state in AWAITING_DECISION else None)
     extension_notice = Deadline("extension_notice", "Last day for an extension notice",
                                 extension_notice_by(claim.received_on, rules), rules.cite("denial"),
                                 ext_ext.issued_on if ext_ext else (initial.decided_on if initial else None))
@@ -213,10 +257,10 @@ def claim_deadlines(claim: Claim) -> ClaimDeadlines:
         appeal_dl = Deadline("appeal", "Appeal must be filed by", appeal_due_on(initial.claimant_receives_on, rules),
                              rules.cite("review"), appeal.received_on if appeal else None)
     if appeal is not None:
-        review_dl = Deadline("review", "Decision on review due", review_due_on(
-            appeal.received_on, rules, extended=Level.REVIEW in extensions), rules.cite("decision_on_review"),
-            review.decided_on if review else None)
-        rev_ext = extensions.get(Level.REVIEW)
+        review_dl = _period("review", "Decision on review due", review_due_on(
+            appeal.received_on, rules, extended=rev_ext is not None), rules.cite("decision_on_review"),
+            extension=rev_ext, decided_on=review.decided_on if review else None,
+            deciding_on=deciding_on if claim.state in AWAITING_REVIEW else None)
         review_ext_dl = Deadline("review_extension_notice", "Last day for a review extension notice",
                                  review_extension_notice_by(appeal.received_on, rules), rules.cite("decision_on_review"),
                                  rev_ext.issued_on if rev_ext else (review.decided_on if review else None))
@@ -232,6 +276,19 @@ def claim_deadlines(claim: Claim) -> ClaimDeadlines:
     elif claim.state in AWAITING_REVIEW:
         nxt = review_dl
     return ClaimDeadlines(decision, extension_notice, appeal_dl, review_dl, review_ext_dl, legal, nxt)
+
+
+def information_request_pending(claim: Claim) -> ClaimExtension | None:
+    """The extension of the level now awaiting a decision that asked the claimant for information not yet
+    received ((f)(4), (i)(4)); None when there is nothing for the claimant to answer."""
+    if claim.state in AWAITING_DECISION:
+        level = Level.INITIAL
+    elif claim.state in AWAITING_REVIEW:
+        level = Level.REVIEW
+    else:
+        return None
+    found = next((e for e in claim.extensions.all() if e.level == level), None)
+    return found if found is not None and found.awaiting_information else None
 
 
 # --- plan sections to quote ---------------------------------------------------------------------------
@@ -334,6 +391,10 @@ class QueueRow:
     days_left: int | None
 
     @property
+    def awaiting_claimant_since(self) -> dt.date | None:
+        return self.deadline.suspended_since if self.deadline is not None else None
+
+    @property
     def urgency(self) -> str:
         if self.days_left is None:
             return ""
@@ -345,9 +406,11 @@ class QueueRow:
 
 
 def claims_queue(*, today: dt.date, plan: Plan | None = None) -> list[QueueRow]:
-    """Every open claim, sorted by its next deadline (the earliest first)."""
+    """Every open claim, sorted by its next deadline (the earliest first); claims whose period is tolled while
+    the claimant's information is awaited have no running deadline and come last."""
     claims = (Claim.objects.filter(state__in=OPEN_STATES).select_related("plan", "reviewer", "appeal")
-              .prefetch_related("extensions", "decisions").order_by("next_deadline_on", "received_on", "id"))
+              .prefetch_related("extensions", "decisions")
+              .order_by(F("next_deadline_on").asc(nulls_last=True), "received_on", "id"))
     if plan is not None:
         claims = claims.filter(plan=plan)
     rows = []

@@ -21,6 +21,7 @@ from django.db import IntegrityError, transaction
 
 from claims import pdf
 from claims.models import (
+    AWAITING_CLAIMANT,
     AWAITING_DECISION,
     AWAITING_REVIEW,
     OPEN_STATES,
@@ -48,7 +49,9 @@ from claims.selectors import (
     claim_rules,
     claimant_receives_on,
     extension_notice_by,
+    information_request_pending,
     local_date,
+    regulation_paragraph,
     review_extension_notice_by,
     rules_for,
 )
@@ -154,13 +157,17 @@ def _require_state(claim: Claim, to: str, what: str, cite: str) -> None:
 
 
 def _refresh_deadlines(claim: Claim) -> None:
+    """Store the deadlines. A period tolled while the claimant's information is awaited has no due date: the
+    claim's next deadline is then empty with kind AWAITING_CLAIMANT, so the daily job never flags it and the
+    queue lists it after the claims whose clock runs ((f)(4), (i)(4))."""
     deadlines = claim_deadlines(claim)
+    nxt = deadlines.next
     claim.decision_due_on = deadlines.decision.due_on
     claim.appeal_due_on = deadlines.appeal.due_on if deadlines.appeal else None
     claim.review_due_on = deadlines.review.due_on if deadlines.review else None
     claim.legal_action_until = deadlines.legal_action.due_on if deadlines.legal_action else None
-    claim.next_deadline_on = deadlines.next.due_on if deadlines.next else None
-    claim.next_deadline_kind = deadlines.next.kind if deadlines.next else ""
+    claim.next_deadline_on = nxt.due_on if nxt else None
+    claim.next_deadline_kind = (AWAITING_CLAIMANT if nxt.suspended else nxt.kind) if nxt else ""
 
 
 def _log(claim: Claim, *, action: str, to: str, actor, now: dt.datetime, reason: str = "",
@@ -290,7 +297,8 @@ def _only_once(claim: Claim, level: str, cite: str) -> None:
 
 
 def _check_extension(*, claim: Claim, rules: ClaimsRules, level: str, today: dt.date, special_circumstances: str,
-                     expected_on: dt.date, last_notice_day: dt.date, limit: dt.date, cite: str) -> None:
+                     expected_on: dt.date, last_notice_day: dt.date, limit: dt.date, cite: str,
+                     requests_information: bool, information_requested: str) -> None:
     if today > last_notice_day:
         raise ClaimRefused(f"the extension notice had to be sent before the period ended on {last_notice_day:%B %-d, %Y}"
                            f"; on {today:%B %-d, %Y} it is too late to extend ({cite}; {REGULATION}(f)(1), (i)(1))")
@@ -301,12 +309,22 @@ def _check_extension(*, claim: Claim, rules: ClaimsRules, level: str, today: dt.
     if expected_on < today or expected_on > limit:
         raise ClaimRefused(f"the expected decision date {expected_on:%B %-d, %Y} must fall between today and "
                            f"{limit:%B %-d, %Y}, the end of the one extension allowed ({cite})")
+    tolling = f"{REGULATION}{regulation_paragraph(level)}"
+    if requests_information and not (information_requested or "").strip():
+        raise ClaimRefused(f"an extension because the claimant has not submitted information necessary to decide "
+                           f"the claim must say what information is needed ({cite}; {tolling})")
+    if not requests_information and (information_requested or "").strip():
+        raise ClaimRefused(f"information is requested from the claimant only when the extension is for their failure "
+                           f"to submit it (requests_information), which tolls the period ({cite}; {tolling})")
 
 
 @transaction.atomic
-def claim_extend(*, claim: Claim, special_circumstances: str, expected_on: dt.date, now: dt.datetime,
-                 actor) -> ClaimExtension:
-    """One extension of the 90 days to 180, with a notice sent before day 90 ends (EDCP 11.2; (f)(1))."""
+def claim_extend(*, claim: Claim, special_circumstances: str, expected_on: dt.date, now: dt.datetime, actor,
+                 requests_information: bool = False, information_requested: str = "") -> ClaimExtension:
+    """One extension of the 90 days to 180, with a notice sent before day 90 ends (EDCP 11.2; (f)(1)).
+
+    `requests_information`: the special circumstance is the claimant's failure to submit information necessary
+    to decide; the notice says what is needed and the period is tolled until the claimant responds ((f)(4))."""
     claim = _locked(claim)
     rules = claim_rules(claim)
     cite = rules.cite("denial")
@@ -317,26 +335,95 @@ def claim_extend(*, claim: Claim, special_circumstances: str, expected_on: dt.da
     limit = claim.received_on + dt.timedelta(days=rules.decision_days + rules.extension_days)
     _check_extension(claim=claim, rules=rules, level=Level.INITIAL, today=today,
                      special_circumstances=special_circumstances, expected_on=expected_on,
-                     last_notice_day=extension_notice_by(claim.received_on, rules), limit=limit, cite=cite)
+                     last_notice_day=extension_notice_by(claim.received_on, rules), limit=limit, cite=cite,
+                     requests_information=requests_information, information_requested=information_requested)
     return _extend(claim, rules=rules, level=Level.INITIAL, special_circumstances=special_circumstances,
-                   expected_on=expected_on, today=today, now=now, actor=actor, to=State.EXTENDED, cite=cite)
+                   expected_on=expected_on, today=today, now=now, actor=actor, to=State.EXTENDED, cite=cite,
+                   requests_information=requests_information, information_requested=information_requested)
 
 
 def _extend(claim: Claim, *, rules: ClaimsRules, level: str, special_circumstances: str, expected_on: dt.date,
-            today: dt.date, now: dt.datetime, actor, to: str, cite: str) -> ClaimExtension:
+            today: dt.date, now: dt.datetime, actor, to: str, cite: str, requests_information: bool,
+            information_requested: str) -> ClaimExtension:
     try:
         with transaction.atomic():
             extension = ClaimExtension.objects.create(
                 claim=claim, level=level, special_circumstances=special_circumstances.strip(), expected_on=expected_on,
-                issued_on=today, issued_at=now, issued_by=actor_label(actor))
+                issued_on=today, issued_at=now, issued_by=actor_label(actor), requests_information=requests_information,
+                information_requested=(information_requested or "").strip())
     except IntegrityError:
         raise ClaimRefused(f"{claim.number} has already been extended once: only one extension is allowed ({cite})")
+    asked = (f" Information requested from the claimant: {extension.information_requested} The period for deciding "
+             f"is suspended from {today:%B %-d, %Y} until the claimant responds ({cite}; "
+             f"{REGULATION}{regulation_paragraph(level)})." if requests_information else "")
     _move(claim, to=to, action="extended" if level == Level.INITIAL else "review_extended", actor=actor, now=now,
-          reason=f"{special_circumstances.strip()} Decision expected by {expected_on:%B %-d, %Y}.",
-          data={"expected_on": expected_on.isoformat()})
+          reason=f"{special_circumstances.strip()} Decision expected by {expected_on:%B %-d, %Y}.{asked}",
+          data={"expected_on": expected_on.isoformat(), "requests_information": requests_information})
     extension.notice = pdf.extension_notice(extension, rules=rules, now=now, actor=actor)
     extension.save(update_fields=["notice"])
     _notify_claimant(claim, "An extension notice about your claim")
+    return extension
+
+
+# --- the claimant's information, asked for by an extension (tolling) ---------------------------------------
+@transaction.atomic
+def claim_information_receive(*, claim: Claim, now: dt.datetime, actor, response: str = "", files: Sequence = (),
+                              filed_by: Person | None = None, received_on: dt.date | None = None) -> ClaimExtension:
+    """The claimant's response to an extension notice that asked for information: the period for deciding, tolled
+    since the notice was sent, runs again from the day the response is received, and the decision is due later by
+    the days it stood still (29 CFR 2560.503-1(f)(4) initial, (i)(4) on review).
+
+    In the portal `filed_by` is the signed-in person (the claimant or their representative) and the response is
+    received today; staff recording a paper response give the date it was received. The state does not change."""
+    claim = _locked(claim)
+    rules = claim_rules(claim)
+    level = Level.REVIEW if claim.state in AWAITING_REVIEW else Level.INITIAL
+    cite = rules.cite("decision_on_review" if level == Level.REVIEW else "denial")
+    tolling = f"{REGULATION}{regulation_paragraph(level)}"
+    extension = information_request_pending(claim)
+    if extension is None:
+        asked = claim.extensions.filter(level=level, requests_information=True).first()
+        if claim.state not in (*AWAITING_DECISION, *AWAITING_REVIEW):
+            why = f"{claim.number} is {claim.get_state_display().lower()}: no decision is pending"
+        elif asked is not None:
+            why = (f"the information requested on {asked.issued_on:%B %-d, %Y} was already received on "
+                   f"{asked.information_received_on:%B %-d, %Y}")
+        else:
+            why = f"no extension notice of {claim.number} asked the claimant for information"
+        raise ClaimRefused(f"{why}, so there is no request awaiting a response to record ({cite}; {tolling})")
+    if filed_by is not None and filed_by not in (claim.claimant, claim.representative):
+        raise ClaimRefused(f"only the claimant or their duly authorized representative may answer the request for "
+                           f"information ({cite})")
+    today = local_date(now, rules)
+    received_on = received_on or today
+    if received_on > today:
+        raise ClaimRefused(f"a response cannot be received in the future ({received_on}) ({cite})")
+    if received_on < extension.issued_on:
+        raise ClaimRefused(f"the information was requested on {extension.issued_on:%B %-d, %Y}: a response cannot be "
+                           f"received before that, on {received_on:%B %-d, %Y} ({cite}; {tolling})")
+    if not (response or "").strip() and not files:
+        raise ClaimRefused(f"a response must give or attach the information requested: "
+                           f"{extension.information_requested} ({cite})")
+    uploads = [upload_check(f, what="the attachment") for f in files]
+    extension.information_received_on, extension.information_received_at = received_on, now
+    extension.information_response = (response or "").strip()
+    extension.save(update_fields=["information_received_on", "information_received_at", "information_response"])
+    for upload in uploads:
+        _store(upload, claim=claim, kind=ClaimDocument.Kind.INFORMATION, now=now, actor=actor)
+    _refresh_deadlines(claim)
+    due = claim.review_due_on if level == Level.REVIEW else claim.decision_due_on
+    days = extension.days_tolled
+    _log(claim, action="information_received", to=claim.state, actor=actor, now=now,
+         reason=f"Information requested on {extension.issued_on:%B %-d, %Y} received on {received_on:%B %-d, %Y}. "
+                f"The period for deciding was suspended for {_days(days)}; the decision is now due by "
+                f"{due:%B %-d, %Y} ({cite}; {tolling}).",
+         data={"level": level, "received_on": received_on.isoformat(), "days_tolled": days,
+               "due_on": due.isoformat(), "attachments": len(uploads)})
+    claim.save()
+    _notify_reviewer(claim, subject=f"[{claim.plan.code} claims] {claim.number}: the claimant's information arrived",
+                     body=(f"The information requested from {claim.claimant_name} on {extension.issued_on:%B %-d, %Y} "
+                           f"was received on {received_on:%B %-d, %Y}.\nThe period for deciding, suspended for "
+                           f"{_days(days)}, runs again: the decision is due by {due:%B %-d, %Y} ({cite}; {tolling}).\n"))
     return extension
 
 
@@ -365,7 +452,8 @@ def _decide(claim: Claim, *, rules: ClaimsRules, level: str, outcome: str, reaso
             now: dt.datetime, actor, additional_material: str = "", review_procedure: str = "",
             approved_benefit: str = "", partial: bool = False, delivery: str | None = None) -> ClaimDecision:
     today = local_date(now, rules)
-    deadlines = claim_deadlines(claim)
+    # A period still tolled for the claimant's information counts as tolled up to today: deciding then is on time.
+    deadlines = claim_deadlines(claim, deciding_on=today)
     if level == Level.INITIAL:
         due, start, body = deadlines.decision.due_on, claim.received_on, "the Committee's delegate"
     else:
@@ -528,9 +616,12 @@ def appeal_start_review(*, claim: Claim, now: dt.datetime, actor, reason: str = 
 
 
 @transaction.atomic
-def appeal_extend(*, claim: Claim, special_circumstances: str, expected_on: dt.date, now: dt.datetime,
-                  actor) -> ClaimExtension:
-    """One extension of the 60 days to 120, with a notice sent before day 60 ends (EDCP 11.4; (i)(1))."""
+def appeal_extend(*, claim: Claim, special_circumstances: str, expected_on: dt.date, now: dt.datetime, actor,
+                  requests_information: bool = False, information_requested: str = "") -> ClaimExtension:
+    """One extension of the 60 days to 120, with a notice sent before day 60 ends (EDCP 11.4; (i)(1)).
+
+    `requests_information`: as for claim_extend, the period on review is tolled until the claimant responds
+    ((i)(4))."""
     claim = _locked(claim)
     rules = claim_rules(claim)
     cite = rules.cite("decision_on_review")
@@ -542,9 +633,11 @@ def appeal_extend(*, claim: Claim, special_circumstances: str, expected_on: dt.d
     limit = received + dt.timedelta(days=rules.review_days + rules.review_extension_days)
     _check_extension(claim=claim, rules=rules, level=Level.REVIEW, today=today,
                      special_circumstances=special_circumstances, expected_on=expected_on,
-                     last_notice_day=review_extension_notice_by(received, rules), limit=limit, cite=cite)
+                     last_notice_day=review_extension_notice_by(received, rules), limit=limit, cite=cite,
+                     requests_information=requests_information, information_requested=information_requested)
     return _extend(claim, rules=rules, level=Level.REVIEW, special_circumstances=special_circumstances,
-                   expected_on=expected_on, today=today, now=now, actor=actor, to=State.APPEAL_EXTENDED, cite=cite)
+                   expected_on=expected_on, today=today, now=now, actor=actor, to=State.APPEAL_EXTENDED, cite=cite,
+                   requests_information=requests_information, information_requested=information_requested)
 
 
 @transaction.atomic
@@ -652,6 +745,8 @@ def claims_flag_deadlines(*, now: dt.datetime) -> dict:
             log.exception("claims deadlines: claim %s could not be marked abandoned", pk)
             stats["failed"] += 1
     horizon = (now + dt.timedelta(days=WARN_DAYS + 2)).date()
+    # A claim whose period is tolled for the claimant's information has no next deadline ((f)(4), (i)(4)): the
+    # filter on the date leaves it out, so it is never flagged while the clock stands still.
     pending = (Claim.objects.filter(state__in=(*AWAITING_DECISION, *AWAITING_REVIEW), next_deadline_on__lte=horizon)
                .select_related("plan", "reviewer"))
     for claim in pending:
@@ -683,6 +778,14 @@ def claims_flag_deadlines(*, now: dt.datetime) -> dict:
 
 def _days(n: int) -> str:
     return f"{n} day" if n == 1 else f"{n} days"
+
+
+def _notify_reviewer(claim: Claim, *, subject: str, body: str) -> None:
+    """Tell the reviewer (else everyone who decides at this level), once the change commits."""
+    recipients = _reviewer_emails(claim)
+    if recipients:
+        transaction.on_commit(lambda: send_mail(subject=subject, message=body, from_email=None,
+                                                recipient_list=recipients, fail_silently=True))
 
 
 def _notify_claimant(claim: Claim, subject: str) -> None:

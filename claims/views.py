@@ -26,10 +26,12 @@ from claims.forms import (
     DenyForm,
     DocumentAddForm,
     ExtendForm,
+    InformationForm,
     PortalClaimForm,
     ReasonForm,
     StaffAppealForm,
     StaffClaimForm,
+    StaffInformationForm,
 )
 from claims.models import AWAITING_DECISION, AWAITING_REVIEW, Capacity, Claim, ClaimDocument, Level, State
 from claims.selectors import (
@@ -40,6 +42,7 @@ from claims.selectors import (
     claims_by_status_and_plan,
     claims_queue,
     claims_visible_to,
+    information_request_pending,
     late_decisions,
     review_procedure_text,
 )
@@ -141,6 +144,8 @@ def _claim_page(request, claim: Claim, forms: dict | None = None, refusal: str =
         "awaiting_decision": claim.state in AWAITING_DECISION,
         "awaiting_review": claim.state in AWAITING_REVIEW,
         "closable": claim.state in (State.APPROVED, State.APPEAL_APPROVED, State.APPEAL_DENIED),
+        "pending_request": information_request_pending(claim),
+        "information_form": StaffInformationForm(),
         "assign_form": AssignForm(initial={"reviewer": claim.reviewer_id}),
         "extend_form": ExtendForm(),
         "approve_form": ApproveForm(claim=claim),
@@ -198,7 +203,9 @@ def staff_start_review(request, pk: int):
 def staff_extend(request, pk: int):
     return _act(request, pk, "extend_form", ExtendForm(request.POST),
                 lambda c, d, now: S.claim_extend(claim=c, special_circumstances=d["special_circumstances"],
-                                                 expected_on=d["expected_on"], now=now, actor=request.user),
+                                                 expected_on=d["expected_on"], now=now, actor=request.user,
+                                                 requests_information=d["requests_information"],
+                                                 information_requested=d["information_requested"]),
                 "Extension notice issued.")
 
 
@@ -253,6 +260,17 @@ def staff_record_appeal(request, pk: int):
 
 
 @require_POST
+@staff_page(Cap.RECORD_EVENTS)
+def staff_information_received(request, pk: int):
+    """The claimant answered a request for information on paper: the tolled period runs again from that date."""
+    return _act(request, pk, "information_form", StaffInformationForm(request.POST, request.FILES),
+                lambda c, d, now: S.claim_information_receive(claim=c, response=d["response"], files=d["files"],
+                                                              received_on=d["received_on"], now=now,
+                                                              actor=request.user),
+                "Response recorded; the time for deciding runs again.")
+
+
+@require_POST
 @staff_page(Cap.DECIDE_APPEALS)
 def staff_appeal_start_review(request, pk: int):
     return _act(request, pk, "start_form", ReasonForm(request.POST),
@@ -265,7 +283,9 @@ def staff_appeal_start_review(request, pk: int):
 def staff_appeal_extend(request, pk: int):
     return _act(request, pk, "extend_form", ExtendForm(request.POST),
                 lambda c, d, now: S.appeal_extend(claim=c, special_circumstances=d["special_circumstances"],
-                                                  expected_on=d["expected_on"], now=now, actor=request.user),
+                                                  expected_on=d["expected_on"], now=now, actor=request.user,
+                                                  requests_information=d["requests_information"],
+                                                  information_requested=d["information_requested"]),
                 "Extension notice on review issued.")
 
 
@@ -333,7 +353,8 @@ def portal_new(request):
     return render(request, "claims/portal_new.html", {"form": form, "refusal": refusal}, status=status)
 
 
-def _portal_page(request, claim: Claim, appeal_form=None, refusal: str = "", status: int = 200):
+def _portal_page(request, claim: Claim, appeal_form=None, refusal: str = "", status: int = 200,
+                 information_form=None):
     return render(request, "claims/portal_claim.html", {
         "claim": claim,
         "deadlines": claim_deadlines(claim),
@@ -345,6 +366,9 @@ def _portal_page(request, claim: Claim, appeal_form=None, refusal: str = "", sta
         "file_requests": claim.file_requests.all(),
         "appeal_form": appeal_form or AppealForm(),
         "can_appeal": claim.state == State.DENIED,
+        "pending_request": information_request_pending(claim),
+        "information_requests": [e for e in claim.extensions.all() if e.requests_information],
+        "information_form": information_form or InformationForm(),
         "refusal": refusal,
         "initial_level": Level.INITIAL,
     }, status=status)
@@ -369,6 +393,25 @@ def portal_appeal(request, pk: int):
     except S.ClaimRefused as exc:
         return _portal_page(request, Claim.objects.get(pk=claim.pk), form, str(exc), status=400)
     messages.success(request, "Your appeal was received.")
+    return redirect("claims_portal:detail", pk=pk)
+
+
+@require_POST
+@participant_required
+def portal_information(request, pk: int):
+    """The claimant (or representative) sends the information an extension notice asked for."""
+    claim = _my_claim(request, pk)
+    form = InformationForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return _portal_page(request, claim, information_form=form, refusal="Your response is incomplete: see below.",
+                            status=400)
+    try:
+        S.claim_information_receive(claim=claim, response=form.cleaned_data["response"],
+                                    files=form.cleaned_data["files"], filed_by=request.user.person,
+                                    now=timezone.now(), actor=request.user)
+    except S.ClaimRefused as exc:
+        return _portal_page(request, claim, information_form=form, refusal=str(exc), status=400)
+    messages.success(request, "Your information was received; the time for deciding runs again from today.")
     return redirect("claims_portal:detail", pk=pk)
 
 

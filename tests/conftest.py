@@ -21,6 +21,8 @@ def pytest_runtest_teardown(item, nextitem):
     """Transactional tests end with a flush of every table: once their teardown is over, put the shipped
     catalog back for the tests that follow."""
     yield
+    if nextitem is None:  # the session ends: its test database is already gone, and no test follows
+        return
     marker = item.get_closest_marker("django_db")
     flushed = marker is not None and (marker.kwargs.get("transaction") or (marker.args and marker.args[0]))
     if flushed or {"transactional_db", "live_server"} & set(getattr(item, "fixturenames", ())):

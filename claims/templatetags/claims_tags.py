@@ -12,7 +12,7 @@ register = template.Library()
 
 @register.filter
 def days_left(deadline, today: dt.date) -> int | None:
-    if deadline is None or today is None:
+    if deadline is None or today is None or deadline.due_on is None:  # no due date while tolled
         return None
     return (deadline.due_on - today).days
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import re
 import zoneinfo
 
 from django.contrib.auth.models import Group, User
@@ -82,3 +83,12 @@ def deny(claim, *, now: dt.datetime, actor, provisions=None, **kwargs):
     }
     defaults.update(kwargs)
     return claim_deny(claim=claim, now=now, actor=actor, **defaults)
+
+
+def text_of(document) -> str:
+    """The words of a PDF with the running footers taken out (so a sentence split by a page break reads whole)."""
+    from core.pdf import document_bytes, pdf_text
+
+    lines = [line for line in pdf_text(document_bytes(document)).splitlines()
+             if not re.search(r"Page \d+ of \d+\s*$", line)]
+    return " ".join(" ".join(lines).split())

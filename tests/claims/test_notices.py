@@ -21,16 +21,9 @@ from claims.services import (
 )
 from core.models import Document
 from core.pdf import document_bytes, pdf_text
-from tests.claims.factories import at, deny, file_claim, participant, png_bytes, section, upload
+from tests.claims.factories import at, deny, file_claim, participant, png_bytes, section, text_of, upload
 
 pytestmark = pytest.mark.django_db
-
-
-def text_of(document: Document) -> str:
-    """The words of a PDF with the running footers taken out (so a sentence split by a page break reads whole)."""
-    lines = [line for line in pdf_text(document_bytes(document)).splitlines()
-             if not re.search(r"Page \d+ of \d+\s*$", line)]
-    return " ".join(" ".join(lines).split())
 
 
 def test_every_page_is_numbered(alice, admin_user):

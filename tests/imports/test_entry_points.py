@@ -120,7 +120,8 @@ def test_the_openapi_schema_is_valid_and_lists_the_endpoints(db, tmp_path):
     call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(out))
     schema = out.read_text()
     for path in ("/api/plans/imports/prices/", "/api/books/me/accounts/{id}/", "/api/participants/people/",
-                 "/api/books/accounts/{id}/entries/", "/api/books/job-runs/"):
+                 "/api/books/accounts/{id}/entries/", "/api/books/job-runs/", "/api/claims/claims/",
+                 "/api/claims/claims/{id}/appeal/"):
         assert f"{path}:" in schema
 
 
