@@ -9,6 +9,7 @@ from core.models import ImportBatch
 app_name = "books"
 staff_urlpatterns: list = [
     path("", views.overview, name="overview"),
+    path("liability/", views.liability, name="liability"),
     path("defined-benefit/", brp_views.staff_list, name="defined_benefit"),
     path("defined-benefit/<int:pk>/", brp_views.staff_detail, name="brp_participant"),
     path("defined-benefit/<int:pk>/figures", brp_views.staff_figures, name="brp_figures"),

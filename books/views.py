@@ -5,13 +5,17 @@ and an account of anyone else answers 404.
 """
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import io
 
 from django.core.paginator import Paginator
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 
 from books import selectors
+from books.liability import plan_liabilities
 from books.models import Account, ContributionDeclaration, Forfeiture, LedgerEntry, PendingTransaction
 from core.charts import line_chart
 from core.decorators import capability_required, participant_required
@@ -74,6 +78,47 @@ def overview(request):
                                                           "account__participation__plan").order_by("-on", "-id")[:20],
         "declarations": ContributionDeclaration.objects.select_related("plan").all()[:20],
         "pending_count": PendingTransaction.objects.filter(status=PendingTransaction.Status.PENDING).count(),
+    })
+
+
+def _day_asked(request, default: dt.date) -> tuple[dt.date, str]:
+    text = request.GET.get("as_of", "").strip()
+    if not text:
+        return default, ""
+    try:
+        day = dt.date.fromisoformat(text)
+    except ValueError:
+        return default, f"{text!r} is not a date (YYYY-MM-DD); showing {default:%B %-d, %Y}."
+    if day > default:
+        return default, f"{day:%B %-d, %Y} is in the future; showing {default:%B %-d, %Y}."
+    return day, ""
+
+
+@capability_required(Cap.VIEW_STAFF)
+def liability(request):
+    """What the Company owes under each plan on a date (EDCP 10.1, RRP 8.02, BRP 8.1): books.liability."""
+    today = timezone.localdate()
+    as_of, error = _day_asked(request, today)
+    reports = plan_liabilities(as_of=as_of)
+    if request.GET.get("format") == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["as_of", "plan", "section", "line", "employee_number", "status", "accounts", "value",
+                         "vested", "unvested", "method", "note"])
+        for r in reports:
+            for a in r.accounts:
+                writer.writerow([as_of, r.plan.code, r.cite, a.label, "", "", a.accounts, f"{a.value:.2f}",
+                                 f"{a.vested:.2f}", f"{a.unvested:.2f}", "account values", ""])
+            for b in r.benefits:
+                writer.writerow([as_of, r.plan.code, b.cite, b.participation.person.full_name,
+                                 b.participation.person.employee_number, b.status, "",
+                                 "" if b.value is None else f"{b.value:.2f}", "", "", b.method, b.note])
+        response = HttpResponse(out.getvalue(), content_type="text/csv")
+        response["Content-Disposition"] = f'attachment; filename="plan-liability-{as_of}.csv"'
+        return response
+    return render(request, "books/liability.html", {
+        "reports": reports, "as_of": as_of, "today": today, "error": error,
+        "total": sum((r.total for r in reports), 0),
     })
 
 

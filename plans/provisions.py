@@ -283,6 +283,7 @@ spec("schedule_change", "Changing a payment schedule", v_optional(v_object("min_
 spec("claims", "Claims procedure time limits", v_object("decision_days", "extension_days", "appeal_days",
                                                         "review_days", "review_extension_days", "legal_action_years"))
 # --- defined benefit (BRP) --------------------------------------------------------------------
+spec("funding", "Unfunded plan; rabbi trust", v_object("unfunded", "trust"))
 spec("db_benefit", "Supplemental Benefit formula", v_optional(v_object("formula")))
 spec("db_maximum_benefit", "Maximum Benefit", v_optional(v_object("base_year", "base_amount", "indexed_by")))
 spec("db_forms", "Annuity forms", v_optional(v_object("forms", "default_married", "default_single")))
