@@ -213,7 +213,7 @@ elected AS (
       AND e.participation_id IN (SELECT participation_id FROM todo_plan)
     ORDER BY e.participation_id, e.effective_on DESC, e.submitted_at DESC, e.id DESC
 ),
-amounts AS (
+parts AS (
     -- no election: all of it into the plan's default fund (EDCP 7.5)
     SELECT t.id, t.account_id, f.id AS fund_id, t.amount AS part
     FROM todo_plan t JOIN plans_fund f ON f.plan_id = t.plan_id AND f.is_default
@@ -232,24 +232,27 @@ amounts AS (
         JOIN elections_investmentelectionline l ON l.election_id = el.election_id
     ) s
 ),
+amounts AS (
+    -- the position each part buys into, when it exists (one probe of one_position_per_fund)
+    SELECT pt.*, p.id AS position_id FROM parts pt
+    LEFT JOIN books_position p ON p.account_id = pt.account_id AND p.fund_id = pt.fund_id
+),
 new_positions AS (
     INSERT INTO books_position (account_id, fund_id)
-    SELECT DISTINCT am.account_id, am.fund_id FROM amounts am
-    WHERE NOT EXISTS (SELECT 1 FROM books_position p WHERE p.account_id = am.account_id AND p.fund_id = am.fund_id)
+    SELECT DISTINCT account_id, fund_id FROM amounts WHERE position_id IS NULL
     ON CONFLICT (account_id, fund_id) DO NOTHING
     RETURNING id, account_id, fund_id
 ),
 posted AS (
     INSERT INTO books_ledgerentry (position_id, account_id, kind, source, effective_date, valuation_date, units,
                                    price, amount, pending_id, idempotency_key, actor, posted_at, memo)
-    SELECT COALESCE(p.id, np.id), am.account_id, 'credit', ap.source, ap.effective_date, %(day)s,
+    SELECT COALESCE(am.position_id, np.id), am.account_id, 'credit', ap.source, ap.effective_date, %(day)s,
            ROUND(am.part / pr.price, 6), pr.price, am.part, am.id,
            ap.idempotency_key || ':' || am.fund_id, %(actor)s, %(now)s, ap.memo
     FROM amounts am
     JOIN todo ap ON ap.id = am.id
     JOIN plans_fundprice pr ON pr.fund_id = am.fund_id AND pr.date = %(day)s
-    LEFT JOIN books_position p ON p.account_id = am.account_id AND p.fund_id = am.fund_id
-    LEFT JOIN new_positions np ON np.account_id = am.account_id AND np.fund_id = am.fund_id
+    LEFT JOIN new_positions np ON am.position_id IS NULL AND np.account_id = am.account_id AND np.fund_id = am.fund_id
     WHERE am.part <> 0
     ON CONFLICT (idempotency_key) DO NOTHING
 )
@@ -334,10 +337,10 @@ def _debits(day: dt.date, prices: dict[int, Decimal], actor: str) -> int:
 # Measured by `manage.py bench crediting` (books/bench.py) against one plain INSERT ... SELECT.
 _VALUATION_SQL = """
 WITH flows AS (
-    SELECT e.position_id, p.account_id, p.fund_id, SUM(e.units) AS units, SUM(e.amount) AS amount
-    FROM books_ledgerentry e JOIN books_position p ON p.id = e.position_id
+    SELECT e.position_id, SUM(e.units) AS units, SUM(e.amount) AS amount
+    FROM books_ledgerentry e
     WHERE e.valuation_date = %(day)s
-    GROUP BY e.position_id, p.account_id, p.fund_id
+    GROUP BY e.position_id
 ),
 prev AS (
     SELECT position_id, account_id, fund_id, units, value FROM books_dailyvaluation
@@ -345,8 +348,10 @@ prev AS (
 ),
 base AS (
     SELECT COALESCE(prev.position_id, flows.position_id) AS position_id,
-           COALESCE(prev.account_id, flows.account_id) AS account_id,
-           COALESCE(prev.fund_id, flows.fund_id) AS fund_id,
+           -- a position valued for the first time is looked up (COALESCE evaluates the subquery only then)
+           COALESCE(prev.account_id, (SELECT p.account_id FROM books_position p WHERE p.id = flows.position_id))
+               AS account_id,
+           COALESCE(prev.fund_id, (SELECT p.fund_id FROM books_position p WHERE p.id = flows.position_id)) AS fund_id,
            COALESCE(prev.units, 0) + COALESCE(flows.units, 0) AS units,
            COALESCE(prev.value, 0) AS prev_value,
            COALESCE(flows.amount, 0) AS flow
