@@ -62,7 +62,11 @@ class Position(models.Model):
 
     class Meta:
         ordering = ["account", "fund"]
-        constraints = [models.UniqueConstraint(fields=["account", "fund"], name="one_position_per_fund")]
+        constraints = [
+            models.UniqueConstraint(fields=["account", "fund"], name="one_position_per_fund"),
+            # what a ledger entry's (position, account) pair references (books/migrations/0007)
+            models.UniqueConstraint(fields=["id", "account"], name="position_with_its_account"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.account} {self.fund.code}"
@@ -129,9 +133,14 @@ class PendingTransaction(models.Model):
 class LedgerEntry(models.Model):
     """A posted movement of units and money in one position. Append-only."""
 
-    position = models.ForeignKey(Position, on_delete=models.PROTECT, related_name="entries")
+    # One foreign key in the database for the pair: (position_id, account_id) references books_position
+    # (id, account_id), so the entry's position exists and belongs to the entry's account (and that
+    # account exists: the position references it). Created by books/migrations/0007 (PostgreSQL: a
+    # deferred composite FOREIGN KEY; SQLite: triggers): one check per entry posted instead of two.
+    position = models.ForeignKey(Position, on_delete=models.PROTECT, related_name="entries", db_constraint=False)
     # Indexed by (account, valuation_date) below; no index of its own (every entry posted pays for each index).
-    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="entries", db_index=False)
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="entries", db_index=False,
+                                db_constraint=False)
     kind = models.CharField(max_length=12, choices=EntryKind.choices)
     source = models.CharField(max_length=20, choices=Source.choices)
     effective_date = models.DateField()
