@@ -62,7 +62,11 @@ class Position(models.Model):
 
     class Meta:
         ordering = ["account", "fund"]
-        constraints = [models.UniqueConstraint(fields=["account", "fund"], name="one_position_per_fund")]
+        constraints = [
+            models.UniqueConstraint(fields=["account", "fund"], name="one_position_per_fund"),
+            # what a ledger entry's (position, account) pair references (books/migrations/0007)
+            models.UniqueConstraint(fields=["id", "account"], name="position_with_its_account"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.account} {self.fund.code}"
@@ -101,7 +105,8 @@ class PendingTransaction(models.Model):
         APPLIED = "applied", "Applied"
         CANCELLED = "cancelled", "Cancelled"
 
-    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="pending")
+    # Indexed by (account, status) below; no index of its own (the crediting job updates every row it applies).
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="pending", db_index=False)
     kind = models.CharField(max_length=12, choices=EntryKind.choices)
     source = models.CharField(max_length=20, choices=Source.choices)
     amount = models.DecimalField(max_digits=14, decimal_places=2)
@@ -110,7 +115,7 @@ class PendingTransaction(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     applied_on = models.DateField(null=True, blank=True, help_text="The Valuation Date it was applied")
     applied_amount = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
-    idempotency_key = models.CharField(max_length=200, unique=True)
+    idempotency_key = models.CharField(max_length=200)  # unique: see Meta (no LIKE index beside it)
     actor = models.CharField(max_length=200)
     created_at = models.DateTimeField()
     memo = models.CharField(max_length=300, blank=True)
@@ -119,6 +124,7 @@ class PendingTransaction(models.Model):
     class Meta:
         ordering = ["effective_date", "id"]
         indexes = [models.Index(fields=["status", "effective_date"]), models.Index(fields=["account", "status"])]
+        constraints = [models.UniqueConstraint(fields=["idempotency_key"], name="one_pending_per_key")]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.amount} {self.account} {self.effective_date} ({self.status})"
@@ -127,8 +133,14 @@ class PendingTransaction(models.Model):
 class LedgerEntry(models.Model):
     """A posted movement of units and money in one position. Append-only."""
 
-    position = models.ForeignKey(Position, on_delete=models.PROTECT, related_name="entries")
-    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="entries")
+    # One foreign key in the database for the pair: (position_id, account_id) references books_position
+    # (id, account_id), so the entry's position exists and belongs to the entry's account (and that
+    # account exists: the position references it). Created by books/migrations/0007 (PostgreSQL: a
+    # deferred composite FOREIGN KEY; SQLite: triggers): one check per entry posted instead of two.
+    position = models.ForeignKey(Position, on_delete=models.PROTECT, related_name="entries", db_constraint=False)
+    # Indexed by (account, valuation_date) below; no index of its own (every entry posted pays for each index).
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="entries", db_index=False,
+                                db_constraint=False)
     kind = models.CharField(max_length=12, choices=EntryKind.choices)
     source = models.CharField(max_length=20, choices=Source.choices)
     effective_date = models.DateField()
@@ -138,7 +150,7 @@ class LedgerEntry(models.Model):
     amount = models.DecimalField(max_digits=14, decimal_places=2)
     pending = models.ForeignKey(PendingTransaction, null=True, blank=True, on_delete=models.PROTECT, related_name="entries")
     reverses = models.OneToOneField("self", null=True, blank=True, on_delete=models.PROTECT, related_name="reversed_by")
-    idempotency_key = models.CharField(max_length=220, unique=True)
+    idempotency_key = models.CharField(max_length=220)  # unique: see Meta (no LIKE index beside it)
     actor = models.CharField(max_length=200)
     posted_at = models.DateTimeField()
     memo = models.CharField(max_length=300, blank=True)
@@ -146,6 +158,9 @@ class LedgerEntry(models.Model):
     class Meta:
         ordering = ["valuation_date", "id"]
         indexes = [models.Index(fields=["valuation_date"]), models.Index(fields=["account", "valuation_date"])]
+        # A UniqueConstraint rather than unique=True: on PostgreSQL the field option adds a second,
+        # varchar_pattern_ops index for LIKE 'prefix%' that nothing uses and every insert maintains.
+        constraints = [models.UniqueConstraint(fields=["idempotency_key"], name="one_ledger_entry_per_key")]
         verbose_name_plural = "ledger entries"
 
     def __str__(self) -> str:

@@ -194,80 +194,76 @@ def _exchanges(day: dt.date, prices: dict[int, Decimal], actor: str) -> int:
 # Measured by `manage.py bench crediting` (books/bench.py) on a payday for every participant.
 _CREDITS_SQL = """
 WITH todo AS (
-    SELECT t.id, t.account_id, t.amount, t.effective_date, t.source, t.idempotency_key, t.actor, t.memo,
-           a.participation_id, pa.plan_id
-    FROM books_pendingtransaction t
-    JOIN books_account a ON a.id = t.account_id
-    JOIN participants_participation pa ON pa.id = a.participation_id
+    -- Marked applied first: the row lock re-checks `pending` against a concurrent cancel, and the
+    -- rows come back to be posted, so the table is read once.
+    UPDATE books_pendingtransaction t SET status = 'applied', applied_on = %(day)s, applied_amount = t.amount
     WHERE t.status = 'pending' AND t.kind = 'credit' AND t.effective_date <= %(day)s
+    RETURNING t.id, t.account_id, t.amount, t.effective_date, t.source, t.idempotency_key, t.memo
+),
+todo_plan AS (
+    SELECT ap.id, ap.account_id, ap.amount, a.participation_id, pa.plan_id
+    FROM todo ap
+    JOIN books_account a ON a.id = ap.account_id
+    JOIN participants_participation pa ON pa.id = a.participation_id
 ),
 elected AS (
     SELECT DISTINCT ON (e.participation_id) e.participation_id, e.id AS election_id
     FROM elections_investmentelection e
     WHERE e.status = 'accepted' AND e.applies_to IN ('future', 'both') AND e.effective_on <= %(day)s
-      AND e.participation_id IN (SELECT participation_id FROM todo)
+      AND e.participation_id IN (SELECT participation_id FROM todo_plan)
     ORDER BY e.participation_id, e.effective_on DESC, e.submitted_at DESC, e.id DESC
 ),
-lines AS (
-    SELECT t.id AS pending_id, l.fund_id, l.percent FROM todo t
-    JOIN elected el ON el.participation_id = t.participation_id
-    JOIN elections_investmentelectionline l ON l.election_id = el.election_id
-    UNION ALL
-    SELECT t.id, f.id, 100 FROM todo t
-    JOIN plans_fund f ON f.plan_id = t.plan_id AND f.is_default
+parts AS (
+    -- no election: all of it into the plan's default fund (EDCP 7.5)
+    SELECT t.id, t.account_id, f.id AS fund_id, t.amount AS part
+    FROM todo_plan t JOIN plans_fund f ON f.plan_id = t.plan_id AND f.is_default
     WHERE NOT EXISTS (SELECT 1 FROM elected el WHERE el.participation_id = t.participation_id)
+    UNION ALL
+    -- an election: shares rounded to the cent, the last fund (highest id) takes the remainder
+    SELECT s.id, s.account_id, s.fund_id,
+           CASE WHEN s.from_last = 1 THEN s.share + (s.amount - s.shares_total) ELSE s.share END
+    FROM (
+        SELECT t.id, t.account_id, t.amount, l.fund_id,
+               ROUND(t.amount * l.percent / 100.0, 2) AS share,
+               ROW_NUMBER() OVER (PARTITION BY t.id ORDER BY l.fund_id DESC) AS from_last,
+               SUM(ROUND(t.amount * l.percent / 100.0, 2)) OVER (PARTITION BY t.id) AS shares_total
+        FROM todo_plan t
+        JOIN elected el ON el.participation_id = t.participation_id
+        JOIN elections_investmentelectionline l ON l.election_id = el.election_id
+    ) s
 ),
-split AS (
-    SELECT t.*, l.fund_id,
-           ROUND(t.amount * l.percent / 100.0, 2) AS share,
-           ROW_NUMBER() OVER (PARTITION BY t.id ORDER BY l.fund_id DESC) AS from_last,
-           SUM(ROUND(t.amount * l.percent / 100.0, 2)) OVER (PARTITION BY t.id) AS shares_total
-    FROM todo t JOIN lines l ON l.pending_id = t.id
-),
-wanted AS (
-    SELECT DISTINCT account_id, fund_id FROM split
-),
-existing AS (
-    SELECT p.id, p.account_id, p.fund_id FROM books_position p JOIN wanted w USING (account_id, fund_id)
+amounts AS (
+    -- the position each part buys into, when it exists (one probe of one_position_per_fund)
+    SELECT pt.*, p.id AS position_id FROM parts pt
+    LEFT JOIN books_position p ON p.account_id = pt.account_id AND p.fund_id = pt.fund_id
 ),
 new_positions AS (
     INSERT INTO books_position (account_id, fund_id)
-    SELECT w.account_id, w.fund_id FROM wanted w
-    WHERE NOT EXISTS (SELECT 1 FROM existing x WHERE x.account_id = w.account_id AND x.fund_id = w.fund_id)
+    SELECT DISTINCT account_id, fund_id FROM amounts WHERE position_id IS NULL
     ON CONFLICT (account_id, fund_id) DO NOTHING
     RETURNING id, account_id, fund_id
-),
-positions AS (
-    SELECT id, account_id, fund_id FROM new_positions
-    UNION ALL
-    SELECT id, account_id, fund_id FROM existing
-),
-amounts AS (
-    SELECT s.*, CASE WHEN s.from_last = 1 THEN s.share + (s.amount - s.shares_total) ELSE s.share END AS part
-    FROM split s
 ),
 posted AS (
     INSERT INTO books_ledgerentry (position_id, account_id, kind, source, effective_date, valuation_date, units,
                                    price, amount, pending_id, idempotency_key, actor, posted_at, memo)
-    SELECT p.id, am.account_id, 'credit', am.source, am.effective_date, %(day)s,
+    SELECT COALESCE(am.position_id, np.id), am.account_id, 'credit', ap.source, ap.effective_date, %(day)s,
            ROUND(am.part / pr.price, 6), pr.price, am.part, am.id,
-           am.idempotency_key || ':' || am.fund_id, %(actor)s, %(now)s, am.memo
+           ap.idempotency_key || ':' || am.fund_id, %(actor)s, %(now)s, ap.memo
     FROM amounts am
-    JOIN positions p ON p.account_id = am.account_id AND p.fund_id = am.fund_id
+    JOIN todo ap ON ap.id = am.id
     JOIN plans_fundprice pr ON pr.fund_id = am.fund_id AND pr.date = %(day)s
+    LEFT JOIN new_positions np ON am.position_id IS NULL AND np.account_id = am.account_id AND np.fund_id = am.fund_id
     WHERE am.part <> 0
     ON CONFLICT (idempotency_key) DO NOTHING
-    RETURNING pending_id
 )
-UPDATE books_pendingtransaction t SET status = 'applied', applied_on = %(day)s, applied_amount = t.amount
-WHERE t.id IN (SELECT id FROM todo)
+SELECT count(*) FROM todo
 """
 
 
 def _credits_sql(day: dt.date, actor: str) -> int:
     with connection.cursor() as cursor:
         cursor.execute(_CREDITS_SQL, {"day": day, "actor": actor, "now": timezone.now()})
-        return cursor.rowcount
+        return cursor.fetchone()[0]
 
 
 def _credits_python(day: dt.date, actor: str) -> int:
@@ -341,10 +337,10 @@ def _debits(day: dt.date, prices: dict[int, Decimal], actor: str) -> int:
 # Measured by `manage.py bench crediting` (books/bench.py) against one plain INSERT ... SELECT.
 _VALUATION_SQL = """
 WITH flows AS (
-    SELECT e.position_id, p.account_id, p.fund_id, SUM(e.units) AS units, SUM(e.amount) AS amount
-    FROM books_ledgerentry e JOIN books_position p ON p.id = e.position_id
+    SELECT e.position_id, SUM(e.units) AS units, SUM(e.amount) AS amount
+    FROM books_ledgerentry e
     WHERE e.valuation_date = %(day)s
-    GROUP BY e.position_id, p.account_id, p.fund_id
+    GROUP BY e.position_id
 ),
 prev AS (
     SELECT position_id, account_id, fund_id, units, value FROM books_dailyvaluation
@@ -352,8 +348,10 @@ prev AS (
 ),
 base AS (
     SELECT COALESCE(prev.position_id, flows.position_id) AS position_id,
-           COALESCE(prev.account_id, flows.account_id) AS account_id,
-           COALESCE(prev.fund_id, flows.fund_id) AS fund_id,
+           -- a position valued for the first time is looked up (COALESCE evaluates the subquery only then)
+           COALESCE(prev.account_id, (SELECT p.account_id FROM books_position p WHERE p.id = flows.position_id))
+               AS account_id,
+           COALESCE(prev.fund_id, (SELECT p.fund_id FROM books_position p WHERE p.id = flows.position_id)) AS fund_id,
            COALESCE(prev.units, 0) + COALESCE(flows.units, 0) AS units,
            COALESCE(prev.value, 0) AS prev_value,
            COALESCE(flows.amount, 0) AS flow

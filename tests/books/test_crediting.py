@@ -122,6 +122,22 @@ def test_posted_entries_cannot_be_updated_or_deleted_through_raw_sql(setup):
     assert LedgerEntry.objects.get().amount == Decimal("1000.00")
 
 
+def test_the_database_refuses_an_entry_whose_account_is_not_its_positions(setup, edcp):
+    credit_valuation_date(valuation_date=JAN15)
+    entry = LedgerEntry.objects.get()
+    other, _ = Account.objects.get_or_create(participation=ParticipationFactory(plan=edcp), kind="retirement_termination",
+                                             specified_month=None, defaults={"opened_on": JAN15})
+    for position_id, account_id in ((entry.position_id, other.id), (entry.position_id + 10_000, entry.account_id)):
+        with pytest.raises(IntegrityError), transaction.atomic(), connection.cursor() as c:
+            c.execute("INSERT INTO books_ledgerentry (position_id, account_id, kind, source, effective_date, "
+                      "valuation_date, units, price, amount, idempotency_key, actor, posted_at, memo) "
+                      "SELECT %s, %s, kind, source, effective_date, valuation_date, units, price, amount, "
+                      "idempotency_key || ':x', actor, posted_at, memo FROM books_ledgerentry WHERE id = %s",
+                      [position_id, account_id, entry.id])
+            c.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    assert LedgerEntry.objects.count() == 1
+
+
 def test_pending_money_is_in_the_balance_before_its_valuation_date(setup):
     participation, _ = setup
     account = Account.objects.get(participation=participation)
