@@ -22,8 +22,10 @@ from claims.serializers import (
     AppealIn,
     ClaimFileIn,
     ClaimSerializer,
+    InformationIn,
     PaperAppealIn,
     PaperClaimIn,
+    PaperInformationIn,
     RefusalOut,
     StaffClaimSerializer,
 )
@@ -143,6 +145,39 @@ class ClaimAppealView(_ClaimAccess, APIView):
             d = _valid(AppealIn, request.data)
             S.appeal_file(claim=claim, issues=d["issues"], evidence=d["evidence"], files=d.get("files") or (),
                           filed_by=me, now=now, actor=request.user)
+        except S.ClaimRefused as exc:
+            return _refused(exc)
+        return self._answer(claim)
+
+    def get_serializer_class(self):  # for the schema
+        return ClaimSerializer
+
+
+class ClaimInformationView(_ClaimAccess, APIView):
+    """POST: the claimant's response to an extension notice that asked for information."""
+
+    @extend_schema(
+        request={"multipart/form-data": InformationIn},
+        responses={201: ClaimSerializer, 400: REFUSED},
+        description="Answer an extension notice that asked for information needed to decide the claim (or the "
+                    "appeal). The decision period, tolled since the notice was sent, runs again from the day the "
+                    "response is received (29 CFR 2560.503-1(f)(4), (i)(4)), through the claim_information_receive "
+                    "service the portal uses. Refused when no request awaits a response. A participant answers only "
+                    "for a claim of their own; staff holding record_events record a paper response with "
+                    "`received_on` (PaperInformationIn).")
+    def post(self, request, pk: int):
+        now = timezone.now()
+        paper = self._records_paper()
+        claim = get_object_or_404(Claim if paper else claims_visible_to(request.user.person), pk=pk)
+        try:
+            if paper:
+                d = _valid(PaperInformationIn, request.data)
+                S.claim_information_receive(claim=claim, now=now, actor=request.user, response=d["response"],
+                                            files=d.get("files") or (), received_on=d["received_on"])
+            else:
+                d = _valid(InformationIn, request.data)
+                S.claim_information_receive(claim=claim, now=now, actor=request.user, response=d["response"],
+                                            files=d.get("files") or (), filed_by=request.user.person)
         except S.ClaimRefused as exc:
             return _refused(exc)
         return self._answer(claim)

@@ -143,5 +143,25 @@ class PaperAppealIn(AppealIn):
     received_on = serializers.DateField(help_text="Date the appeal was received (plan time zone)")
 
 
+class InformationIn(_Strict):
+    """The claimant's answer to an extension notice that asked for information (29 CFR 2560.503-1(f)(4), (i)(4))."""
+
+    response = serializers.CharField(required=False, allow_blank=True, default="",
+                                     help_text="Your answer to the request, in words")
+    files = _files("The documents requested: PDF, PNG or JPEG files of at most 10 MB each")
+
+    def validate(self, attrs):
+        attrs = super().validate(attrs)
+        if not attrs.get("response", "").strip() and not attrs.get("files"):
+            raise serializers.ValidationError("send the information requested: a response, files, or both")
+        return attrs
+
+
+class PaperInformationIn(InformationIn):
+    """A paper response recorded by staff (record_events), with the date it was received."""
+
+    received_on = serializers.DateField(help_text="Date the response was received (plan time zone)")
+
+
 class RefusalOut(serializers.Serializer):
     detail = serializers.CharField(help_text="Why the plan refuses, naming its section and the regulation")

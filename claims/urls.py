@@ -39,5 +39,6 @@ api_urlpatterns: list = [
     path("claims/", api.ClaimList.as_view(), name="claims"),
     path("claims/<int:pk>/", api.ClaimDetail.as_view(), name="claim"),
     path("claims/<int:pk>/appeal/", api.ClaimAppealView.as_view(), name="appeal"),
+    path("claims/<int:pk>/information/", api.ClaimInformationView.as_view(), name="information"),
     path("claims/<int:pk>/claim-file/", api.ClaimFileRequestView.as_view(), name="claim_file"),
 ]

@@ -55,14 +55,15 @@ SIGNED_IN = {"home", "portal_home", "document_download", "api_schema", "api_docs
              "password_change_done",
              # claims API: one set of endpoints for staff (HasCapability) or the claimant (IsParticipant),
              # the queryset scoped to the caller
-             "claims_api:claims", "claims_api:claim", "claims_api:claim_file", "claims_api:appeal"}
+             "claims_api:claims", "claims_api:claim", "claims_api:claim_file", "claims_api:appeal",
+             "claims_api:information"}
 URL_MODELS = {"document_download": Document, "core:job_progress": JobRun}
 # Every claims page and endpoint that takes `pk` takes a Claim.
 URL_MODELS.update({f"claims_{section}:{name}": "claims.Claim" for section, names in {
     "staff": ("detail", "assign", "start_review", "extend", "approve", "deny", "close", "add_document", "record_appeal",
               "appeal_start_review", "appeal_extend", "appeal_decide", "claim_file", "upload", "information_received"),
     "portal": ("detail", "appeal", "information", "claim_file", "notice", "upload"),
-    "api": ("claim", "appeal", "claim_file")}.items() for name in names})
+    "api": ("claim", "appeal", "claim_file", "information")}.items() for name in names})
 # Records about many participants at once (a payment run): any one will do.
 SHARED_MODELS = {"payments.PaymentRun"}
 URL_MODELS.update({"payments_staff:run": "payments.PaymentRun", "payments_staff:run_approve": "payments.PaymentRun",

@@ -207,6 +207,66 @@ def test_staff_without_record_events_cannot_appeal_and_an_administrator_records_
         State.APPEAL_RECEIVED, received, "delegate")
 
 
+# --- answering a request for information (29 CFR 2560.503-1(f)(4)) ---------------------------------------------
+@pytest.fixture
+def asked(alice, admin_user):
+    """Alice's claim, received 30 days ago; 5 days ago an extension notice asked her for her Form W-2."""
+    from claims.services import claim_extend
+
+    claim = file_claim(alice, now=timezone.now() - dt.timedelta(days=30))
+    claim_extend(claim=claim, special_circumstances="You have not sent the pay records we need.",
+                 expected_on=claim.received_on + dt.timedelta(days=180), now=timezone.now() - dt.timedelta(days=5),
+                 actor=admin_user, requests_information=True, information_requested="Your 2024 Form W-2.")
+    claim.refresh_from_db()
+    return claim
+
+
+def test_the_claimant_answers_the_request_and_the_decision_falls_due_later_by_the_days_waited(asked, alice):
+    assert asked.decision_due_on is None  # suspended while the answer is awaited
+    response = client_for(alice.user).post(reverse("claims_api:information", args=[asked.pk]), {
+        "response": "Here it is.", "files": [upload("w2.pdf")]})
+    assert response.status_code == 201, response.content
+    asked.refresh_from_db()
+    extension = asked.extensions.get()
+    assert (extension.information_received_on, extension.information_response) == (timezone.localdate(), "Here it is.")
+    # 180 days from receipt, plus the 5 days the period stood still
+    assert asked.decision_due_on == asked.received_on + dt.timedelta(days=185)
+    assert response.json()["decision_due_on"] == asked.decision_due_on.isoformat()
+    assert [d.original_name for d in asked.documents.filter(kind="information")] == ["w2.pdf"]
+    again = client_for(alice.user).post(reverse("claims_api:information", args=[asked.pk]), {"response": "Again"})
+    assert again.status_code == 400 and "already received" in again.json()["detail"]
+
+
+def test_an_empty_or_wrong_answer_is_refused_and_nothing_changes(asked, alice):
+    client, url = client_for(alice.user), reverse("claims_api:information", args=[asked.pk])
+    response = client.post(url, {})
+    assert response.status_code == 400 and "send the information requested" in str(response.json())
+    response = client.post(url, {"files": [upload("w2.exe", b"MZ\x90\x00")]})
+    assert response.status_code == 400 and "is not accepted" in response.json()["detail"]
+    response = client.post(url, {"response": "x", "received_on": "2020-01-01"})
+    assert response.status_code == 400 and "not a field of this request: received_on" in str(response.json())
+    assert asked.extensions.get().information_received_on is None
+    assert not asked.documents.filter(kind="information").exists()
+
+
+def test_another_participant_cannot_answer_and_staff_record_a_paper_answer(asked, bob, auditor_user, admin_user):
+    url = reverse("claims_api:information", args=[asked.pk])
+    assert client_for(bob.user).post(url, {"response": "Mine"}).status_code == 404
+    assert client_for(auditor_user).post(url, {"response": "x"}).status_code == 403
+    assert asked.extensions.get().information_received_on is None
+    received = timezone.localdate() - dt.timedelta(days=1)
+    response = client_for(admin_user).post(url, {"response": "By letter.", "received_on": received.isoformat()})
+    assert response.status_code == 201, response.content
+    asked.refresh_from_db()
+    assert asked.decision_due_on == asked.received_on + dt.timedelta(days=184)
+
+
+def test_a_claim_without_a_request_has_nothing_to_answer(alice):
+    claim = file_claim(alice, now=timezone.now() - dt.timedelta(days=3))
+    response = client_for(alice.user).post(reverse("claims_api:information", args=[claim.pk]), {"response": "x"})
+    assert response.status_code == 400 and "asked the claimant for information" in response.json()["detail"]
+
+
 # --- the schema --------------------------------------------------------------------------------------------
 def test_the_schema_documents_both_posts_as_multipart_with_binary_files():
     from drf_spectacular.generators import SchemaGenerator
