@@ -129,15 +129,6 @@ def _account_lines(plan: Plan, as_of: dt.date) -> tuple[dt.date | None, list[Acc
 
 # --- defined benefit plans ---------------------------------------------------------------------------
 
-def _events(participation: Participation) -> dict[str, dt.date]:
-    out: dict[str, dt.date] = {}
-    for kind, day in (EmploymentEvent.objects.filter(person=participation.person)
-                      .exclude(kind=EmploymentEvent.Kind.REHIRE).order_by("effective_date", "id")
-                      .values_list("kind", "effective_date")):
-        out.setdefault(kind, day)
-    return out
-
-
 def _monthly_dates_through(first: dt.date, as_of: dt.date) -> int:
     """How many monthly payment dates (the day of `first`, each month) fall on or before `as_of`."""
     if first > as_of:
@@ -165,12 +156,13 @@ def _alive(died_on: dt.date | None, as_of: dt.date) -> bool:
 
 def defined_benefit_value(*, participation: Participation, as_of: dt.date) -> BenefitLine:
     """One participant's line of the report (see the module docstring for the method)."""
+    from books.brp.selectors import employment_event_dates
     from books.services.brp import BenefitError, brp_benefit_sheet
     from payments.models import Annuity
 
     version = participation.plan.version_on(as_of)
     cite = version.cite("funding")
-    events = {k: d for k, d in _events(participation).items() if d <= as_of}
+    events = {k: d for k, d in employment_event_dates(participation).items() if d <= as_of}
     death, sep = events.get(EmploymentEvent.Kind.DEATH), events.get(EmploymentEvent.Kind.SEPARATION)
     annuity = Annuity.objects.filter(participation=participation).select_related("record", "schedule").first()
     if annuity is not None and annuity.status in (Annuity.Status.IN_PAY, Annuity.Status.COMPLETE) \

@@ -27,7 +27,8 @@ def brp_participations(query: str = ""):
     return qs
 
 
-def _events(participation: Participation) -> dict[str, dt.date]:
+def employment_event_dates(participation: Participation) -> dict[str, dt.date]:
+    """kind -> the date of the participant's first employment event of that kind (rehires aside)."""
     out: dict[str, dt.date] = {}
     for kind, day in (EmploymentEvent.objects.filter(person=participation.person)
                       .exclude(kind=EmploymentEvent.Kind.REHIRE).order_by("effective_date", "id")
@@ -43,7 +44,7 @@ def brp_benefit_page(participation: Participation, *, today: dt.date, separation
     from elections.selectors import annuity_in_force
     from payments.models import Annuity, ScheduledPayment
 
-    events = _events(participation)
+    events = employment_event_dates(participation)
     actual = events.get(EmploymentEvent.Kind.SEPARATION)
     death = events.get(EmploymentEvent.Kind.DEATH)
     asked = actual or separation or today
