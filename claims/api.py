@@ -72,6 +72,15 @@ class _ClaimAccess:
         """Staff recording on paper; anyone else got past the permissions as a participant acting for themselves."""
         return has_cap(self.request.user, Cap.RECORD_EVENTS)
 
+    def _claim_to_act_on(self, pk: int) -> tuple[Claim, bool]:
+        """(the claim, whether staff record it on paper): staff reach any claim, a participant only their own (404)."""
+        paper = self._records_paper()
+        return get_object_or_404(Claim if paper else claims_visible_to(self.request.user.person), pk=pk), paper
+
+    def _who(self, data: dict, paper: bool) -> dict:
+        """Staff give the date a paper submission was received; in person it is today, filed by the caller."""
+        return {"received_on": data["received_on"]} if paper else {"filed_by": self.request.user.person}
+
     def _answer(self, claim: Claim, code: int = status.HTTP_201_CREATED) -> Response:
         claim = self.get_queryset().get(pk=claim.pk)
         return Response(self.get_serializer_class()(claim).data, status=code)
@@ -129,22 +138,11 @@ class ClaimAppealView(_ClaimAccess, APIView):
                     "refused and the claim is marked abandoned. Staff holding record_events record a paper appeal "
                     "with `received_on` (PaperAppealIn).")
     def post(self, request, pk: int):
-        now = timezone.now()
-        if self._records_paper():
-            claim = get_object_or_404(Claim, pk=pk)
-            try:
-                d = _valid(PaperAppealIn, request.data)
-                S.appeal_file(claim=claim, issues=d["issues"], evidence=d["evidence"], files=d.get("files") or (),
-                              received_on=d["received_on"], now=now, actor=request.user)
-            except S.ClaimRefused as exc:
-                return _refused(exc)
-            return self._answer(claim)
-        me = request.user.person
-        claim = get_object_or_404(claims_visible_to(me), pk=pk)
+        claim, paper = self._claim_to_act_on(pk)
         try:
-            d = _valid(AppealIn, request.data)
+            d = _valid(PaperAppealIn if paper else AppealIn, request.data)
             S.appeal_file(claim=claim, issues=d["issues"], evidence=d["evidence"], files=d.get("files") or (),
-                          filed_by=me, now=now, actor=request.user)
+                          now=timezone.now(), actor=request.user, **self._who(d, paper))
         except S.ClaimRefused as exc:
             return _refused(exc)
         return self._answer(claim)
@@ -166,18 +164,11 @@ class ClaimInformationView(_ClaimAccess, APIView):
                     "for a claim of their own; staff holding record_events record a paper response with "
                     "`received_on` (PaperInformationIn).")
     def post(self, request, pk: int):
-        now = timezone.now()
-        paper = self._records_paper()
-        claim = get_object_or_404(Claim if paper else claims_visible_to(request.user.person), pk=pk)
+        claim, paper = self._claim_to_act_on(pk)
         try:
-            if paper:
-                d = _valid(PaperInformationIn, request.data)
-                S.claim_information_receive(claim=claim, now=now, actor=request.user, response=d["response"],
-                                            files=d.get("files") or (), received_on=d["received_on"])
-            else:
-                d = _valid(InformationIn, request.data)
-                S.claim_information_receive(claim=claim, now=now, actor=request.user, response=d["response"],
-                                            files=d.get("files") or (), filed_by=request.user.person)
+            d = _valid(PaperInformationIn if paper else InformationIn, request.data)
+            S.claim_information_receive(claim=claim, response=d["response"], files=d.get("files") or (),
+                                        now=timezone.now(), actor=request.user, **self._who(d, paper))
         except S.ClaimRefused as exc:
             return _refused(exc)
         return self._answer(claim)
