@@ -31,7 +31,7 @@ run: $(STAMP)
 	DEBUG=$${DEBUG:-true} $(PY) scripts/run_all.py --host $(HOST) --port $(PORT)
 
 ## make test: the whole suite against PostgreSQL and Redis; stops at once if either is unreachable.
-test: $(STAMP)
+test: $(STAMP) lint
 	@DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} $(PY) scripts/check_services.py
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} TESTING=true \
 		$(PY) manage.py makemigrations --check --dry-run > /dev/null
@@ -40,6 +40,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 bench: $(STAMP)
 	DEBUG=$${DEBUG:-true} DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(PY) manage.py bench crediting --participants $${N:-100000}

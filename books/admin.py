@@ -1,5 +1,6 @@
 """Back office of the books. The ledger and the daily valuations are append-only (the database refuses
 UPDATE and DELETE), so the admin only shows them; an applied pending transaction is posted and frozen."""
+
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
@@ -37,7 +38,17 @@ class PositionAdmin(ReadOnlyAdmin):
 
 @admin.register(PendingTransaction)
 class PendingTransactionAdmin(admin.ModelAdmin):
-    list_display = ("effective_date", "account", "kind", "source", "amount", "status", "applied_on", "applied_amount", "cite")
+    list_display = (
+        "effective_date",
+        "account",
+        "kind",
+        "source",
+        "amount",
+        "status",
+        "applied_on",
+        "applied_amount",
+        "cite",
+    )
     list_filter = ("status", "kind", "source")
     search_fields = ("idempotency_key", "account__participation__person__employee_number", "memo")
     list_select_related = ("account__participation__person", "account__participation__plan")
@@ -55,7 +66,17 @@ class PendingTransactionAdmin(admin.ModelAdmin):
 
 @admin.register(LedgerEntry)
 class LedgerEntryAdmin(ReadOnlyAdmin):
-    list_display = ("valuation_date", "effective_date", "account", "kind", "source", "units", "price", "amount", "actor")
+    list_display = (
+        "valuation_date",
+        "effective_date",
+        "account",
+        "kind",
+        "source",
+        "units",
+        "price",
+        "amount",
+        "actor",
+    )
     list_filter = ("kind", "source")
     search_fields = ("idempotency_key", "account__participation__person__employee_number", "memo")
     list_select_related = ("account__participation__person", "account__participation__plan")
@@ -63,7 +84,17 @@ class LedgerEntryAdmin(ReadOnlyAdmin):
 
 @admin.register(DailyValuation)
 class DailyValuationAdmin(ReadOnlyAdmin):
-    list_display = ("valuation_date", "position_id", "account_id", "fund", "units", "price", "value", "flow", "earnings")
+    list_display = (
+        "valuation_date",
+        "position_id",
+        "account_id",
+        "fund",
+        "units",
+        "price",
+        "value",
+        "flow",
+        "earnings",
+    )
     list_select_related = ("fund",)
     search_fields = ("=account__id", "=position__id")
     show_full_result_count = False
@@ -71,7 +102,16 @@ class DailyValuationAdmin(ReadOnlyAdmin):
 
 @admin.register(PayrollRecord)
 class PayrollRecordAdmin(ReadOnlyAdmin):
-    list_display = ("pay_date", "person", "component", "gross", "plan_year", "sequence", "batch", "line_number")
+    list_display = (
+        "pay_date",
+        "person",
+        "component",
+        "gross",
+        "plan_year",
+        "sequence",
+        "batch",
+        "line_number",
+    )
     list_filter = ("component", "plan_year")
     search_fields = ("person__employee_number", "person__last_name")
     list_select_related = ("person",)
@@ -79,14 +119,32 @@ class PayrollRecordAdmin(ReadOnlyAdmin):
 
 @admin.register(PayrollDeferral)
 class PayrollDeferralAdmin(ReadOnlyAdmin):
-    list_display = ("record", "participation", "compensation", "plan_compensation", "percent", "deferral", "matching", "reduced_by")
+    list_display = (
+        "record",
+        "participation",
+        "compensation",
+        "plan_compensation",
+        "percent",
+        "deferral",
+        "matching",
+        "reduced_by",
+    )
     search_fields = ("record__person__employee_number",)
     list_select_related = ("record__person", "participation__plan", "participation__person")
 
 
 @admin.register(ContributionDeclaration)
 class ContributionDeclarationAdmin(SimpleHistoryAdmin):
-    list_display = ("plan", "plan_year", "kind", "percent", "declared_on", "declared_by", "participants_credited", "total_credited")
+    list_display = (
+        "plan",
+        "plan_year",
+        "kind",
+        "percent",
+        "declared_on",
+        "declared_by",
+        "participants_credited",
+        "total_credited",
+    )
     list_filter = ("plan", "kind")
 
     def has_add_permission(self, request):
@@ -102,7 +160,13 @@ class ForfeitureAdmin(ReadOnlyAdmin):
 
 @admin.register(DefinedBenefitRecord)
 class DefinedBenefitRecordAdmin(SimpleHistoryAdmin):
-    list_display = ("participation", "as_of", "unlimited_annual_benefit", "payable_annual_benefit",
-                    "benefit_service_years", "normal_retirement_date")
+    list_display = (
+        "participation",
+        "as_of",
+        "unlimited_annual_benefit",
+        "payable_annual_benefit",
+        "benefit_service_years",
+        "normal_retirement_date",
+    )
     search_fields = ("participation__person__employee_number", "participation__person__last_name")
     list_filter = ("participation__plan",)

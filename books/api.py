@@ -1,4 +1,5 @@
 """API of the books. Staff read every account; a participant reads only their own, under /api/books/me/."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -24,14 +25,19 @@ from core.models import ImportBatch, JobRun
 from core.permissions import HasCapability, IsParticipant
 from core.roles import Cap
 
-AS_OF = OpenApiParameter("as_of", OpenApiTypes.DATE, description="Balances at the end of this day (default today)")
-RANGE = [OpenApiParameter("start", OpenApiTypes.DATE, description="Default: a year before end"),
-         OpenApiParameter("end", OpenApiTypes.DATE, description="Default: today")]
+AS_OF = OpenApiParameter(
+    "as_of", OpenApiTypes.DATE, description="Balances at the end of this day (default today)"
+)
+RANGE = [
+    OpenApiParameter("start", OpenApiTypes.DATE, description="Default: a year before end"),
+    OpenApiParameter("end", OpenApiTypes.DATE, description="Default: today"),
+]
 
 
 def _accounts():
     return Account.objects.select_related("participation__plan", "participation__person").order_by(
-        "participation__plan__code", "kind", "specified_month", "id")
+        "participation__plan__code", "kind", "specified_month", "id"
+    )
 
 
 def _share_plans(accounts: list[Account]) -> list[Account]:
@@ -54,15 +60,23 @@ class AccountReads:
         queryset = self.filter_queryset(self.get_queryset())
         page = self.paginate_queryset(queryset)
         accounts = _share_plans(list(page if page is not None else queryset))
-        context = {**self.get_serializer_context(), "as_of": as_of, "values": account_values(accounts, on=as_of)}
+        context = {
+            **self.get_serializer_context(),
+            "as_of": as_of,
+            "values": account_values(accounts, on=as_of),
+        }
         data = AccountSerializer(accounts, many=True, context=context).data
         return self.get_paginated_response(data) if page is not None else Response(data)
 
     def retrieve(self, request, *args, **kwargs):
         as_of = self.as_of()
         account = self.get_object()
-        context = {**self.get_serializer_context(), "as_of": as_of, "values": account_values([account], on=as_of),
-                   "positions": positions_on(account, as_of)}
+        context = {
+            **self.get_serializer_context(),
+            "as_of": as_of,
+            "values": account_values([account], on=as_of),
+            "positions": positions_on(account, as_of),
+        }
         return Response(AccountDetailSerializer(account, context=context).data)
 
 
@@ -78,14 +92,23 @@ class BalanceHistory:
 
 # --- staff ------------------------------------------------------------------------------------
 
+
 class StaffRead:
     permission_classes = [HasCapability]
     required_capability = Cap.VIEW_STAFF
 
 
-@extend_schema_view(get=extend_schema(parameters=[
-    AS_OF, OpenApiParameter("person", OpenApiTypes.INT, description="Only this person's accounts (person id)"),
-    OpenApiParameter("plan", OpenApiTypes.STR, description="Only accounts of this plan (code)")]))
+@extend_schema_view(
+    get=extend_schema(
+        parameters=[
+            AS_OF,
+            OpenApiParameter(
+                "person", OpenApiTypes.INT, description="Only this person's accounts (person id)"
+            ),
+            OpenApiParameter("plan", OpenApiTypes.STR, description="Only accounts of this plan (code)"),
+        ]
+    )
+)
 class AccountList(StaffRead, AccountReads, generics.ListAPIView):
     serializer_class = AccountSerializer
     queryset = Account.objects.all()
@@ -119,8 +142,11 @@ class AccountEntries(StaffRead, generics.ListAPIView):
 
     def get_queryset(self):
         account = generics.get_object_or_404(Account, pk=self.kwargs["pk"])
-        return LedgerEntry.objects.filter(account=account).select_related("position__fund").order_by(
-            "valuation_date", "id")
+        return (
+            LedgerEntry.objects.filter(account=account)
+            .select_related("position__fund")
+            .order_by("valuation_date", "id")
+        )
 
 
 @extend_schema_view(get=extend_schema(parameters=[OpenApiParameter("kind", OpenApiTypes.STR)]))
@@ -144,6 +170,7 @@ PayrollImport = ImportBatchView.for_kind(ImportBatch.Kind.PAYROLL)
 
 # --- the participant's own ---------------------------------------------------------------------
 
+
 class OwnAccounts:
     """Only the signed-in participant's accounts: anyone else's answers 404."""
 
@@ -166,8 +193,11 @@ class MyAccountDetail(OwnAccounts, AccountReads, generics.RetrieveAPIView):
     serializer_class = AccountDetailSerializer
 
 
-@extend_schema_view(get=extend_schema(parameters=RANGE, operation_id="me_account_history",
-                                      responses=BalancePointSerializer(many=True)))
+@extend_schema_view(
+    get=extend_schema(
+        parameters=RANGE, operation_id="me_account_history", responses=BalancePointSerializer(many=True)
+    )
+)
 class MyAccountHistory(OwnAccounts, BalanceHistory, generics.GenericAPIView):
     """One of my accounts' value on each Valuation Date."""
 
@@ -177,8 +207,11 @@ class MyAccountHistory(OwnAccounts, BalanceHistory, generics.GenericAPIView):
         return self.history([self.get_object().pk])
 
 
-@extend_schema_view(get=extend_schema(parameters=RANGE, operation_id="me_history",
-                                      responses=BalancePointSerializer(many=True)))
+@extend_schema_view(
+    get=extend_schema(
+        parameters=RANGE, operation_id="me_history", responses=BalancePointSerializer(many=True)
+    )
+)
 class MyBalanceHistory(OwnAccounts, BalanceHistory, generics.GenericAPIView):
     """The value of all my accounts together on each Valuation Date."""
 

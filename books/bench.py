@@ -23,6 +23,7 @@ peak RSS (VmHWM) of the backend that ran the job (its shared-buffer pages includ
 
 The hot statements measured are books/services/crediting.py `_CREDITS_SQL` and `_VALUATION_SQL`.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -39,10 +40,12 @@ from core.models import JobRun
 from plans.models import Fund, FundPrice, Plan
 
 PREV, DAY = dt.date(2026, 1, 15), dt.date(2026, 1, 16)  # consecutive Valuation Dates
-FUNDS = (("STABLE", "Stable Value", True, "10.000000", "10.001000"),
-         ("BOND", "Bond Index", False, "21.370000", "21.290000"),
-         ("EQUITY", "Equity Index", False, "48.910000", "49.620000"),
-         ("INTL", "International Equity", False, "17.330000", "17.180000"))
+FUNDS = (
+    ("STABLE", "Stable Value", True, "10.000000", "10.001000"),
+    ("BOND", "Bond Index", False, "21.370000", "21.290000"),
+    ("EQUITY", "Equity Index", False, "48.910000", "49.620000"),
+    ("INTL", "International Equity", False, "17.330000", "17.180000"),
+)
 
 _COLUMNS = "position_id, account_id, fund_id, valuation_date, units, price, value, flow, earnings"
 
@@ -95,8 +98,12 @@ _GENERATE_SQL = [
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--paid", type=float, default=0.0,
-                        help="share of participants with two payroll credits pending for the day (1: a payday)")
+    parser.add_argument(
+        "--paid",
+        type=float,
+        default=0.0,
+        help="share of participants with two payroll credits pending for the day (1: a payday)",
+    )
 
 
 def _say(quiet: bool, text: str) -> None:
@@ -138,8 +145,10 @@ def _backend_peak_mb() -> float | None:
 
 
 def _rows_written() -> int:
-    return _scalar("SELECT (SELECT count(*) FROM books_dailyvaluation) + (SELECT count(*) FROM books_ledgerentry)"
-                   " + (SELECT count(*) FROM books_position)")
+    return _scalar(
+        "SELECT (SELECT count(*) FROM books_dailyvaluation) + (SELECT count(*) FROM books_ledgerentry)"
+        " + (SELECT count(*) FROM books_position)"
+    )
 
 
 def _bench_plan() -> tuple[Plan, list[str]]:
@@ -162,10 +171,21 @@ def generate(*, participants: int, paid: float = 0.0) -> dict:
         FundPrice.objects.create(fund=fund, date=PREV, price=prev_price, loaded_at=now, source="bench")
         FundPrice.objects.create(fund=fund, date=DAY, price=price, loaded_at=now, source="bench")
         funds.append(fund.id)
-    params = {"n": participants, "plan": plan.id, "entered": dt.date(2011, 6, 30), "kinds": kinds, "funds": funds,
-              "prev": PREV, "day": DAY, "now": now, "first": kinds[0], "second": kinds[1],
-              "deferral": Source.DEFERRAL.value, "matching": Source.MATCHING.value,
-              "paid_per_mille": round(paid * 1000)}
+    params = {
+        "n": participants,
+        "plan": plan.id,
+        "entered": dt.date(2011, 6, 30),
+        "kinds": kinds,
+        "funds": funds,
+        "prev": PREV,
+        "day": DAY,
+        "now": now,
+        "first": kinds[0],
+        "second": kinds[1],
+        "deferral": Source.DEFERRAL.value,
+        "matching": Source.MATCHING.value,
+        "paid_per_mille": round(paid * 1000),
+    }
     with connection.cursor() as cursor:
         # The rows are consistent by construction: skip the per-row foreign-key triggers while loading.
         try:
@@ -175,12 +195,23 @@ def generate(*, participants: int, paid: float = 0.0) -> dict:
         for sql in _GENERATE_SQL:
             cursor.execute(sql, params)
         cursor.execute("SET session_replication_role = DEFAULT")
-    JobRun.objects.create(kind="crediting", key=PREV.isoformat(), status=JobRun.Status.DONE, started_at=now,
-                          heartbeat_at=now, finished_at=now, message="credited (bench)", progress_done=4,
-                          progress_total=4)
+    JobRun.objects.create(
+        kind="crediting",
+        key=PREV.isoformat(),
+        status=JobRun.Status.DONE,
+        started_at=now,
+        heartbeat_at=now,
+        finished_at=now,
+        message="credited (bench)",
+        progress_done=4,
+        progress_total=4,
+    )
     _execute("VACUUM ANALYZE")
-    return {"participants": participants, "positions": _scalar("SELECT count(*) FROM books_position"),
-            "pending_credits": _scalar("SELECT count(*) FROM books_pendingtransaction")}
+    return {
+        "participants": participants,
+        "positions": _scalar("SELECT count(*) FROM books_position"),
+        "pending_credits": _scalar("SELECT count(*) FROM books_pendingtransaction"),
+    }
 
 
 def measure(*, quiet: bool = True) -> dict:
@@ -194,10 +225,15 @@ def measure(*, quiet: bool = True) -> dict:
 
     _execute("DROP TABLE IF EXISTS bench_reference")
     _execute("CREATE TABLE bench_reference (LIKE books_dailyvaluation INCLUDING ALL)")
-    _execute(f"INSERT INTO bench_reference ({_COLUMNS}) SELECT {_COLUMNS} FROM books_dailyvaluation "
-             "WHERE valuation_date = %(prev)s ORDER BY position_id", params)
+    _execute(
+        f"INSERT INTO bench_reference ({_COLUMNS}) SELECT {_COLUMNS} FROM books_dailyvaluation "
+        "WHERE valuation_date = %(prev)s ORDER BY position_id",
+        params,
+    )
     _execute("VACUUM ANALYZE bench_reference")
-    _scalar("SELECT sum(units + value) FROM books_dailyvaluation WHERE valuation_date = %(prev)s", params)  # warm
+    _scalar(
+        "SELECT sum(units + value) FROM books_dailyvaluation WHERE valuation_date = %(prev)s", params
+    )  # warm
     _execute("CHECKPOINT")
     _fresh_connection()
     _say(quiet, f"reference: one INSERT ... SELECT of {positions} rows into bench_reference")
@@ -249,8 +285,11 @@ def run(*, participants: int, json: bool, paid: float = 0.0) -> dict:
         _say(quiet, f"scratch database {name}: generating {participants} participants")
         started = time.perf_counter()
         built = generate(participants=participants, paid=paid)
-        _say(quiet, f"generated {built['positions']} positions, {built['pending_credits']} pending credits "
-                    f"in {time.perf_counter() - started:.1f}s")
+        _say(
+            quiet,
+            f"generated {built['positions']} positions, {built['pending_credits']} pending credits "
+            f"in {time.perf_counter() - started:.1f}s",
+        )
         result = measure(quiet=quiet)
     result["pending_credits"] = built["pending_credits"]
     return result

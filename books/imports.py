@@ -5,6 +5,7 @@ already recorded). Then one PayrollRun (books.services.payroll) computes every l
 so year-to-date figures (RRP Plan Compensation above the 401(a)(17) limit, RRP 2011 matching) build up
 as they would pay by pay, and writes them in bulk. Any line the books refuse refuses the whole file.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -48,7 +49,8 @@ def pay_components() -> list[str]:
     """The pay components the plans know (their deferral components); RRP's Plan Compensation is computed."""
     values: dict[int, dict] = {}
     for version_id, key, value in Provision.objects.filter(
-            key__in=["deferral_components", "plan_compensation"]).values_list("version_id", "key", "value"):
+        key__in=["deferral_components", "plan_compensation"]
+    ).values_list("version_id", "key", "value"):
         values.setdefault(version_id, {})[key] = value
     codes: set[str] = set()
     for provisions in values.values():
@@ -62,11 +64,13 @@ class PayrollImport(Importer):
     kind = ImportBatch.Kind.PAYROLL
     required = ("employee_number", "pay_date", "component", "gross")
     optional = ("plan_year", "period_start", "performance_period_end", "net_available", "sequence")
-    help = ("One line per employee, pay date and pay component: employee_number, pay_date (YYYY-MM-DD), component "
-            "(base_salary, monthly_bonus, annual_bonus, other), gross (dollars and cents). Optional: plan_year (when "
-            "the pay belongs to another plan year than its pay date's), period_start, performance_period_end (for "
-            "Performance-Based Compensation), net_available (cash pay left after taxes and deductions, EDCP 1.14) "
-            "and sequence (1, 2, ... for two lines of the same component on the same day).")
+    help = (
+        "One line per employee, pay date and pay component: employee_number, pay_date (YYYY-MM-DD), component "
+        "(base_salary, monthly_bonus, annual_bonus, other), gross (dollars and cents). Optional: plan_year (when "
+        "the pay belongs to another plan year than its pay date's), period_start, performance_period_end (for "
+        "Performance-Based Compensation), net_available (cash pay left after taxes and deductions, EDCP 1.14) "
+        "and sequence (1, 2, ... for two lines of the same component on the same day)."
+    )
 
     def check(self, rows: list[Row], problems: Problems, *, now: dt.datetime) -> PreparedPayroll:
         numbers = {r.text("employee_number") for r in rows} - {""}
@@ -81,12 +85,16 @@ class PayrollImport(Importer):
             number = row.text("employee_number", required=True)
             person = people.get(number) if number else None
             if number and person is None:
-                row.problem(f"employee {number} is not on file (load the participant first)", "employee_number")
+                row.problem(
+                    f"employee {number} is not on file (load the participant first)", "employee_number"
+                )
             pay_date = row.date("pay_date", required=True)
             component = row.text("component", required=True)
             if component and component not in known:
-                row.problem(f"pay component {component!r} is unknown; the plans know {', '.join(components)}",
-                            "component")
+                row.problem(
+                    f"pay component {component!r} is unknown; the plans know {', '.join(components)}",
+                    "component",
+                )
             gross = row.money("gross", required=True)
             plan_year = row.integer("plan_year", low=1990, high=2100)
             period_start = row.date("period_start")
@@ -96,27 +104,47 @@ class PayrollImport(Importer):
             if person is not None and pay_date is not None:
                 status = employment_status_from_events(person, events[person.pk], pay_date)
                 if not status.employed:
-                    row.problem(f"employee {number} was not employed on the pay date {pay_date} ({status.reason})",
-                                "pay_date")
+                    row.problem(
+                        f"employee {number} was not employed on the pay date {pay_date} ({status.reason})",
+                        "pay_date",
+                    )
             if not row.bad:
-                prepared.lines.append(PayLine(row.line, person, pay_date, component, gross, plan_year, period_start,
-                                              performance_period_end, net_available, sequence or 1))
+                prepared.lines.append(
+                    PayLine(
+                        row.line,
+                        person,
+                        pay_date,
+                        component,
+                        gross,
+                        plan_year,
+                        period_start,
+                        performance_period_end,
+                        net_available,
+                        sequence or 1,
+                    )
+                )
         if not prepared.lines:
             return prepared
         days = [p.pay_date for p in prepared.lines]
         recorded = {
-            (r.person_id, r.pay_date, r.component, r.sequence): r for r in PayrollRecord.objects.filter(
-                person__in={p.person for p in prepared.lines}, pay_date__gte=min(days), pay_date__lte=max(days))
-            .only("person_id", "pay_date", "component", "sequence", "gross")
+            (r.person_id, r.pay_date, r.component, r.sequence): r
+            for r in PayrollRecord.objects.filter(
+                person__in={p.person for p in prepared.lines},
+                pay_date__gte=min(days),
+                pay_date__lte=max(days),
+            ).only("person_id", "pay_date", "component", "sequence", "gross")
         }
         first_line: dict[tuple, int] = {}
         fresh: list[PayLine] = []
         for pay in prepared.lines:
             key = (pay.person.pk, pay.pay_date, pay.component, pay.sequence)
             if key in first_line:
-                problems.add(pay.line, f"repeats the {pay.component} pay of employee {pay.person.employee_number} on "
-                                       f"{pay.pay_date} given on line {first_line[key]} (use the sequence column for a "
-                                       f"second payment of the same component on the same day)")
+                problems.add(
+                    pay.line,
+                    f"repeats the {pay.component} pay of employee {pay.person.employee_number} on "
+                    f"{pay.pay_date} given on line {first_line[key]} (use the sequence column for a "
+                    f"second payment of the same component on the same day)",
+                )
                 continue
             first_line[key] = pay.line
             earlier = recorded.get(key)
@@ -125,25 +153,44 @@ class PayrollImport(Importer):
             elif earlier.gross == pay.gross:
                 prepared.skipped += 1
             else:
-                problems.add(pay.line, f"employee {pay.person.employee_number} already has {pay.component} pay of "
-                                       f"{earlier.gross} recorded on {pay.pay_date} (sequence {pay.sequence}); this "
-                                       f"file says {pay.gross}. A recorded pay line is never changed", "gross")
+                problems.add(
+                    pay.line,
+                    f"employee {pay.person.employee_number} already has {pay.component} pay of "
+                    f"{earlier.gross} recorded on {pay.pay_date} (sequence {pay.sequence}); this "
+                    f"file says {pay.gross}. A recorded pay line is never changed",
+                    "gross",
+                )
         prepared.lines = fresh
         return prepared
 
-    def apply(self, prepared: PreparedPayroll, *, batch: ImportBatch, actor, now: dt.datetime,
-              problems: Problems) -> Applied:
+    def apply(
+        self, prepared: PreparedPayroll, *, batch: ImportBatch, actor, now: dt.datetime, problems: Problems
+    ) -> Applied:
         # One PayrollRun for the file: read once, computed in memory in pay-date order, written in bulk.
-        run = PayrollRun.for_people({p.person for p in prepared.lines}, actor=actor_label(actor), now=now,
-                                    years={p.plan_year or p.pay_date.year for p in prepared.lines})
+        run = PayrollRun.for_people(
+            {p.person for p in prepared.lines},
+            actor=actor_label(actor),
+            now=now,
+            years={p.plan_year or p.pay_date.year for p in prepared.lines},
+        )
         applied = 0
         for pay in sorted(prepared.lines, key=lambda p: (p.pay_date, p.line)):
             try:
-                created = run.add(PayrollLine(
-                    person=pay.person, pay_date=pay.pay_date, component=pay.component, gross=pay.gross,
-                    plan_year=pay.plan_year, period_start=pay.period_start,
-                    performance_period_end=pay.performance_period_end, net_available=pay.net_available,
-                    sequence=pay.sequence, batch=batch, line_number=pay.line))
+                created = run.add(
+                    PayrollLine(
+                        person=pay.person,
+                        pay_date=pay.pay_date,
+                        component=pay.component,
+                        gross=pay.gross,
+                        plan_year=pay.plan_year,
+                        period_start=pay.period_start,
+                        performance_period_end=pay.performance_period_end,
+                        net_available=pay.net_available,
+                        sequence=pay.sequence,
+                        batch=batch,
+                        line_number=pay.line,
+                    )
+                )
             except (PayrollError, BooksError, MissingFigure) as exc:
                 problems.add(pay.line, str(exc))
                 continue

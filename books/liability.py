@@ -20,6 +20,7 @@ payment".
   * a benefit the figures cannot yet give (a hold, a participant who would not be eligible if separated on
     the date) is listed as not valued with the reason, and counted apart: never as zero.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -91,12 +92,19 @@ def plan_liabilities(*, as_of: dt.date) -> list[PlanLiability]:
 def plan_liability(*, plan: Plan, as_of: dt.date) -> PlanLiability:
     version = plan.version_on(as_of)
     funding = version.provisions.filter(key="funding").first()
-    report = PlanLiability(plan=plan, as_of=as_of, cite=version.cite("funding"),
-                           reading=funding.reading if funding is not None else "")
+    report = PlanLiability(
+        plan=plan,
+        as_of=as_of,
+        cite=version.cite("funding"),
+        reading=funding.reading if funding is not None else "",
+    )
     if plan.kind == Plan.Kind.DEFINED_BENEFIT:
-        report.benefits = [defined_benefit_value(participation=p, as_of=as_of) for p in
-                           Participation.objects.filter(plan=plan).select_related("person", "plan")
-                           .order_by("person__last_name", "person__first_name", "id")]
+        report.benefits = [
+            defined_benefit_value(participation=p, as_of=as_of)
+            for p in Participation.objects.filter(plan=plan)
+            .select_related("person", "plan")
+            .order_by("person__last_name", "person__first_name", "id")
+        ]
     else:
         report.valued_on, report.accounts = _account_lines(plan, as_of)
     return report
@@ -104,20 +112,28 @@ def plan_liability(*, plan: Plan, as_of: dt.date) -> PlanLiability:
 
 # --- account plans -------------------------------------------------------------------------------------
 
+
 def _account_lines(plan: Plan, as_of: dt.date) -> tuple[dt.date | None, list[AccountLine]]:
     from books.selectors import holdings_on, last_credited_on_or_before
     from books.services.vesting import vested_percent
 
-    accounts = list(Account.objects.filter(participation__plan=plan)
-                    .select_related("participation__plan", "participation__person").order_by("kind", "id"))
+    accounts = list(
+        Account.objects.filter(participation__plan=plan)
+        .select_related("participation__plan", "participation__person")
+        .order_by("kind", "id")
+    )
     holdings = holdings_on(accounts, as_of)
     version = plan.version_on(as_of)
     lines: dict[str, AccountLine] = {}
-    for spec in version.account_kinds():  # every sub-account of the plan, in the plan's order, even when empty
+    for (
+        spec
+    ) in version.account_kinds():  # every sub-account of the plan, in the plan's order, even when empty
         lines[spec["kind"]] = AccountLine(kind=spec["kind"], label=spec.get("label") or spec["kind"])
     for account in accounts:
         value = holdings[account.id]["value"]
-        line = lines.setdefault(account.kind, AccountLine(kind=account.kind, label=account.kind.replace("_", " ").title()))
+        line = lines.setdefault(
+            account.kind, AccountLine(kind=account.kind, label=account.kind.replace("_", " ").title())
+        )
         if value == ZERO:
             continue
         percent, _cite = vested_percent(account, as_of)
@@ -128,6 +144,7 @@ def _account_lines(plan: Plan, as_of: dt.date) -> tuple[dt.date | None, list[Acc
 
 
 # --- defined benefit plans ---------------------------------------------------------------------------
+
 
 def _monthly_dates_through(first: dt.date, as_of: dt.date) -> int:
     """How many monthly payment dates (the day of `first`, each month) fall on or before `as_of`."""
@@ -165,60 +182,114 @@ def defined_benefit_value(*, participation: Participation, as_of: dt.date) -> Be
     events = {k: d for k, d in employment_event_dates(participation).items() if d <= as_of}
     death, sep = events.get(EmploymentEvent.Kind.DEATH), events.get(EmploymentEvent.Kind.SEPARATION)
     annuity = Annuity.objects.filter(participation=participation).select_related("record", "schedule").first()
-    if annuity is not None and annuity.status in (Annuity.Status.IN_PAY, Annuity.Status.COMPLETE) \
-            and annuity.monthly is not None and annuity.commencement_date is not None:
+    if (
+        annuity is not None
+        and annuity.status in (Annuity.Status.IN_PAY, Annuity.Status.COMPLETE)
+        and annuity.monthly is not None
+        and annuity.commencement_date is not None
+    ):
         return _in_pay(participation, annuity, as_of=as_of, death=death, cite=cite)
     schedule = annuity.schedule if annuity is not None else None
     why = (schedule.hold_reason or schedule.summary) if schedule is not None else ""
     if annuity is not None and annuity.status == Annuity.Status.HELD:
-        return BenefitLine(participation, "held", None, "not valued", cite, why or "the benefit is not fixed yet")
+        return BenefitLine(
+            participation, "held", None, "not valued", cite, why or "the benefit is not fixed yet"
+        )
     if death is not None:
-        return BenefitLine(participation, "died before the benefit began", ZERO, "no survivor benefit is payable",
-                           version.cite("db_survivor"), why)
+        return BenefitLine(
+            participation,
+            "died before the benefit began",
+            ZERO,
+            "no survivor benefit is payable",
+            version.cite("db_survivor"),
+            why,
+        )
     if sep is not None:
-        return BenefitLine(participation, f"separated {sep:%b %-d, %Y}", None, "not valued", cite,
-                           why or "the benefit is not fixed yet")
+        return BenefitLine(
+            participation,
+            f"separated {sep:%b %-d, %Y}",
+            None,
+            "not valued",
+            cite,
+            why or "the benefit is not fixed yet",
+        )
     try:
         quote = brp_benefit_sheet(participation=participation, separation_date=as_of, as_of=as_of)
     except BenefitError as exc:
         return BenefitLine(participation, "employed", None, "not valued", cite, str(exc))
-    return BenefitLine(participation, "employed", quote.lump_sum_value,
-                       f"single lump sum of a separation on {as_of:%b %-d, %Y} ({quote.cites['forms']}); {quote.basis}",
-                       cite, "; ".join(quote.notes))
+    return BenefitLine(
+        participation,
+        "employed",
+        quote.lump_sum_value,
+        f"single lump sum of a separation on {as_of:%b %-d, %Y} ({quote.cites['forms']}); {quote.basis}",
+        cite,
+        "; ".join(quote.notes),
+    )
 
 
-def _in_pay(participation: Participation, annuity, *, as_of: dt.date, death: dt.date | None, cite: str) -> BenefitLine:
+def _in_pay(
+    participation: Participation, annuity, *, as_of: dt.date, death: dt.date | None, cite: str
+) -> BenefitLine:
     from payments.models import ScheduledPayment
 
     rule = participation.plan.version_on(as_of).provision("actuarial_basis") or {}
     table, _ = actuarial.mortality_table(as_of.year)
     basis, _ = actuarial.segment_rates_for(as_of, rule.get("lookback_months", 1))
-    paid = (ScheduledPayment.objects.filter(schedule=annuity.schedule, status__in=(
-        ScheduledPayment.Status.RELEASED, ScheduledPayment.Status.PAID), payment_date__lte=as_of)
-        .aggregate(t=Sum("amount"))["t"] or ZERO)
+    paid = (
+        ScheduledPayment.objects.filter(
+            schedule=annuity.schedule,
+            status__in=(ScheduledPayment.Status.RELEASED, ScheduledPayment.Status.PAID),
+            payment_date__lte=as_of,
+        ).aggregate(t=Sum("amount"))["t"]
+        or ZERO
+    )
     monthly = annuity.monthly
     if annuity.form == "lump_sum":
         owed = max(ZERO, monthly - paid)
-        return BenefitLine(participation, "lump sum" + (" paid" if owed == 0 else " due"), money(owed),
-                           "the lump sum, at face", cite)
+        return BenefitLine(
+            participation,
+            "lump sum" + (" paid" if owed == 0 else " due"),
+            money(owed),
+            "the lump sum, at face",
+            cite,
+        )
     start = annuity.commencement_date
     record = annuity.record
     spouse_birth = record.spouse_birth_date if record is not None else None
     survivor_alive = _alive(annuity.survivor_died_on, as_of)
     spouse = actuarial.Life.on(spouse_birth, as_of) if spouse_birth else None
     method = f"{table.name}; {basis.label}; factors to {FACTOR_PLACES} decimals"
-    if annuity.trigger == "death":  # the Pre-Retirement Survivor Benefit: a life annuity to the Spouse (BRP 5.1)
+    if (
+        annuity.trigger == "death"
+    ):  # the Pre-Retirement Survivor Benefit: a life annuity to the Spouse (BRP 5.1)
         owed = max(ZERO, monthly * _monthly_dates_through(start, as_of) - paid)
         if spouse is None:
-            return BenefitLine(participation, "survivor benefit in pay", None, "not valued", cite,
-                               "the Spouse's date of birth is not on file")
-        future = monthly * _factor(12 * actuarial.annuity_life(table, spouse, basis) - 1) if survivor_alive else ZERO
-        return BenefitLine(participation, "survivor benefit in pay", money(owed + future),
-                           f"{monthly:,.2f} a month for the Spouse's life; {method}", cite)
+            return BenefitLine(
+                participation,
+                "survivor benefit in pay",
+                None,
+                "not valued",
+                cite,
+                "the Spouse's date of birth is not on file",
+            )
+        future = (
+            monthly * _factor(12 * actuarial.annuity_life(table, spouse, basis) - 1)
+            if survivor_alive
+            else ZERO
+        )
+        return BenefitLine(
+            participation,
+            "survivor benefit in pay",
+            money(owed + future),
+            f"{monthly:,.2f} a month for the Spouse's life; {method}",
+            cite,
+        )
     survivor_monthly = annuity.survivor_monthly or ZERO
     if _alive(death, as_of):
         due = _monthly_dates_through(start, as_of)
-        owed = max(ZERO, monthly * due - paid)  # fallen due and unpaid (a Key Employee's missed months, BRP 4.3)
+        owed = max(
+            ZERO, monthly * due - paid
+        )  # fallen due and unpaid (a Key Employee's missed months, BRP 4.3)
         participant = actuarial.Life.on(participation.person.birth_date, as_of)
         if annuity.certain_months:
             left = max(0, annuity.certain_months - due)
@@ -228,14 +299,27 @@ def _in_pay(participation: Participation, annuity, *, as_of: dt.date, death: dt.
         future = monthly * _factor(a)
         if annuity.survivor_percent and survivor_alive:
             if spouse is None:
-                return BenefitLine(participation, "in pay", None, "not valued", cite,
-                                   "the survivor's date of birth is not on file")
+                return BenefitLine(
+                    participation,
+                    "in pay",
+                    None,
+                    "not valued",
+                    cite,
+                    "the survivor's date of birth is not on file",
+                )
             # the survivor's part, paid after the participant's death while the survivor lives: ä(y) - ä(xy)
-            reversion = 12 * (actuarial.annuity_life(table, spouse, basis)
-                              - actuarial.annuity_joint(table, participant, spouse, basis))
+            reversion = 12 * (
+                actuarial.annuity_life(table, spouse, basis)
+                - actuarial.annuity_joint(table, participant, spouse, basis)
+            )
             future += survivor_monthly * _factor(reversion)
-        return BenefitLine(participation, "in pay", money(owed + future),
-                           f"{annuity.form_label or annuity.form}, {monthly:,.2f} a month; {method}", cite)
+        return BenefitLine(
+            participation,
+            "in pay",
+            money(owed + future),
+            f"{annuity.form_label or annuity.form}, {monthly:,.2f} a month; {method}",
+            cite,
+        )
     # The participant has died: the payments due to the participant stop with the month of death; a survivor's
     # part, or the rest of a period certain, goes on.
     to_participant = _monthly_dates_through(start, death)
@@ -243,7 +327,9 @@ def _in_pay(participation: Participation, annuity, *, as_of: dt.date, death: dt.
     owed_after, future = ZERO, ZERO
     if annuity.survivor_percent:
         survivor_through = min(as_of, annuity.survivor_died_on) if annuity.survivor_died_on else as_of
-        owed_after = survivor_monthly * max(0, _monthly_dates_through(start, survivor_through) - to_participant)
+        owed_after = survivor_monthly * max(
+            0, _monthly_dates_through(start, survivor_through) - to_participant
+        )
         if spouse is not None and survivor_alive:
             future = survivor_monthly * _factor(12 * actuarial.annuity_life(table, spouse, basis) - 1)
     elif annuity.certain_months:
@@ -253,5 +339,10 @@ def _in_pay(participation: Participation, annuity, *, as_of: dt.date, death: dt.
         future = monthly * _factor(12 * _certain(basis, left))
     owed = max(ZERO, monthly * to_participant + owed_after - paid)
     status = "in pay to the survivor" if future else "ended at death"
-    return BenefitLine(participation, status, money(owed + future),
-                       f"{annuity.form_label or annuity.form}, {monthly:,.2f} a month; {method}", cite)
+    return BenefitLine(
+        participation,
+        status,
+        money(owed + future),
+        f"{annuity.form_label or annuity.form}, {monthly:,.2f} a month; {method}",
+        cite,
+    )

@@ -7,6 +7,7 @@ writes one DailyValuation row per position: units, price, value and the earnings
 LedgerEntry and DailyValuation rows are never updated or deleted (database triggers refuse it);
 a correction is a reversing entry.
 """
+
 from __future__ import annotations
 
 from django.db import models
@@ -22,18 +23,27 @@ class Account(models.Model):
 
     participation = models.ForeignKey(Participation, on_delete=models.PROTECT, related_name="accounts")
     kind = models.CharField(max_length=30)
-    specified_month = models.DateField(null=True, blank=True,
-                                       help_text="Specified Date Accounts: the month first chosen (first day of month)")
+    specified_month = models.DateField(
+        null=True,
+        blank=True,
+        help_text="Specified Date Accounts: the month first chosen (first day of month)",
+    )
     opened_on = models.DateField()
     history = HistoricalRecords()
 
     class Meta:
         ordering = ["participation", "kind", "specified_month"]
         constraints = [
-            models.UniqueConstraint(fields=["participation", "kind"], condition=Q(specified_month__isnull=True),
-                                    name="one_account_per_kind"),
-            models.UniqueConstraint(fields=["participation", "kind", "specified_month"],
-                                    condition=Q(specified_month__isnull=False), name="one_specified_date_account_per_month"),
+            models.UniqueConstraint(
+                fields=["participation", "kind"],
+                condition=Q(specified_month__isnull=True),
+                name="one_account_per_kind",
+            ),
+            models.UniqueConstraint(
+                fields=["participation", "kind", "specified_month"],
+                condition=Q(specified_month__isnull=False),
+                name="one_specified_date_account_per_month",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -123,7 +133,10 @@ class PendingTransaction(models.Model):
 
     class Meta:
         ordering = ["effective_date", "id"]
-        indexes = [models.Index(fields=["status", "effective_date"]), models.Index(fields=["account", "status"])]
+        indexes = [
+            models.Index(fields=["status", "effective_date"]),
+            models.Index(fields=["account", "status"]),
+        ]
         constraints = [models.UniqueConstraint(fields=["idempotency_key"], name="one_pending_per_key")]
 
     def __str__(self) -> str:
@@ -137,10 +150,13 @@ class LedgerEntry(models.Model):
     # (id, account_id), so the entry's position exists and belongs to the entry's account (and that
     # account exists: the position references it). Created by books/migrations/0007 (PostgreSQL: a
     # deferred composite FOREIGN KEY; SQLite: triggers): one check per entry posted instead of two.
-    position = models.ForeignKey(Position, on_delete=models.PROTECT, related_name="entries", db_constraint=False)
+    position = models.ForeignKey(
+        Position, on_delete=models.PROTECT, related_name="entries", db_constraint=False
+    )
     # Indexed by (account, valuation_date) below; no index of its own (every entry posted pays for each index).
-    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="entries", db_index=False,
-                                db_constraint=False)
+    account = models.ForeignKey(
+        Account, on_delete=models.PROTECT, related_name="entries", db_index=False, db_constraint=False
+    )
     kind = models.CharField(max_length=12, choices=EntryKind.choices)
     source = models.CharField(max_length=20, choices=Source.choices)
     effective_date = models.DateField()
@@ -148,8 +164,12 @@ class LedgerEntry(models.Model):
     units = models.DecimalField(max_digits=20, decimal_places=6)
     price = models.DecimalField(max_digits=18, decimal_places=6)
     amount = models.DecimalField(max_digits=14, decimal_places=2)
-    pending = models.ForeignKey(PendingTransaction, null=True, blank=True, on_delete=models.PROTECT, related_name="entries")
-    reverses = models.OneToOneField("self", null=True, blank=True, on_delete=models.PROTECT, related_name="reversed_by")
+    pending = models.ForeignKey(
+        PendingTransaction, null=True, blank=True, on_delete=models.PROTECT, related_name="entries"
+    )
+    reverses = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="reversed_by"
+    )
     idempotency_key = models.CharField(max_length=220)  # unique: see Meta (no LIKE index beside it)
     actor = models.CharField(max_length=200)
     posted_at = models.DateTimeField()
@@ -157,7 +177,10 @@ class LedgerEntry(models.Model):
 
     class Meta:
         ordering = ["valuation_date", "id"]
-        indexes = [models.Index(fields=["valuation_date"]), models.Index(fields=["account", "valuation_date"])]
+        indexes = [
+            models.Index(fields=["valuation_date"]),
+            models.Index(fields=["account", "valuation_date"]),
+        ]
         # A UniqueConstraint rather than unique=True: on PostgreSQL the field option adds a second,
         # varchar_pattern_ops index for LIKE 'prefix%' that nothing uses and every insert maintains.
         constraints = [models.UniqueConstraint(fields=["idempotency_key"], name="one_ledger_entry_per_key")]
@@ -175,9 +198,15 @@ class DailyValuation(models.Model):
     this table so the daily insert stays fast; the rows are only ever written from existing positions.
     """
 
-    position = models.ForeignKey(Position, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+")
-    account = models.ForeignKey(Account, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+")
-    fund = models.ForeignKey(Fund, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+")
+    position = models.ForeignKey(
+        Position, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
+    )
+    account = models.ForeignKey(
+        Account, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
+    )
+    fund = models.ForeignKey(
+        Fund, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
+    )
     valuation_date = models.DateField()
     units = models.DecimalField(max_digits=20, decimal_places=6)
     price = models.DecimalField(max_digits=18, decimal_places=6)
@@ -189,7 +218,11 @@ class DailyValuation(models.Model):
         ordering = ["valuation_date", "position"]
         # Date first: each day's rows are appended at the end of the index, and the crediting job finds
         # the previous day's rows (books/services/crediting.py _VALUATION_SQL) through it.
-        constraints = [models.UniqueConstraint(fields=["valuation_date", "position"], name="one_valuation_per_date_and_position")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["valuation_date", "position"], name="one_valuation_per_date_and_position"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.valuation_date} position {self.position_id}: {self.value}"
@@ -205,10 +238,17 @@ class PayrollRecord(models.Model):
     plan_year = models.PositiveIntegerField(help_text="The plan year this pay belongs to (EDCP 3.2(b))")
     period_start = models.DateField(null=True, blank=True)
     performance_period_end = models.DateField(null=True, blank=True)
-    net_available = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True,
-                                        help_text="Cash pay left after required taxes and deductions (EDCP 1.14)")
+    net_available = models.DecimalField(
+        max_digits=14,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="Cash pay left after required taxes and deductions (EDCP 1.14)",
+    )
     sequence = models.PositiveIntegerField(default=1)
-    batch = models.ForeignKey("core.ImportBatch", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    batch = models.ForeignKey(
+        "core.ImportBatch", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     line_number = models.PositiveIntegerField(null=True, blank=True)
     recorded_at = models.DateTimeField()
     actor = models.CharField(max_length=200)
@@ -216,7 +256,9 @@ class PayrollRecord(models.Model):
     class Meta:
         ordering = ["pay_date", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["person", "pay_date", "component", "sequence"], name="one_pay_line"),
+            models.UniqueConstraint(
+                fields=["person", "pay_date", "component", "sequence"], name="one_pay_line"
+            ),
             models.CheckConstraint(condition=Q(gross__gte=0), name="gross_not_negative"),
         ]
         indexes = [models.Index(fields=["person", "plan_year"])]
@@ -229,8 +271,12 @@ class PayrollDeferral(models.Model):
     """What one pay line meant for one plan: the election applied, the deferral, and any reduction."""
 
     record = models.ForeignKey(PayrollRecord, on_delete=models.PROTECT, related_name="deferrals")
-    participation = models.ForeignKey(Participation, on_delete=models.PROTECT, related_name="payroll_deferrals")
-    election = models.ForeignKey("elections.DeferralElection", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    participation = models.ForeignKey(
+        Participation, on_delete=models.PROTECT, related_name="payroll_deferrals"
+    )
+    election = models.ForeignKey(
+        "elections.DeferralElection", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     compensation = models.DecimalField(max_digits=14, decimal_places=2)
     plan_compensation = models.DecimalField(max_digits=14, decimal_places=2)
     percent = models.DecimalField(max_digits=7, decimal_places=4)
@@ -241,7 +287,9 @@ class PayrollDeferral(models.Model):
 
     class Meta:
         ordering = ["record", "participation"]
-        constraints = [models.UniqueConstraint(fields=["record", "participation"], name="one_deferral_per_pay_and_plan")]
+        constraints = [
+            models.UniqueConstraint(fields=["record", "participation"], name="one_deferral_per_pay_and_plan")
+        ]
 
 
 class ContributionDeclaration(models.Model):
@@ -259,7 +307,9 @@ class ContributionDeclaration(models.Model):
 
     class Meta:
         ordering = ["-plan_year"]
-        constraints = [models.UniqueConstraint(fields=["plan", "plan_year", "kind"], name="one_declaration_per_year")]
+        constraints = [
+            models.UniqueConstraint(fields=["plan", "plan_year", "kind"], name="one_declaration_per_year")
+        ]
 
 
 class Forfeiture(models.Model):
@@ -292,12 +342,19 @@ class DefinedBenefitRecord(models.Model):
     early_retirement_date = models.DateField(null=True, blank=True)
     normal_retirement_date = models.DateField()
     early_adjustment_factor = models.DecimalField(
-        max_digits=8, decimal_places=6, default=1,
-        help_text="The Pension Plan's early-retirement reduction or late-retirement adjustment for the commencement date (BRP 3.3)")
-    spouse_name = models.CharField(max_length=200, blank=True,
-                                   help_text="The Spouse (or survivor) of a joint and survivor form or of BRP 5.1")
-    spouse_birth_date = models.DateField(null=True, blank=True,
-                                         help_text="Needed for the joint and survivor forms (BRP 4.2(c)) and 5.1")
+        max_digits=8,
+        decimal_places=6,
+        default=1,
+        help_text="The Pension Plan's early-retirement reduction or late-retirement adjustment for the commencement date (BRP 3.3)",
+    )
+    spouse_name = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="The Spouse (or survivor) of a joint and survivor form or of BRP 5.1",
+    )
+    spouse_birth_date = models.DateField(
+        null=True, blank=True, help_text="Needed for the joint and survivor forms (BRP 4.2(c)) and 5.1"
+    )
     source = models.CharField(max_length=200, blank=True)
     history = HistoricalRecords()
 
@@ -305,8 +362,10 @@ class DefinedBenefitRecord(models.Model):
         ordering = ["participation", "-as_of"]
         constraints = [
             models.UniqueConstraint(fields=["participation", "as_of"], name="one_db_record_per_date"),
-            models.CheckConstraint(condition=Q(unlimited_annual_benefit__gte=0) & Q(payable_annual_benefit__gte=0),
-                                   name="db_benefits_not_negative"),
+            models.CheckConstraint(
+                condition=Q(unlimited_annual_benefit__gte=0) & Q(payable_annual_benefit__gte=0),
+                name="db_benefits_not_negative",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -1,7 +1,11 @@
 from core.schedules import Schedule
 
 SCHEDULES = [
-    Schedule(name="Credit Valuation Dates", task="books.credit_due_dates", crontab="30 18 * * 1-5",
-             description="After the day's prices arrive: credit every Valuation Date not yet credited, in order "
-                         "(EDCP 7.2, RRP 3.05(c)). Runs again each weekday evening; a refused date resumes when its price arrives."),
+    Schedule(
+        name="Credit Valuation Dates",
+        task="books.credit_due_dates",
+        crontab="30 18 * * 1-5",
+        description="After the day's prices arrive: credit every Valuation Date not yet credited, in order "
+        "(EDCP 7.2, RRP 3.05(c)). Runs again each weekday evening; a refused date resumes when its price arrives.",
+    ),
 ]

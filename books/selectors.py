@@ -1,4 +1,5 @@
 """Reads of the books: balances on a date, positions, history."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -39,8 +40,9 @@ def _last_valued_on_or_before(day: dt.date) -> dt.date | None:
     return credited if credited is not None else calendar_day
 
 
-def account_values(accounts: list[Account] | None = None, *, on: dt.date, participation_ids: list[int] | None = None
-                   ) -> dict[int, Decimal]:
+def account_values(
+    accounts: list[Account] | None = None, *, on: dt.date, participation_ids: list[int] | None = None
+) -> dict[int, Decimal]:
     """account id -> whole value (vested and unvested) at the end of `on`.
 
     The positions at the last Valuation Date on or before `on`, plus credits effective by `on` that
@@ -49,7 +51,9 @@ def account_values(accounts: list[Account] | None = None, *, on: dt.date, partic
     if accounts is not None:
         ids = [a.id for a in accounts]
     else:
-        ids = list(Account.objects.filter(participation_id__in=participation_ids or []).values_list("id", flat=True))
+        ids = list(
+            Account.objects.filter(participation_id__in=participation_ids or []).values_list("id", flat=True)
+        )
     out: dict[int, Decimal] = defaultdict(lambda: ZERO)
     for i in ids:
         out[i] = ZERO
@@ -59,13 +63,20 @@ def account_values(accounts: list[Account] | None = None, *, on: dt.date, partic
         # are the whole invested value; the (valuation_date, position) index answers this directly.
         positions = _positions_of(ids)
         if positions:
-            for pos, value in (DailyValuation.objects.filter(valuation_date=last, position_id__in=list(positions))
-                               .values_list("position_id", "value")):
+            for pos, value in DailyValuation.objects.filter(
+                valuation_date=last, position_id__in=list(positions)
+            ).values_list("position_id", "value"):
                 out[positions[pos]] += value
-    waiting = (PendingTransaction.objects.filter(account_id__in=ids, kind=EntryKind.CREDIT, effective_date__lte=on)
-               .filter(Q(status=PendingTransaction.Status.PENDING) | Q(applied_on__gt=last) if last else
-                       Q(status=PendingTransaction.Status.PENDING))
-               .values("account_id").annotate(t=Sum("amount")))
+    waiting = (
+        PendingTransaction.objects.filter(account_id__in=ids, kind=EntryKind.CREDIT, effective_date__lte=on)
+        .filter(
+            Q(status=PendingTransaction.Status.PENDING) | Q(applied_on__gt=last)
+            if last
+            else Q(status=PendingTransaction.Status.PENDING)
+        )
+        .values("account_id")
+        .annotate(t=Sum("amount"))
+    )
     for row in waiting:
         out[row["account_id"]] += row["t"]
     return {k: money(v) for k, v in out.items()}
@@ -79,9 +90,15 @@ def positions_on(account: Account, on: dt.date) -> list[dict]:
     last = _last_valued_on_or_before(on)
     if last is None:
         return []
-    rows = (DailyValuation.objects.filter(valuation_date=last, position_id__in=list(_positions_of([account.id])))
-            .select_related("fund").order_by("fund__code"))
-    return [{"fund": r.fund, "units": r.units, "price": r.price, "value": r.value, "earnings": r.earnings} for r in rows]
+    rows = (
+        DailyValuation.objects.filter(valuation_date=last, position_id__in=list(_positions_of([account.id])))
+        .select_related("fund")
+        .order_by("fund__code")
+    )
+    return [
+        {"fund": r.fund, "units": r.units, "price": r.price, "value": r.value, "earnings": r.earnings}
+        for r in rows
+    ]
 
 
 def balance_history(account_ids: list[int], start: dt.date, end: dt.date) -> list[tuple[dt.date, Decimal]]:
@@ -98,6 +115,7 @@ def _valuation_dates(start: dt.date, end: dt.date) -> list[dt.date]:
 
 
 # --- pages: a person's books, read through positions (DailyValuation is indexed by position and date) ---
+
 
 def _positions_of(account_ids: list[int]) -> dict[int, int]:
     from books.models import Position
@@ -118,18 +136,34 @@ def holdings_on(accounts: list[Account], on: dt.date) -> dict[int, dict]:
     last = last_credited_date(before=on + dt.timedelta(days=1))
     positions = _positions_of(ids)
     if last is not None and positions:
-        rows = (DailyValuation.objects.filter(position_id__in=list(positions), valuation_date=last)
-                .select_related("fund").order_by("fund__code"))
+        rows = (
+            DailyValuation.objects.filter(position_id__in=list(positions), valuation_date=last)
+            .select_related("fund")
+            .order_by("fund__code")
+        )
         for r in rows:
             entry = out[positions[r.position_id]]
             if r.units == 0 and r.value == 0:
                 continue
-            entry["positions"].append({"fund": r.fund, "units": r.units, "price": r.price, "value": r.value,
-                                       "earnings": r.earnings, "valuation_date": r.valuation_date})
+            entry["positions"].append(
+                {
+                    "fund": r.fund,
+                    "units": r.units,
+                    "price": r.price,
+                    "value": r.value,
+                    "earnings": r.earnings,
+                    "valuation_date": r.valuation_date,
+                }
+            )
             entry["invested"] += r.value
-    waiting = PendingTransaction.objects.filter(account_id__in=ids, kind=EntryKind.CREDIT, effective_date__lte=on)
-    waiting = waiting.filter(Q(status=PendingTransaction.Status.PENDING) | Q(applied_on__gt=last)) if last else \
-        waiting.filter(status=PendingTransaction.Status.PENDING)
+    waiting = PendingTransaction.objects.filter(
+        account_id__in=ids, kind=EntryKind.CREDIT, effective_date__lte=on
+    )
+    waiting = (
+        waiting.filter(Q(status=PendingTransaction.Status.PENDING) | Q(applied_on__gt=last))
+        if last
+        else waiting.filter(status=PendingTransaction.Status.PENDING)
+    )
     for row in waiting.values("account_id").annotate(t=Sum("amount")):
         out[row["account_id"]]["waiting"] += row["t"]
     for entry in out.values():
@@ -143,8 +177,11 @@ def person_books(person, on: dt.date) -> list[dict]:
     from core.money import HUNDRED
 
     participations = list(person.participations.select_related("plan", "person").order_by("plan__code"))
-    accounts = list(Account.objects.filter(participation__in=participations)
-                    .select_related("participation__plan", "participation__person").order_by("kind", "specified_month"))
+    accounts = list(
+        Account.objects.filter(participation__in=participations)
+        .select_related("participation__plan", "participation__person")
+        .order_by("kind", "specified_month")
+    )
     holdings = holdings_on(accounts, on)
     out = []
     for participation in participations:
@@ -153,11 +190,25 @@ def person_books(person, on: dt.date) -> list[dict]:
             h = holdings[account.id]
             percent, cite = vested_percent(account, on)
             vested = money(h["value"] * percent / HUNDRED)
-            rows.append({"account": account, **h, "vested_percent": percent, "vested_cite": cite, "vested": vested,
-                         "unvested": h["value"] - vested})
-        out.append({"participation": participation, "plan": participation.plan, "accounts": rows,
-                    "total": money(sum((r["value"] for r in rows), ZERO)),
-                    "vested": money(sum((r["vested"] for r in rows), ZERO))})
+            rows.append(
+                {
+                    "account": account,
+                    **h,
+                    "vested_percent": percent,
+                    "vested_cite": cite,
+                    "vested": vested,
+                    "unvested": h["value"] - vested,
+                }
+            )
+        out.append(
+            {
+                "participation": participation,
+                "plan": participation.plan,
+                "accounts": rows,
+                "total": money(sum((r["value"] for r in rows), ZERO)),
+                "vested": money(sum((r["vested"] for r in rows), ZERO)),
+            }
+        )
     return out
 
 
@@ -169,8 +220,12 @@ def value_history(account_ids: list[int], start: dt.date, end: dt.date) -> list[
     dates = _valuation_dates(start, end)
     if not dates:
         return []
-    rows = (DailyValuation.objects.filter(valuation_date__in=dates, position_id__in=positions)
-            .values("valuation_date").annotate(v=Sum("value")).order_by("valuation_date"))
+    rows = (
+        DailyValuation.objects.filter(valuation_date__in=dates, position_id__in=positions)
+        .values("valuation_date")
+        .annotate(v=Sum("value"))
+        .order_by("valuation_date")
+    )
     return [(r["valuation_date"], r["v"]) for r in rows]
 
 
@@ -184,8 +239,12 @@ def daily_earnings(account_ids: list[int], *, end: dt.date | None = None, days: 
     if end is None or not positions:
         return DailyValuation.objects.none().values("valuation_date")
     dates = _valuation_dates(end - dt.timedelta(days=days), end)
-    return (DailyValuation.objects.filter(valuation_date__in=dates, position_id__in=positions).values("valuation_date")
-            .annotate(earnings=Sum("earnings"), flow=Sum("flow"), value=Sum("value")).order_by("-valuation_date"))
+    return (
+        DailyValuation.objects.filter(valuation_date__in=dates, position_id__in=positions)
+        .values("valuation_date")
+        .annotate(earnings=Sum("earnings"), flow=Sum("flow"), value=Sum("value"))
+        .order_by("-valuation_date")
+    )
 
 
 def books_totals(on: dt.date) -> dict:
@@ -197,12 +256,22 @@ def books_totals(on: dt.date) -> dict:
     funds = {f.id: f for f in Fund.objects.select_related("plan")}
     by_fund = []
     if last is not None:
-        for row in (DailyValuation.objects.filter(valuation_date=last).values("fund_id")
-                    .annotate(value=Sum("value"), units=Sum("units"), earnings=Sum("earnings"))):
+        for row in (
+            DailyValuation.objects.filter(valuation_date=last)
+            .values("fund_id")
+            .annotate(value=Sum("value"), units=Sum("units"), earnings=Sum("earnings"))
+        ):
             by_fund.append({"fund": funds.get(row["fund_id"]), **row})
         by_fund.sort(key=lambda r: (r["fund"].plan.code, r["fund"].code) if r["fund"] else ("", ""))
-    waiting = (PendingTransaction.objects.filter(status=PendingTransaction.Status.PENDING)
-               .values("account__participation__plan__code", "kind", "source")
-               .annotate(total=Sum("amount"), count=Count("id")).order_by("account__participation__plan__code", "kind"))
-    return {"last": last, "by_fund": by_fund, "total": money(sum((r["value"] for r in by_fund), ZERO)),
-            "waiting": list(waiting)}
+    waiting = (
+        PendingTransaction.objects.filter(status=PendingTransaction.Status.PENDING)
+        .values("account__participation__plan__code", "kind", "source")
+        .annotate(total=Sum("amount"), count=Count("id"))
+        .order_by("account__participation__plan__code", "kind")
+    )
+    return {
+        "last": last,
+        "by_fund": by_fund,
+        "total": money(sum((r["value"] for r in by_fund), ZERO)),
+        "waiting": list(waiting),
+    }

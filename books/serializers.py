@@ -1,4 +1,5 @@
 """API representations of the books: accounts with balances and positions, ledger entries, job runs."""
+
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
@@ -15,7 +16,9 @@ class PositionSerializer(serializers.Serializer):
     units = serializers.DecimalField(max_digits=20, decimal_places=6)
     price = serializers.DecimalField(max_digits=18, decimal_places=6)
     value = serializers.DecimalField(max_digits=16, decimal_places=2)
-    earnings = serializers.DecimalField(max_digits=16, decimal_places=2, help_text="Earnings credited that day")
+    earnings = serializers.DecimalField(
+        max_digits=16, decimal_places=2, help_text="Earnings credited that day"
+    )
 
 
 class AccountSerializer(serializers.ModelSerializer):
@@ -30,8 +33,18 @@ class AccountSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Account
-        fields = ["id", "plan", "employee_number", "kind", "name", "label", "specified_month", "opened_on", "as_of",
-                  "balance"]
+        fields = [
+            "id",
+            "plan",
+            "employee_number",
+            "kind",
+            "name",
+            "label",
+            "specified_month",
+            "opened_on",
+            "as_of",
+            "balance",
+        ]
 
     @extend_schema_field(OpenApiTypes.DATE)
     def get_as_of(self, account):
@@ -58,8 +71,22 @@ class LedgerEntrySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = LedgerEntry
-        fields = ["id", "kind", "source", "effective_date", "valuation_date", "fund", "units", "price", "amount",
-                  "reverses", "idempotency_key", "actor", "posted_at", "memo"]
+        fields = [
+            "id",
+            "kind",
+            "source",
+            "effective_date",
+            "valuation_date",
+            "fund",
+            "units",
+            "price",
+            "amount",
+            "reverses",
+            "idempotency_key",
+            "actor",
+            "posted_at",
+            "memo",
+        ]
 
 
 class BalancePointSerializer(serializers.Serializer):
@@ -72,5 +99,19 @@ class JobRunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = JobRun
-        fields = ["id", "kind", "key", "status", "percent", "progress_done", "progress_total", "message", "attempts",
-                  "worker", "started_at", "heartbeat_at", "finished_at", "stats"]
+        fields = [
+            "id",
+            "kind",
+            "key",
+            "status",
+            "percent",
+            "progress_done",
+            "progress_total",
+            "message",
+            "attempts",
+            "worker",
+            "started_at",
+            "heartbeat_at",
+            "finished_at",
+            "stats",
+        ]

@@ -1,4 +1,5 @@
 """URLs of the books app: staff pages (/staff/), portal pages (/portal/) and API endpoints (/api/)."""
+
 from django.urls import path
 
 from books import api, views
@@ -14,7 +15,9 @@ staff_urlpatterns: list = [
     path("defined-benefit/<int:pk>/", brp_views.staff_detail, name="brp_participant"),
     path("defined-benefit/<int:pk>/figures", brp_views.staff_figures, name="brp_figures"),
     path("defined-benefit/<int:pk>/statement", brp_views.staff_quote_pdf, name="brp_statement"),
-    path("defined-benefit/<int:pk>/survivor-death", brp_views.staff_survivor_death, name="brp_survivor_death"),
+    path(
+        "defined-benefit/<int:pk>/survivor-death", brp_views.staff_survivor_death, name="brp_survivor_death"
+    ),
 ]
 portal_urlpatterns: list = [
     path("accounts/<int:pk>/", views.portal_account, name="account"),

@@ -3,6 +3,7 @@
 Portal pages read only the signed-in participant's books: every query starts from request.user.person,
 and an account of anyone else answers 404.
 """
+
 from __future__ import annotations
 
 import csv
@@ -40,45 +41,83 @@ def portal_overview(request):
     account_ids = [row["account"].id for p in participations for row in p["accounts"]]
     range_key, start = _chart_range(request, today)
     history = selectors.value_history(account_ids, start, today)
-    return render(request, "books/portal_overview.html", {
-        "person": person, "today": today, "participations": participations,
-        "total": sum((p["total"] for p in participations), 0), "vested": sum((p["vested"] for p in participations), 0),
-        "chart": line_chart(history, title="Balance of all your accounts", empty_text="No balance history yet"),
-        "ranges": [(k, label) for k, (label, _) in RANGES.items()], "range": range_key,
-        "last_valued": history[-1][0] if history else None,
-    })
+    return render(
+        request,
+        "books/portal_overview.html",
+        {
+            "person": person,
+            "today": today,
+            "participations": participations,
+            "total": sum((p["total"] for p in participations), 0),
+            "vested": sum((p["vested"] for p in participations), 0),
+            "chart": line_chart(
+                history, title="Balance of all your accounts", empty_text="No balance history yet"
+            ),
+            "ranges": [(k, label) for k, (label, _) in RANGES.items()],
+            "range": range_key,
+            "last_valued": history[-1][0] if history else None,
+        },
+    )
 
 
 @participant_required
 def portal_account(request, pk: int):
     person = request.user.person
-    account = get_object_or_404(Account.objects.select_related("participation__plan"), pk=pk,
-                                participation__person=person)
+    account = get_object_or_404(
+        Account.objects.select_related("participation__plan"), pk=pk, participation__person=person
+    )
     today = timezone.localdate()
-    (books,) = [p for p in selectors.person_books(person, today) if p["participation"].id == account.participation_id]
+    (books,) = [
+        p for p in selectors.person_books(person, today) if p["participation"].id == account.participation_id
+    ]
     (row,) = [r for r in books["accounts"] if r["account"].id == account.id]
     range_key, start = _chart_range(request, today)
-    entries = Paginator(LedgerEntry.objects.filter(account=account).select_related("position__fund")
-                        .order_by("-valuation_date", "-id"), 50).get_page(request.GET.get("page"))
-    return render(request, "books/portal_account.html", {
-        "person": person, "account": account, "row": row, "plan": account.participation.plan, "today": today,
-        "entries": entries, "ranges": [(k, label) for k, (label, _) in RANGES.items()], "range": range_key,
-        "chart": line_chart(selectors.value_history([account.id], start, today), title=account.label,
-                            empty_text="No balance history yet"),
-    })
+    entries = Paginator(
+        LedgerEntry.objects.filter(account=account)
+        .select_related("position__fund")
+        .order_by("-valuation_date", "-id"),
+        50,
+    ).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "books/portal_account.html",
+        {
+            "person": person,
+            "account": account,
+            "row": row,
+            "plan": account.participation.plan,
+            "today": today,
+            "entries": entries,
+            "ranges": [(k, label) for k, (label, _) in RANGES.items()],
+            "range": range_key,
+            "chart": line_chart(
+                selectors.value_history([account.id], start, today),
+                title=account.label,
+                empty_text="No balance history yet",
+            ),
+        },
+    )
 
 
 @capability_required(Cap.VIEW_STAFF)
 def overview(request):
     today = timezone.localdate()
     totals = selectors.books_totals(today)
-    return render(request, "books/overview.html", {
-        "today": today, **totals,
-        "forfeitures": Forfeiture.objects.select_related("account__participation__person",
-                                                          "account__participation__plan").order_by("-on", "-id")[:20],
-        "declarations": ContributionDeclaration.objects.select_related("plan").all()[:20],
-        "pending_count": PendingTransaction.objects.filter(status=PendingTransaction.Status.PENDING).count(),
-    })
+    return render(
+        request,
+        "books/overview.html",
+        {
+            "today": today,
+            **totals,
+            "forfeitures": Forfeiture.objects.select_related(
+                "account__participation__person", "account__participation__plan"
+            ).order_by("-on", "-id")[:20],
+            "declarations": ContributionDeclaration.objects.select_related("plan").all()[:20],
+            "pending_count": PendingTransaction.objects.filter(
+                status=PendingTransaction.Status.PENDING
+            ).count(),
+        },
+    )
 
 
 def _day_asked(request, default: dt.date) -> tuple[dt.date, str]:
@@ -103,23 +142,71 @@ def liability(request):
     if request.GET.get("format") == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["as_of", "plan", "section", "line", "employee_number", "status", "accounts", "value",
-                         "vested", "unvested", "method", "note"])
+        writer.writerow(
+            [
+                "as_of",
+                "plan",
+                "section",
+                "line",
+                "employee_number",
+                "status",
+                "accounts",
+                "value",
+                "vested",
+                "unvested",
+                "method",
+                "note",
+            ]
+        )
         for r in reports:
             for a in r.accounts:
-                writer.writerow([as_of, r.plan.code, r.cite, a.label, "", "", a.accounts, f"{a.value:.2f}",
-                                 f"{a.vested:.2f}", f"{a.unvested:.2f}", "account values", ""])
+                writer.writerow(
+                    [
+                        as_of,
+                        r.plan.code,
+                        r.cite,
+                        a.label,
+                        "",
+                        "",
+                        a.accounts,
+                        f"{a.value:.2f}",
+                        f"{a.vested:.2f}",
+                        f"{a.unvested:.2f}",
+                        "account values",
+                        "",
+                    ]
+                )
             for b in r.benefits:
-                writer.writerow([as_of, r.plan.code, b.cite, b.participation.person.full_name,
-                                 b.participation.person.employee_number, b.status, "",
-                                 "" if b.value is None else f"{b.value:.2f}", "", "", b.method, b.note])
+                writer.writerow(
+                    [
+                        as_of,
+                        r.plan.code,
+                        b.cite,
+                        b.participation.person.full_name,
+                        b.participation.person.employee_number,
+                        b.status,
+                        "",
+                        "" if b.value is None else f"{b.value:.2f}",
+                        "",
+                        "",
+                        b.method,
+                        b.note,
+                    ]
+                )
         response = HttpResponse(out.getvalue(), content_type="text/csv")
         response["Content-Disposition"] = f'attachment; filename="plan-liability-{as_of}.csv"'
         return response
-    return render(request, "books/liability.html", {
-        "reports": reports, "as_of": as_of, "today": today, "error": error,
-        "total": sum((r.total for r in reports), 0),
-    })
+    return render(
+        request,
+        "books/liability.html",
+        {
+            "reports": reports,
+            "as_of": as_of,
+            "today": today,
+            "error": error,
+            "total": sum((r.total for r in reports), 0),
+        },
+    )
 
 
 portal_account.access_model = Account  # tests/test_access.py: the URL's pk is an Account

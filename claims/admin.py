@@ -1,4 +1,5 @@
 """Back office: read-only. Claims change only through claims.services (each change logged with its actor)."""
+
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 

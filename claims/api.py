@@ -6,6 +6,7 @@ representative, with the claimant's authorisation, as in the portal) and appeals
 holding record_events record paper claims and appeals; other staff get 403. A refusal answers 400 with the
 plan section it rests on, and nothing is created.
 """
+
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
@@ -51,9 +52,12 @@ def _refused(exc: S.ClaimRefused) -> Response:
     return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
 
 
-REFUSED = OpenApiResponse(RefusalOut, description="Bad input: the fields in error, or `detail` with the reason and "
-                                                  "the plan section (a file of the wrong type, a missing "
-                                                  "authorisation, an appeal out of time...). Nothing is created.")
+REFUSED = OpenApiResponse(
+    RefusalOut,
+    description="Bad input: the fields in error, or `detail` with the reason and "
+    "the plan section (a file of the wrong type, a missing "
+    "authorisation, an appeal out of time...). Nothing is created.",
+)
 
 
 class _ClaimAccess:
@@ -62,8 +66,9 @@ class _ClaimAccess:
     write_capability = Cap.RECORD_EVENTS  # staff recording paper claims, appeals and claim-file requests
 
     def get_queryset(self):
-        return claims_for(self.request.user).prefetch_related("transitions", "decisions", "extensions",
-                                                              "file_requests")
+        return claims_for(self.request.user).prefetch_related(
+            "transitions", "decisions", "extensions", "file_requests"
+        )
 
     def get_serializer_class(self):
         return StaffClaimSerializer if has_cap(self.request.user, Cap.VIEW_STAFF) else ClaimSerializer
@@ -75,7 +80,9 @@ class _ClaimAccess:
     def _claim_to_act_on(self, pk: int) -> tuple[Claim, bool]:
         """(the claim, whether staff record it on paper): staff reach any claim, a participant only their own (404)."""
         paper = self._records_paper()
-        return get_object_or_404(Claim if paper else claims_visible_to(self.request.user.person), pk=pk), paper
+        return get_object_or_404(
+            Claim if paper else claims_visible_to(self.request.user.person), pk=pk
+        ), paper
 
     def _who(self, data: dict, paper: bool) -> dict:
         """Staff give the date a paper submission was received; in person it is today, filed by the caller."""
@@ -91,31 +98,54 @@ class ClaimList(_ClaimAccess, generics.ListAPIView):
         request={"multipart/form-data": ClaimFileIn},
         responses={201: ClaimSerializer, 400: REFUSED},
         description="File a claim (EDCP 11.1, BRP 7.1, RRP 7.01) through the claim_file service the portal uses. "
-                    "A participant or beneficiary files as the claimant, or as the claimant's representative with "
-                    "`on_behalf_of` and their signed `authorisation`. Staff holding record_events record a paper "
-                    "claim instead, with the fields of PaperClaimIn (received_on, claimant_number or claimant_name, "
-                    "delivery...). Attachments: PDF, PNG or JPEG of at most 10 MB each.")
+        "A participant or beneficiary files as the claimant, or as the claimant's representative with "
+        "`on_behalf_of` and their signed `authorisation`. Staff holding record_events record a paper "
+        "claim instead, with the fields of PaperClaimIn (received_on, claimant_number or claimant_name, "
+        "delivery...). Attachments: PDF, PNG or JPEG of at most 10 MB each.",
+    )
     def post(self, request):
         now = timezone.now()
         try:
             if self._records_paper():
                 d = _valid(PaperClaimIn, request.data)
                 claim = S.claim_file(
-                    plan=d["plan"], claimant=d.get("claimant_number"), capacity=d["capacity"], subject=d["subject"],
-                    description=d["description"], now=now, actor=request.user, channel=Claim.Channel.PAPER,
-                    participant=d.get("participant_number"), claimant_name=d["claimant_name"],
-                    claimant_address=d["claimant_address"], representative=d.get("representative_number"),
-                    authorisation=d.get("authorisation"), files=d.get("attachments") or (),
-                    received_on=d["received_on"], delivery=d["delivery"])
+                    plan=d["plan"],
+                    claimant=d.get("claimant_number"),
+                    capacity=d["capacity"],
+                    subject=d["subject"],
+                    description=d["description"],
+                    now=now,
+                    actor=request.user,
+                    channel=Claim.Channel.PAPER,
+                    participant=d.get("participant_number"),
+                    claimant_name=d["claimant_name"],
+                    claimant_address=d["claimant_address"],
+                    representative=d.get("representative_number"),
+                    authorisation=d.get("authorisation"),
+                    files=d.get("attachments") or (),
+                    received_on=d["received_on"],
+                    delivery=d["delivery"],
+                )
             else:
                 d, me = _valid(ClaimFileIn, request.data), request.user.person
                 claimant = d.get("on_behalf_of") or me
                 claim = S.claim_file(
-                    plan=d["plan"], claimant=claimant, capacity=d["capacity"], subject=d["subject"],
-                    description=d["description"], now=now, actor=request.user, channel=Claim.Channel.PORTAL,
-                    participant=d.get("participant_number") if d["capacity"] == Capacity.BENEFICIARY else None,
-                    filed_by=me, representative=me if claimant != me else None,
-                    authorisation=d.get("authorisation"), files=d.get("attachments") or ())
+                    plan=d["plan"],
+                    claimant=claimant,
+                    capacity=d["capacity"],
+                    subject=d["subject"],
+                    description=d["description"],
+                    now=now,
+                    actor=request.user,
+                    channel=Claim.Channel.PORTAL,
+                    participant=d.get("participant_number")
+                    if d["capacity"] == Capacity.BENEFICIARY
+                    else None,
+                    filed_by=me,
+                    representative=me if claimant != me else None,
+                    authorisation=d.get("authorisation"),
+                    files=d.get("attachments") or (),
+                )
         except S.ClaimRefused as exc:
             return _refused(exc)
         return self._answer(claim)
@@ -128,21 +158,28 @@ class ClaimDetail(_ClaimAccess, generics.RetrieveAPIView):
 class ClaimAppealView(_ClaimAccess, APIView):
     """POST: a notice of appeal of a denied claim."""
 
-
     @extend_schema(
         request={"multipart/form-data": AppealIn},
         responses={201: ClaimSerializer, 400: REFUSED},
         description="Appeal a denied claim within 60 days after receiving the denial (EDCP 11.3, BRP 7.3, RRP 7.03), "
-                    "through the appeal_file service the portal uses. A participant appeals only a claim of their "
-                    "own (as claimant or representative); any other answers 404. An appeal after the window is "
-                    "refused and the claim is marked abandoned. Staff holding record_events record a paper appeal "
-                    "with `received_on` (PaperAppealIn).")
+        "through the appeal_file service the portal uses. A participant appeals only a claim of their "
+        "own (as claimant or representative); any other answers 404. An appeal after the window is "
+        "refused and the claim is marked abandoned. Staff holding record_events record a paper appeal "
+        "with `received_on` (PaperAppealIn).",
+    )
     def post(self, request, pk: int):
         claim, paper = self._claim_to_act_on(pk)
         try:
             d = _valid(PaperAppealIn if paper else AppealIn, request.data)
-            S.appeal_file(claim=claim, issues=d["issues"], evidence=d["evidence"], files=d.get("files") or (),
-                          now=timezone.now(), actor=request.user, **self._who(d, paper))
+            S.appeal_file(
+                claim=claim,
+                issues=d["issues"],
+                evidence=d["evidence"],
+                files=d.get("files") or (),
+                now=timezone.now(),
+                actor=request.user,
+                **self._who(d, paper),
+            )
         except S.ClaimRefused as exc:
             return _refused(exc)
         return self._answer(claim)
@@ -158,17 +195,24 @@ class ClaimInformationView(_ClaimAccess, APIView):
         request={"multipart/form-data": InformationIn},
         responses={201: ClaimSerializer, 400: REFUSED},
         description="Answer an extension notice that asked for information needed to decide the claim (or the "
-                    "appeal). The decision period, tolled since the notice was sent, runs again from the day the "
-                    "response is received (29 CFR 2560.503-1(f)(4), (i)(4)), through the claim_information_receive "
-                    "service the portal uses. Refused when no request awaits a response. A participant answers only "
-                    "for a claim of their own; staff holding record_events record a paper response with "
-                    "`received_on` (PaperInformationIn).")
+        "appeal). The decision period, tolled since the notice was sent, runs again from the day the "
+        "response is received (29 CFR 2560.503-1(f)(4), (i)(4)), through the claim_information_receive "
+        "service the portal uses. Refused when no request awaits a response. A participant answers only "
+        "for a claim of their own; staff holding record_events record a paper response with "
+        "`received_on` (PaperInformationIn).",
+    )
     def post(self, request, pk: int):
         claim, paper = self._claim_to_act_on(pk)
         try:
             d = _valid(PaperInformationIn if paper else InformationIn, request.data)
-            S.claim_information_receive(claim=claim, response=d["response"], files=d.get("files") or (),
-                                        now=timezone.now(), actor=request.user, **self._who(d, paper))
+            S.claim_information_receive(
+                claim=claim,
+                response=d["response"],
+                files=d.get("files") or (),
+                now=timezone.now(),
+                actor=request.user,
+                **self._who(d, paper),
+            )
         except S.ClaimRefused as exc:
             return _refused(exc)
         return self._answer(claim)
@@ -185,9 +229,16 @@ class ClaimFileRequestView(_ClaimAccess, APIView):
         now = timezone.now()
         req = S.claim_file_request(claim=claim, now=now, actor=request.user)
         req = S.claim_file_fulfil(request=req, now=now, actor="system")
-        return Response({"request": req.pk, "requested_on": req.requested_on, "fulfilled_on": req.fulfilled_on,
-                         "document": req.document_id, "url": f"/documents/{req.document_id}/"},
-                        status=status.HTTP_201_CREATED)
+        return Response(
+            {
+                "request": req.pk,
+                "requested_on": req.requested_on,
+                "fulfilled_on": req.fulfilled_on,
+                "document": req.document_id,
+                "url": f"/documents/{req.document_id}/",
+            },
+            status=status.HTTP_201_CREATED,
+        )
 
     def get_serializer_class(self):  # for the schema
         return ClaimSerializer

@@ -1,5 +1,6 @@
 """Forms of the claims pages. They collect input and demand what a notice must contain; the rules
 themselves (deadlines, states, elements (a)-(d)) are checked again by claims.services."""
+
 from __future__ import annotations
 
 from django import forms
@@ -45,17 +46,25 @@ def _person_by_number(number: str, what: str) -> Person | None:
 
 class PortalClaimForm(forms.Form):
     plan = forms.ModelChoiceField(queryset=Plan.objects.all(), empty_label=None)
-    capacity = forms.ChoiceField(choices=Capacity.choices, initial=Capacity.PARTICIPANT,
-                                 label="The claimant is a")
+    capacity = forms.ChoiceField(
+        choices=Capacity.choices, initial=Capacity.PARTICIPANT, label="The claimant is a"
+    )
     subject = forms.ChoiceField(choices=Subject.choices)
-    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), label="What do you claim, and why?")
+    description = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 5}), label="What do you claim, and why?"
+    )
     attachments = MultipleFileField(label="Attachments (PDF, PNG or JPEG, up to 10 MB each)")
-    participant_number = forms.CharField(required=False, max_length=20,
-                                         label="Beneficiary claims: employee number of the participant")
-    on_behalf_of = forms.CharField(required=False, max_length=20,
-                                   label="Filing for someone else? Their employee number")
-    authorisation = forms.FileField(required=False, label="Their signed authorisation of you as representative",
-                                    widget=forms.ClearableFileInput(attrs={"accept": ".pdf,.png,.jpg,.jpeg"}))
+    participant_number = forms.CharField(
+        required=False, max_length=20, label="Beneficiary claims: employee number of the participant"
+    )
+    on_behalf_of = forms.CharField(
+        required=False, max_length=20, label="Filing for someone else? Their employee number"
+    )
+    authorisation = forms.FileField(
+        required=False,
+        label="Their signed authorisation of you as representative",
+        widget=forms.ClearableFileInput(attrs={"accept": ".pdf,.png,.jpg,.jpeg"}),
+    )
 
     def clean_participant_number(self):
         return _person_by_number(self.cleaned_data.get("participant_number"), "participant")
@@ -69,18 +78,27 @@ class StaffClaimForm(forms.Form):
 
     plan = forms.ModelChoiceField(queryset=Plan.objects.all(), empty_label=None)
     capacity = forms.ChoiceField(choices=Capacity.choices)
-    claimant_number = forms.CharField(required=False, max_length=20, label="Claimant's employee number (if on record)")
-    claimant_name = forms.CharField(required=False, max_length=200, label="Claimant's name (if not on record)")
-    claimant_address = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}),
-                                       label="Claimant's mailing address (if not on record)")
-    participant_number = forms.CharField(required=False, max_length=20,
-                                         label="Participant's employee number (Beneficiary claims)")
+    claimant_number = forms.CharField(
+        required=False, max_length=20, label="Claimant's employee number (if on record)"
+    )
+    claimant_name = forms.CharField(
+        required=False, max_length=200, label="Claimant's name (if not on record)"
+    )
+    claimant_address = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label="Claimant's mailing address (if not on record)",
+    )
+    participant_number = forms.CharField(
+        required=False, max_length=20, label="Participant's employee number (Beneficiary claims)"
+    )
     subject = forms.ChoiceField(choices=Subject.choices)
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), label="What is claimed, and why")
     received_on = forms.DateField(widget=forms.DateInput(attrs={"type": "date"}), label="Received on")
     delivery = forms.ChoiceField(choices=Delivery.choices, initial=Delivery.MAIL, label="Send notices by")
-    representative_number = forms.CharField(required=False, max_length=20,
-                                            label="Authorized representative's employee number")
+    representative_number = forms.CharField(
+        required=False, max_length=20, label="Authorized representative's employee number"
+    )
     authorisation = forms.FileField(required=False, label="Representative's authorisation")
     attachments = MultipleFileField(label="The claim and its attachments (PDF, PNG or JPEG)")
 
@@ -102,24 +120,35 @@ class ClaimBound(forms.Form):
         self.claim = claim
         if "provisions" in self.fields:
             self.fields["provisions"].choices = [
-                (q.section.pk, f"{q.citation} {q.section.title}".strip()
-                 + (f" (text of {q.section.version.effective_date:%Y})" if q.note else ""))
-                for q in sections_for_claim(claim)]
+                (
+                    q.section.pk,
+                    f"{q.citation} {q.section.title}".strip()
+                    + (f" (text of {q.section.version.effective_date:%Y})" if q.note else ""),
+                )
+                for q in sections_for_claim(claim)
+            ]
         if "records" in self.fields:
-            self.fields["records"].choices = [(d.pk, f"{d.original_name} ({d.get_kind_display()})")
-                                              for d in claim.documents.all()]
+            self.fields["records"].choices = [
+                (d.pk, f"{d.original_name} ({d.get_kind_display()})") for d in claim.documents.all()
+            ]
 
 
 class DenyForm(ClaimBound):
-    reasons = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), label="(a) The specific reasons for the denial")
-    provisions = forms.MultipleChoiceField(label="(b) The plan provisions the denial is based on",
-                                           widget=forms.SelectMultiple(attrs={"size": 8, "style": "width: 100%"}))
-    additional_material = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}),
-                                          label="(c) Additional material needed to perfect the claim, and why "
-                                                "(say so if none)")
-    review_procedure = forms.CharField(widget=forms.Textarea(attrs={"rows": 8}),
-                                       label="(d) The review procedure and its time limits, with the right to sue "
-                                             "under ERISA 502(a)")
+    reasons = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}), label="(a) The specific reasons for the denial"
+    )
+    provisions = forms.MultipleChoiceField(
+        label="(b) The plan provisions the denial is based on",
+        widget=forms.SelectMultiple(attrs={"size": 8, "style": "width: 100%"}),
+    )
+    additional_material = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label="(c) Additional material needed to perfect the claim, and why (say so if none)",
+    )
+    review_procedure = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 8}),
+        label="(d) The review procedure and its time limits, with the right to sue under ERISA 502(a)",
+    )
     partial = forms.BooleanField(required=False, label="Denied only in part")
     records = forms.MultipleChoiceField(required=False, label="Records relied on")
     delivery = forms.ChoiceField(choices=Delivery.choices, label="Deliver the notice by")
@@ -128,21 +157,31 @@ class DenyForm(ClaimBound):
 class ApproveForm(ClaimBound):
     approved_benefit = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), label="What is approved")
     reasons = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), label="Reasons")
-    provisions = forms.MultipleChoiceField(required=False, label="Plan provisions applied",
-                                           widget=forms.SelectMultiple(attrs={"size": 6, "style": "width: 100%"}))
+    provisions = forms.MultipleChoiceField(
+        required=False,
+        label="Plan provisions applied",
+        widget=forms.SelectMultiple(attrs={"size": 6, "style": "width: 100%"}),
+    )
     records = forms.MultipleChoiceField(required=False, label="Records relied on")
 
 
 class ExtendForm(forms.Form):
-    special_circumstances = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}),
-                                            label="The special circumstances that require more time")
-    expected_on = forms.DateField(widget=forms.DateInput(attrs={"type": "date"}),
-                                  label="Date by which a decision is expected")
+    special_circumstances = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}), label="The special circumstances that require more time"
+    )
+    expected_on = forms.DateField(
+        widget=forms.DateInput(attrs={"type": "date"}), label="Date by which a decision is expected"
+    )
     requests_information = forms.BooleanField(
-        required=False, label="The claimant has not submitted information necessary to decide: ask for it (the "
-                              "time for deciding is suspended until the claimant responds)")
-    information_requested = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}),
-                                            label="The information needed from the claimant")
+        required=False,
+        label="The claimant has not submitted information necessary to decide: ask for it (the "
+        "time for deciding is suspended until the claimant responds)",
+    )
+    information_requested = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label="The information needed from the claimant",
+    )
 
     def clean(self):
         data = super().clean()
@@ -150,15 +189,20 @@ class ExtendForm(forms.Form):
         if asked and not what:
             self.add_error("information_requested", "Say what information the claimant must send.")
         if what and not asked:
-            self.add_error("requests_information", "Tick this to ask the claimant for the information described.")
+            self.add_error(
+                "requests_information", "Tick this to ask the claimant for the information described."
+            )
         return data
 
 
 class InformationForm(forms.Form):
     """The claimant's answer to a request for information (portal)."""
 
-    response = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 4}),
-                               label="The information requested (or a note about the files you attach)")
+    response = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        label="The information requested (or a note about the files you attach)",
+    )
     files = MultipleFileField(label="Documents (PDF, PNG or JPEG, up to 10 MB each)")
 
     def clean(self):
@@ -171,17 +215,22 @@ class InformationForm(forms.Form):
 class StaffInformationForm(InformationForm):
     """A response received on paper, recorded by staff with the date it came in."""
 
-    received_on = forms.DateField(widget=forms.DateInput(attrs={"type": "date"}), label="Response received on")
+    received_on = forms.DateField(
+        widget=forms.DateInput(attrs={"type": "date"}), label="Response received on"
+    )
 
 
 class AppealDecideForm(ClaimBound):
     outcome = forms.ChoiceField(choices=Outcome.choices)
     reasons = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), label="(a) The specific reasons")
-    provisions = forms.MultipleChoiceField(required=False, label="(b) The plan provisions relied on "
-                                                                 "(required for a denial)",
-                                           widget=forms.SelectMultiple(attrs={"size": 8, "style": "width: 100%"}))
-    approved_benefit = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
-                                       label="What is approved (approvals)")
+    provisions = forms.MultipleChoiceField(
+        required=False,
+        label="(b) The plan provisions relied on (required for a denial)",
+        widget=forms.SelectMultiple(attrs={"size": 8, "style": "width: 100%"}),
+    )
+    approved_benefit = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 2}), label="What is approved (approvals)"
+    )
     partial = forms.BooleanField(required=False, label="Denied only in part")
     records = forms.MultipleChoiceField(required=False, label="Records relied on")
 
@@ -220,8 +269,9 @@ class CloseForm(forms.Form):
 
 class AppealForm(forms.Form):
     issues = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), label="The issues you raise")
-    evidence = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}),
-                               label="The evidence you deem relevant")
+    evidence = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 3}), label="The evidence you deem relevant"
+    )
     files = MultipleFileField(label="Evidence (PDF, PNG or JPEG, up to 10 MB each)")
 
 
@@ -230,6 +280,10 @@ class StaffAppealForm(AppealForm):
 
 
 class DocumentAddForm(forms.Form):
-    kind = forms.ChoiceField(choices=[(ClaimDocument.Kind.RECORD, ClaimDocument.Kind.RECORD.label),
-                                      (ClaimDocument.Kind.SUBMISSION, ClaimDocument.Kind.SUBMISSION.label)])
+    kind = forms.ChoiceField(
+        choices=[
+            (ClaimDocument.Kind.RECORD, ClaimDocument.Kind.RECORD.label),
+            (ClaimDocument.Kind.SUBMISSION, ClaimDocument.Kind.SUBMISSION.label),
+        ]
+    )
     file = forms.FileField(widget=forms.ClearableFileInput(attrs={"accept": ".pdf,.png,.jpg,.jpeg"}))

@@ -5,6 +5,7 @@ ClaimTransition row (who, when, why) and every model keeps its history (django-s
 Deadlines are computed from the plan's `claims` provision by claims.selectors.claim_deadlines and
 stored on the claim (so the staff queue can sort by them in SQL); they are refreshed on each move.
 """
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -38,8 +39,9 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     State.EXTENDED: frozenset({State.APPROVED, State.DENIED}),
     State.APPROVED: frozenset({State.CLOSED}),
     State.DENIED: frozenset({State.APPEAL_RECEIVED, State.ABANDONED}),
-    State.APPEAL_RECEIVED: frozenset({State.APPEAL_UNDER_REVIEW, State.APPEAL_EXTENDED, State.APPEAL_APPROVED,
-                                      State.APPEAL_DENIED}),
+    State.APPEAL_RECEIVED: frozenset(
+        {State.APPEAL_UNDER_REVIEW, State.APPEAL_EXTENDED, State.APPEAL_APPROVED, State.APPEAL_DENIED}
+    ),
     State.APPEAL_UNDER_REVIEW: frozenset({State.APPEAL_EXTENDED, State.APPEAL_APPROVED, State.APPEAL_DENIED}),
     State.APPEAL_EXTENDED: frozenset({State.APPEAL_APPROVED, State.APPEAL_DENIED}),
     State.APPEAL_APPROVED: frozenset({State.CLOSED}),
@@ -91,28 +93,52 @@ class Claim(models.Model):
         PAPER = "paper", "Paper, recorded by staff"
 
     plan = models.ForeignKey(Plan, on_delete=models.PROTECT, related_name="claims")
-    participant = models.ForeignKey(Person, on_delete=models.PROTECT, related_name="claims_on_account",
-                                    help_text="The participant whose benefits are claimed")
+    participant = models.ForeignKey(
+        Person,
+        on_delete=models.PROTECT,
+        related_name="claims_on_account",
+        help_text="The participant whose benefits are claimed",
+    )
     capacity = models.CharField(max_length=20, choices=Capacity.choices)
-    claimant = models.ForeignKey(Person, null=True, blank=True, on_delete=models.PROTECT, related_name="claims",
-                                 help_text="The claimant when on record as a person (portal access, notices)")
+    claimant = models.ForeignKey(
+        Person,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="claims",
+        help_text="The claimant when on record as a person (portal access, notices)",
+    )
     claimant_name = models.CharField(max_length=200)
-    claimant_address = models.TextField(blank=True, help_text="Mailing address for the notices, one line each")
-    representative = models.ForeignKey(Person, null=True, blank=True, on_delete=models.PROTECT,
-                                       related_name="represented_claims")
-    representative_authorisation = models.ForeignKey("ClaimDocument", null=True, blank=True,
-                                                     on_delete=models.PROTECT, related_name="+")
+    claimant_address = models.TextField(
+        blank=True, help_text="Mailing address for the notices, one line each"
+    )
+    representative = models.ForeignKey(
+        Person, null=True, blank=True, on_delete=models.PROTECT, related_name="represented_claims"
+    )
+    representative_authorisation = models.ForeignKey(
+        "ClaimDocument", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     subject = models.CharField(max_length=20, choices=Subject.choices)
     description = models.TextField(help_text="What is claimed, and why")
     channel = models.CharField(max_length=10, choices=Channel.choices)
-    delivery = models.CharField(max_length=10, choices=Delivery.choices,
-                                help_text="How notices reach the claimant (fixes when the claimant receives them)")
-    received_on = models.DateField(help_text="Date the Committee's delegate received the claim (plan time zone)")
+    delivery = models.CharField(
+        max_length=10,
+        choices=Delivery.choices,
+        help_text="How notices reach the claimant (fixes when the claimant receives them)",
+    )
+    received_on = models.DateField(
+        help_text="Date the Committee's delegate received the claim (plan time zone)"
+    )
     received_at = models.DateTimeField()
     filed_by = models.CharField(max_length=200)
     state = models.CharField(max_length=20, choices=State.choices, default=State.RECEIVED)
-    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
-                                 related_name="assigned_claims")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="assigned_claims",
+    )
     # Deadlines, stored from claims.selectors.claim_deadlines on every transition. A decision period tolled while
     # the claimant's information is awaited (29 CFR 2560.503-1(f)(4), (i)(4)) has no due date until it arrives:
     # its due date is empty and next_deadline_kind is AWAITING_CLAIMANT.
@@ -128,9 +154,10 @@ class Claim(models.Model):
         ordering = ["-received_on", "-id"]
         constraints = [
             models.CheckConstraint(condition=Q(state__in=State.values), name="claim_state_known"),
-            models.CheckConstraint(condition=Q(representative__isnull=True)
-                                   | Q(representative_authorisation__isnull=False),
-                                   name="claim_representative_authorised"),
+            models.CheckConstraint(
+                condition=Q(representative__isnull=True) | Q(representative_authorisation__isnull=False),
+                name="claim_representative_authorised",
+            ),
         ]
         indexes = [models.Index(fields=["state", "next_deadline_on"])]
 
@@ -164,7 +191,9 @@ class ClaimDocument(models.Model):
         INFORMATION = "information", "Information the plan asked for"
         RECORD = "record", "Plan record relied on"
 
-    claim = models.ForeignKey(Claim, null=True, blank=True, on_delete=models.PROTECT, related_name="documents")
+    claim = models.ForeignKey(
+        Claim, null=True, blank=True, on_delete=models.PROTECT, related_name="documents"
+    )
     kind = models.CharField(max_length=20, choices=Kind.choices)
     original_name = models.CharField(max_length=255)
     content_type = models.CharField(max_length=40)
@@ -194,8 +223,9 @@ class ClaimTransition(models.Model):
     from_state = models.CharField(max_length=20, choices=State.choices, blank=True)
     to_state = models.CharField(max_length=20, choices=State.choices)
     at = models.DateTimeField()
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
-                              related_name="+")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     actor_label = models.CharField(max_length=200)
     reason = models.TextField(blank=True)
 
@@ -222,26 +252,36 @@ class ClaimExtension(models.Model):
     issued_by = models.CharField(max_length=200)
     notice = models.ForeignKey("core.Document", null=True, on_delete=models.PROTECT, related_name="+")
     requests_information = models.BooleanField(
-        default=False, help_text="The special circumstance is the claimant's failure to submit information: the "
-                                 "notice asks for it and the period is tolled until the claimant responds")
+        default=False,
+        help_text="The special circumstance is the claimant's failure to submit information: the "
+        "notice asks for it and the period is tolled until the claimant responds",
+    )
     information_requested = models.TextField(blank=True, help_text="The information needed from the claimant")
-    information_received_on = models.DateField(null=True, blank=True,
-                                               help_text="Date the claimant's response was received (plan time zone)")
+    information_received_on = models.DateField(
+        null=True, blank=True, help_text="Date the claimant's response was received (plan time zone)"
+    )
     information_received_at = models.DateTimeField(null=True, blank=True)
-    information_response = models.TextField(blank=True, help_text="What the claimant sent, in their words or staff's")
+    information_response = models.TextField(
+        blank=True, help_text="What the claimant sent, in their words or staff's"
+    )
     history = HistoricalRecords()
 
     class Meta:
         ordering = ["issued_at"]
         constraints = [
             models.UniqueConstraint(fields=["claim", "level"], name="one_extension_per_level"),
-            models.CheckConstraint(condition=Q(requests_information=False, information_requested="",
-                                               information_received_on__isnull=True)
-                                   | (Q(requests_information=True) & ~Q(information_requested="")),
-                                   name="extension_information_request_stated"),
-            models.CheckConstraint(condition=Q(information_received_on__isnull=True)
-                                   | Q(information_received_on__gte=models.F("issued_on")),
-                                   name="extension_response_not_before_request"),
+            models.CheckConstraint(
+                condition=Q(
+                    requests_information=False, information_requested="", information_received_on__isnull=True
+                )
+                | (Q(requests_information=True) & ~Q(information_requested="")),
+                name="extension_information_request_stated",
+            ),
+            models.CheckConstraint(
+                condition=Q(information_received_on__isnull=True)
+                | Q(information_received_on__gte=models.F("issued_on")),
+                name="extension_response_not_before_request",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -283,7 +323,9 @@ class ClaimDecision(models.Model):
     partial = models.BooleanField(default=False, help_text="Denied in part")
     reasons = models.TextField()
     provisions = models.ManyToManyField(PlanSection, blank=True, related_name="+")
-    additional_material = models.TextField(blank=True, help_text="Material needed to perfect the claim, and why")
+    additional_material = models.TextField(
+        blank=True, help_text="Material needed to perfect the claim, and why"
+    )
     review_procedure = models.TextField(blank=True)
     approved_benefit = models.TextField(blank=True, help_text="Approvals: what is granted")
     records_relied_on = models.ManyToManyField(ClaimDocument, blank=True, related_name="+")
@@ -293,7 +335,9 @@ class ClaimDecision(models.Model):
     deciding_body = models.CharField(max_length=200)
     due_on = models.DateField(help_text="The last day the decision was due")
     late = models.BooleanField(default=False)
-    days_taken = models.PositiveIntegerField(help_text="Days from receipt of the claim (or appeal) to the decision")
+    days_taken = models.PositiveIntegerField(
+        help_text="Days from receipt of the claim (or appeal) to the decision"
+    )
     delivery = models.CharField(max_length=10, choices=Delivery.choices)
     claimant_receives_on = models.DateField(help_text="When the claimant is treated as receiving the notice")
     notice = models.ForeignKey("core.Document", null=True, on_delete=models.PROTECT, related_name="+")
@@ -304,9 +348,12 @@ class ClaimDecision(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["claim", "level"], name="one_decision_per_level"),
             models.CheckConstraint(condition=~Q(reasons=""), name="decision_has_reasons"),
-            models.CheckConstraint(condition=Q(outcome="approved") | Q(level="review")
-                                   | (~Q(additional_material="") & ~Q(review_procedure="")),
-                                   name="denial_states_material_and_procedure"),
+            models.CheckConstraint(
+                condition=Q(outcome="approved")
+                | Q(level="review")
+                | (~Q(additional_material="") & ~Q(review_procedure="")),
+                name="denial_states_material_and_procedure",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -326,7 +373,9 @@ class ClaimFileRequest(models.Model):
     requested_by = models.CharField(max_length=200)
     fulfilled_on = models.DateField(null=True, blank=True)
     fulfilled_at = models.DateTimeField(null=True, blank=True)
-    document = models.ForeignKey("core.Document", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    document = models.ForeignKey(
+        "core.Document", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     history = HistoricalRecords()
 
     class Meta:
@@ -353,8 +402,11 @@ class ClaimFlag(models.Model):
 
     class Meta:
         ordering = ["-flagged_on", "-id"]
-        constraints = [models.UniqueConstraint(fields=["claim", "kind", "deadline_kind", "deadline_on"],
-                                               name="one_flag_per_deadline")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["claim", "kind", "deadline_kind", "deadline_on"], name="one_flag_per_deadline"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.claim.number} {self.kind} {self.deadline_kind} {self.deadline_on}"

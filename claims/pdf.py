@@ -4,6 +4,7 @@ Each notice is rendered from its decision or extension and stored by content has
 with person = the claimant, so /documents/<pk>/ serves it only to them and to staff. Rendering again from
 the same rows gives the same bytes and the same Document.
 """
+
 from __future__ import annotations
 
 import base64
@@ -88,23 +89,43 @@ def decision_notice(decision: ClaimDecision, *, rules: ClaimsRules, now: dt.date
     claim = decision.claim
     deadlines = claim_deadlines(claim)
     if decision.level == Level.INITIAL:
-        template = "claims/pdf/denial.html" if decision.outcome == Outcome.DENIED else "claims/pdf/approval.html"
-        title = ("Notice of denial of claim" if decision.outcome == Outcome.DENIED else "Approval of claim")
+        template = (
+            "claims/pdf/denial.html" if decision.outcome == Outcome.DENIED else "claims/pdf/approval.html"
+        )
+        title = "Notice of denial of claim" if decision.outcome == Outcome.DENIED else "Approval of claim"
     else:
         template = "claims/pdf/review_decision.html"
         title = "Decision on review of claim"
-    context = _letter(claim, rules, on=decision.decided_on, body=decision.deciding_body,
-                      signer=_signer(decision.decided_by), title=title)
-    context.update({
-        "decision": decision,
-        "provisions": [quoted_section(s, rules.version) for s in decision.provisions.select_related("version__plan")
-                       .order_by("sort_key")],
-        "records": list(decision.records_relied_on.all()),
-        "deadlines": deadlines,
-        "default_procedure": review_procedure_text(claim),
-    })
-    return document_store(kind=_kind(decision), title=f"{title} {claim.number}", template=template, context=context,
-                          actor=actor_label(actor), person=claim.claimant, obj=decision, now=now)
+    context = _letter(
+        claim,
+        rules,
+        on=decision.decided_on,
+        body=decision.deciding_body,
+        signer=_signer(decision.decided_by),
+        title=title,
+    )
+    context.update(
+        {
+            "decision": decision,
+            "provisions": [
+                quoted_section(s, rules.version)
+                for s in decision.provisions.select_related("version__plan").order_by("sort_key")
+            ],
+            "records": list(decision.records_relied_on.all()),
+            "deadlines": deadlines,
+            "default_procedure": review_procedure_text(claim),
+        }
+    )
+    return document_store(
+        kind=_kind(decision),
+        title=f"{title} {claim.number}",
+        template=template,
+        context=context,
+        actor=actor_label(actor),
+        person=claim.claimant,
+        obj=decision,
+        now=now,
+    )
 
 
 def extension_notice(extension: ClaimExtension, *, rules: ClaimsRules, now: dt.datetime, actor) -> Document:
@@ -112,11 +133,19 @@ def extension_notice(extension: ClaimExtension, *, rules: ClaimsRules, now: dt.d
     it says what is needed and that the period is suspended until the response is received ((f)(4), (i)(4))."""
     claim = extension.claim
     initial = extension.level == Level.INITIAL
-    title = "Notice of extension of time to decide your claim" if initial else \
-        "Notice of extension of time to decide your appeal"
-    context = _letter(claim, rules, on=extension.issued_on,
-                      body="the Committee's delegate" if initial else "the Committee", signer=_signer(actor),
-                      title=title)
+    title = (
+        "Notice of extension of time to decide your claim"
+        if initial
+        else "Notice of extension of time to decide your appeal"
+    )
+    context = _letter(
+        claim,
+        rules,
+        on=extension.issued_on,
+        body="the Committee's delegate" if initial else "the Committee",
+        signer=_signer(actor),
+        title=title,
+    )
     # The limits before any tolling: the notice is sent the day the clock stops, so none has been tolled yet.
     if initial:
         start, cite = claim.received_on, rules.cite("denial")
@@ -128,13 +157,31 @@ def extension_notice(extension: ClaimExtension, *, rules: ClaimsRules, now: dt.d
         original = review_due_on(start, rules, extended=False)
         limit = review_due_on(start, rules, extended=True)
         days, more = rules.review_days, rules.review_extension_days
-    context.update({"extension": extension, "initial": initial, "original_due": original, "limit": limit,
-                    "start": start, "cite": cite, "days": days, "more": more,
-                    "tolling_paragraph": regulation_paragraph(extension.level),
-                    "days_remaining": (limit - extension.issued_on).days})
+    context.update(
+        {
+            "extension": extension,
+            "initial": initial,
+            "original_due": original,
+            "limit": limit,
+            "start": start,
+            "cite": cite,
+            "days": days,
+            "more": more,
+            "tolling_paragraph": regulation_paragraph(extension.level),
+            "days_remaining": (limit - extension.issued_on).days,
+        }
+    )
     kind = "claim_extension" if initial else "claim_review_extension"
-    return document_store(kind=kind, title=f"{title} {claim.number}", template="claims/pdf/extension.html",
-                          context=context, actor=actor_label(actor), person=claim.claimant, obj=extension, now=now)
+    return document_store(
+        kind=kind,
+        title=f"{title} {claim.number}",
+        template="claims/pdf/extension.html",
+        context=context,
+        actor=actor_label(actor),
+        person=claim.claimant,
+        obj=extension,
+        now=now,
+    )
 
 
 # --- the claim file -----------------------------------------------------------------------------------
@@ -145,8 +192,9 @@ def _upload_bytes(doc: ClaimDocument) -> bytes:
     return data
 
 
-def claim_file_bundle(request: ClaimFileRequest, *, claim: Claim, rules: ClaimsRules, now: dt.datetime,
-                      actor) -> Document:
+def claim_file_bundle(
+    request: ClaimFileRequest, *, claim: Claim, rules: ClaimsRules, now: dt.datetime, actor
+) -> Document:
     """Every document relevant to the claim ((m)(8)) in one PDF: an index and the claim's record, then as
     exhibits the notices issued and the PDFs submitted; images submitted are shown inside the record."""
     from pypdf import PdfReader, PdfWriter
@@ -163,13 +211,28 @@ def claim_file_bundle(request: ClaimFileRequest, *, claim: Claim, rules: ClaimsR
             return f"Z{len(exhibits)}"
 
     for notice in notices:
-        exhibits.append({"label": label(), "title": notice.title, "what": "Notice issued", "sha256": notice.sha256,
-                         "data": document_bytes(notice), "date": notice.created_at})
+        exhibits.append(
+            {
+                "label": label(),
+                "title": notice.title,
+                "what": "Notice issued",
+                "sha256": notice.sha256,
+                "data": document_bytes(notice),
+                "date": notice.created_at,
+            }
+        )
     images = []
     for doc in uploads:
         data = _upload_bytes(doc)
-        entry = {"label": label(), "title": doc.original_name, "what": doc.get_kind_display(), "sha256": doc.sha256,
-                 "date": doc.uploaded_at, "data": data if doc.is_pdf else None, "image": not doc.is_pdf}
+        entry = {
+            "label": label(),
+            "title": doc.original_name,
+            "what": doc.get_kind_display(),
+            "sha256": doc.sha256,
+            "date": doc.uploaded_at,
+            "data": data if doc.is_pdf else None,
+            "image": not doc.is_pdf,
+        }
         if not doc.is_pdf:
             entry["src"] = f"data:{doc.content_type};base64,{base64.b64encode(data).decode('ascii')}"
             images.append(entry)
@@ -193,34 +256,53 @@ def claim_file_bundle(request: ClaimFileRequest, *, claim: Claim, rules: ClaimsR
     for d in decisions:
         for s in d.provisions.all():
             cited[s.pk] = quoted_section(s, rules.version)
-    context = _letter(claim, rules, on=request.fulfilled_on, body="the Committee", signer="",
-                      title=f"Claim file {claim.number}")
-    context.update({
-        "request": request,
-        "deadlines": claim_deadlines(claim),
-        "transitions": list(claim.transitions.all()),
-        "decisions": decisions,
-        "extensions": list(claim.extensions.all()),
-        "appeal": getattr(claim, "appeal", None),
-        "uploads": uploads,
-        "exhibits": exhibits,
-        "images": images,
-        "cited": sorted(cited.values(), key=lambda q: q.section.sort_key),
-        "file_requests": list(claim.file_requests.all()),
-    })
+    context = _letter(
+        claim,
+        rules,
+        on=request.fulfilled_on,
+        body="the Committee",
+        signer="",
+        title=f"Claim file {claim.number}",
+    )
+    context.update(
+        {
+            "request": request,
+            "deadlines": claim_deadlines(claim),
+            "transitions": list(claim.transitions.all()),
+            "decisions": decisions,
+            "extensions": list(claim.extensions.all()),
+            "appeal": getattr(claim, "appeal", None),
+            "uploads": uploads,
+            "exhibits": exhibits,
+            "images": images,
+            "cited": sorted(cited.values(), key=lambda q: q.section.sort_key),
+            "file_requests": list(claim.file_requests.all()),
+        }
+    )
     writer = PdfWriter()
     writer.append(io.BytesIO(render_pdf("claims/pdf/claim_file.html", context)))
     for entry, reader in readable:
-        writer.append(reader, outline_item=f"Exhibit {entry['label']}: {entry['title']}", import_outline=False)
+        writer.append(
+            reader, outline_item=f"Exhibit {entry['label']}: {entry['title']}", import_outline=False
+        )
     buffer = io.BytesIO()
     writer.write(buffer)
-    return store_bytes(data=buffer.getvalue(), kind="claim_file", title=f"Claim file {claim.number}",
-                       template="claims/pdf/claim_file.html", person=claim.claimant, obj=request, now=now,
-                       actor=actor_label(actor))
+    return store_bytes(
+        data=buffer.getvalue(),
+        kind="claim_file",
+        title=f"Claim file {claim.number}",
+        template="claims/pdf/claim_file.html",
+        person=claim.claimant,
+        obj=request,
+        now=now,
+        actor=actor_label(actor),
+    )
 
 
-def store_bytes(*, data: bytes, kind: str, title: str, template: str, person, obj, now: dt.datetime,
-                actor: str) -> Document:
+def store_bytes(
+    *, data: bytes, kind: str, title: str, template: str, person, obj, now: dt.datetime, actor: str
+) -> Document:
     """Store an assembled PDF exactly as core.pdf stores a rendered one."""
-    return document_store_bytes(data=data, kind=kind, title=title, template=template, actor=actor, person=person,
-                                obj=obj, now=now)
+    return document_store_bytes(
+        data=data, kind=kind, title=title, template=template, actor=actor, person=person, obj=obj, now=now
+    )

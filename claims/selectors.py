@@ -25,6 +25,7 @@ How days are counted (RULES.md "Claims"; 29 CFR 2560.503-1(f)(1), (h)(2)(i), (i)
   the period has no due date (the deadline is suspended); a decision made then is on time, the period
   being tolled up to the day of the decision.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -190,7 +191,9 @@ class Deadline:
     due_on: dt.date | None  # None only while suspended (tolled, awaiting the claimant's information)
     cite: str
     done_on: dt.date | None = None
-    suspended_since: dt.date | None = None  # the extension notice date, while the claimant's response is awaited
+    suspended_since: dt.date | None = (
+        None  # the extension notice date, while the claimant's response is awaited
+    )
     days_remaining: int | None = None  # while suspended: days of the period left once the response arrives
     days_tolled: int = 0  # days the period stood still (added to its due date)
 
@@ -213,13 +216,27 @@ class ClaimDeadlines:
     next: Deadline | None
 
     def all(self) -> list[Deadline]:
-        found = [self.decision, self.extension_notice, self.appeal, self.review_extension_notice, self.review,
-                 self.legal_action]
+        found = [
+            self.decision,
+            self.extension_notice,
+            self.appeal,
+            self.review_extension_notice,
+            self.review,
+            self.legal_action,
+        ]
         return [d for d in found if d is not None]
 
 
-def _period(kind: str, label: str, due_on: dt.date, cite: str, *, extension: ClaimExtension | None,
-            decided_on: dt.date | None, deciding_on: dt.date | None) -> Deadline:
+def _period(
+    kind: str,
+    label: str,
+    due_on: dt.date,
+    cite: str,
+    *,
+    extension: ClaimExtension | None,
+    decided_on: dt.date | None,
+    deciding_on: dt.date | None,
+) -> Deadline:
     """A decision period, tolled ((f)(4), (i)(4)) when its extension asked the claimant for information: up to the
     response, or else up to the decision (made, or about to be made on `deciding_on`) without it; suspended while
     none of these has come."""
@@ -227,8 +244,14 @@ def _period(kind: str, label: str, due_on: dt.date, cite: str, *, extension: Cla
         return Deadline(kind, label, due_on, cite, decided_on)
     response_on = extension.information_received_on or decided_on or deciding_on
     if response_on is None:
-        return Deadline(kind, label, None, cite, suspended_since=extension.issued_on,
-                        days_remaining=max(0, (due_on - extension.issued_on).days))
+        return Deadline(
+            kind,
+            label,
+            None,
+            cite,
+            suspended_since=extension.issued_on,
+            days_remaining=max(0, (due_on - extension.issued_on).days),
+        )
     tolled = tolled_due_on(due_on, notice_on=extension.issued_on, response_on=response_on)
     return Deadline(kind, label, tolled, cite, decided_on, days_tolled=(tolled - due_on).days)
 
@@ -245,28 +268,55 @@ def claim_deadlines(claim: Claim, *, deciding_on: dt.date | None = None) -> Clai
     initial, review = decisions.get(Level.INITIAL), decisions.get(Level.REVIEW)
     ext_ext, rev_ext = extensions.get(Level.INITIAL), extensions.get(Level.REVIEW)
 
-    decision = _period("decision", "Initial decision due", decision_due_on(
-        claim.received_on, rules, extended=ext_ext is not None), rules.cite("denial"), extension=ext_ext,
+    decision = _period(
+        "decision",
+        "Initial decision due",
+        decision_due_on(claim.received_on, rules, extended=ext_ext is not None),
+        rules.cite("denial"),
+        extension=ext_ext,
         decided_on=initial.decided_on if initial else None,
-        deciding_on=deciding_on if claim.state in AWAITING_DECISION else None)
-    extension_notice = Deadline("extension_notice", "Last day for an extension notice",
-                                extension_notice_by(claim.received_on, rules), rules.cite("denial"),
-                                ext_ext.issued_on if ext_ext else (initial.decided_on if initial else None))
+        deciding_on=deciding_on if claim.state in AWAITING_DECISION else None,
+    )
+    extension_notice = Deadline(
+        "extension_notice",
+        "Last day for an extension notice",
+        extension_notice_by(claim.received_on, rules),
+        rules.cite("denial"),
+        ext_ext.issued_on if ext_ext else (initial.decided_on if initial else None),
+    )
     appeal_dl = review_dl = review_ext_dl = legal = None
     if initial is not None and initial.outcome == "denied":
-        appeal_dl = Deadline("appeal", "Appeal must be filed by", appeal_due_on(initial.claimant_receives_on, rules),
-                             rules.cite("review"), appeal.received_on if appeal else None)
+        appeal_dl = Deadline(
+            "appeal",
+            "Appeal must be filed by",
+            appeal_due_on(initial.claimant_receives_on, rules),
+            rules.cite("review"),
+            appeal.received_on if appeal else None,
+        )
     if appeal is not None:
-        review_dl = _period("review", "Decision on review due", review_due_on(
-            appeal.received_on, rules, extended=rev_ext is not None), rules.cite("decision_on_review"),
-            extension=rev_ext, decided_on=review.decided_on if review else None,
-            deciding_on=deciding_on if claim.state in AWAITING_REVIEW else None)
-        review_ext_dl = Deadline("review_extension_notice", "Last day for a review extension notice",
-                                 review_extension_notice_by(appeal.received_on, rules), rules.cite("decision_on_review"),
-                                 rev_ext.issued_on if rev_ext else (review.decided_on if review else None))
+        review_dl = _period(
+            "review",
+            "Decision on review due",
+            review_due_on(appeal.received_on, rules, extended=rev_ext is not None),
+            rules.cite("decision_on_review"),
+            extension=rev_ext,
+            decided_on=review.decided_on if review else None,
+            deciding_on=deciding_on if claim.state in AWAITING_REVIEW else None,
+        )
+        review_ext_dl = Deadline(
+            "review_extension_notice",
+            "Last day for a review extension notice",
+            review_extension_notice_by(appeal.received_on, rules),
+            rules.cite("decision_on_review"),
+            rev_ext.issued_on if rev_ext else (review.decided_on if review else None),
+        )
     if review is not None:
-        legal = Deadline("legal_action", "Legal action may be brought until",
-                         legal_action_until(review.decided_on, rules), rules.cite("legal_action"))
+        legal = Deadline(
+            "legal_action",
+            "Legal action may be brought until",
+            legal_action_until(review.decided_on, rules),
+            rules.cite("legal_action"),
+        )
 
     nxt: Deadline | None = None
     if claim.state in AWAITING_DECISION:
@@ -306,15 +356,20 @@ class QuotedSection:
 def quoted_section(section: PlanSection, in_force: PlanVersion) -> QuotedSection:
     note = ""
     if section.version_id != in_force.pk:
-        note = (f"The catalog holds no text of {section.citation} for the version in force "
-                f"({in_force.title}); the text quoted is that of the {section.version.title}.")
+        note = (
+            f"The catalog holds no text of {section.citation} for the version in force "
+            f"({in_force.title}); the text quoted is that of the {section.version.title}."
+        )
     return QuotedSection(section, in_force, note)
 
 
 def section_text(plan: Plan, number: str, in_force: PlanVersion) -> QuotedSection | None:
     """The text of a section: from the version in force, else from the latest version of the plan that has it."""
-    rows = list(PlanSection.objects.filter(version__plan=plan, section=number).select_related("version__plan")
-                .order_by("-version__effective_date"))
+    rows = list(
+        PlanSection.objects.filter(version__plan=plan, section=number)
+        .select_related("version__plan")
+        .order_by("-version__effective_date")
+    )
     if not rows:
         return None
     chosen = next((r for r in rows if r.version_id == in_force.pk), rows[0])
@@ -330,8 +385,11 @@ def claims_article(rules: ClaimsRules) -> dict[str, QuotedSection | None]:
 def sections_for_claim(claim: Claim) -> list[QuotedSection]:
     """The sections staff may cite as relied on: each section number once, the version in force first."""
     rules = claim_rules(claim)
-    rows = (PlanSection.objects.filter(version__plan=claim.plan).select_related("version__plan")
-            .order_by("sort_key", "-version__effective_date"))
+    rows = (
+        PlanSection.objects.filter(version__plan=claim.plan)
+        .select_related("version__plan")
+        .order_by("sort_key", "-version__effective_date")
+    )
     chosen: dict[str, PlanSection] = {}
     for row in rows:
         current = chosen.get(row.section)
@@ -408,9 +466,12 @@ class QueueRow:
 def claims_queue(*, today: dt.date, plan: Plan | None = None) -> list[QueueRow]:
     """Every open claim, sorted by its next deadline (the earliest first); claims whose period is tolled while
     the claimant's information is awaited have no running deadline and come last."""
-    claims = (Claim.objects.filter(state__in=OPEN_STATES).select_related("plan", "reviewer", "appeal")
-              .prefetch_related("extensions", "decisions")
-              .order_by(F("next_deadline_on").asc(nulls_last=True), "received_on", "id"))
+    claims = (
+        Claim.objects.filter(state__in=OPEN_STATES)
+        .select_related("plan", "reviewer", "appeal")
+        .prefetch_related("extensions", "decisions")
+        .order_by(F("next_deadline_on").asc(nulls_last=True), "received_on", "id")
+    )
     if plan is not None:
         claims = claims.filter(plan=plan)
     rows = []
@@ -426,16 +487,25 @@ def claims_by_status_and_plan() -> dict[str, Any]:
     table = {state: {code: 0 for code in plans} for state in State.values}
     for c in counts:
         table[c["state"]][c["plan__code"]] = c["n"]
-    rows = [(State(state).label, [table[state][code] for code in plans], sum(table[state].values()))
-            for state in State.values if sum(table[state].values())]
+    rows = [
+        (State(state).label, [table[state][code] for code in plans], sum(table[state].values()))
+        for state in State.values
+        if sum(table[state].values())
+    ]
     return {"plans": plans, "rows": rows}
 
 
 def late_decisions() -> QuerySet[ClaimDecision]:
-    return ClaimDecision.objects.filter(late=True).select_related("claim__plan", "decided_by").order_by("-decided_on")
+    return (
+        ClaimDecision.objects.filter(late=True)
+        .select_related("claim__plan", "decided_by")
+        .order_by("-decided_on")
+    )
 
 
 def average_days_to_decision() -> list[dict]:
-    return list(ClaimDecision.objects.values("claim__plan__code", "level")
-                .annotate(n=Count("id"), average=Avg("days_taken"), late=Count("id", filter=Q(late=True)))
-                .order_by("claim__plan__code", "level"))
+    return list(
+        ClaimDecision.objects.values("claim__plan__code", "level")
+        .annotate(n=Count("id"), average=Avg("days_taken"), late=Count("id", filter=Q(late=True)))
+        .order_by("claim__plan__code", "level")
+    )

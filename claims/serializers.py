@@ -32,28 +32,70 @@ class ClaimSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Claim
-        fields = ["id", "number", "plan", "claimant_name", "capacity", "subject", "description", "state",
-                  "received_on", "decision_due_on", "appeal_due_on", "review_due_on", "legal_action_until",
-                  "next_deadline_on", "next_deadline_kind", "deadlines", "extensions", "notices", "transitions"]
+        fields = [
+            "id",
+            "number",
+            "plan",
+            "claimant_name",
+            "capacity",
+            "subject",
+            "description",
+            "state",
+            "received_on",
+            "decision_due_on",
+            "appeal_due_on",
+            "review_due_on",
+            "legal_action_until",
+            "next_deadline_on",
+            "next_deadline_kind",
+            "deadlines",
+            "extensions",
+            "notices",
+            "transitions",
+        ]
 
     def get_deadlines(self, claim: Claim) -> list[dict]:
         """`due_on` is null while the period is suspended (`suspended_since`), awaiting the claimant's information;
         `days_tolled` is how much later a tolled period falls due (29 CFR 2560.503-1(f)(4), (i)(4))."""
-        return [{"kind": d.kind, "label": d.label, "due_on": d.due_on, "cite": d.cite, "done_on": d.done_on,
-                 "suspended_since": d.suspended_since, "days_remaining": d.days_remaining,
-                 "days_tolled": d.days_tolled}
-                for d in claim_deadlines(claim).all()]
+        return [
+            {
+                "kind": d.kind,
+                "label": d.label,
+                "due_on": d.due_on,
+                "cite": d.cite,
+                "done_on": d.done_on,
+                "suspended_since": d.suspended_since,
+                "days_remaining": d.days_remaining,
+                "days_tolled": d.days_tolled,
+            }
+            for d in claim_deadlines(claim).all()
+        ]
 
     def get_extensions(self, claim: Claim) -> list[dict]:
-        return [{"level": e.level, "issued_on": e.issued_on, "expected_on": e.expected_on,
-                 "special_circumstances": e.special_circumstances, "requests_information": e.requests_information,
-                 "information_requested": e.information_requested,
-                 "information_received_on": e.information_received_on}
-                for e in claim.extensions.all()]
+        return [
+            {
+                "level": e.level,
+                "issued_on": e.issued_on,
+                "expected_on": e.expected_on,
+                "special_circumstances": e.special_circumstances,
+                "requests_information": e.requests_information,
+                "information_requested": e.information_requested,
+                "information_received_on": e.information_received_on,
+            }
+            for e in claim.extensions.all()
+        ]
 
     def get_notices(self, claim: Claim) -> list[dict]:
-        return [{"id": d.pk, "kind": d.kind, "title": d.title, "sha256": d.sha256,
-                 "url": reverse("document_download", args=[d.pk])} for d in claim_notices(claim)]
+        return [
+            {
+                "id": d.pk,
+                "kind": d.kind,
+                "title": d.title,
+                "sha256": d.sha256,
+                "url": reverse("document_download", args=[d.pk]),
+            }
+            for d in claim_notices(claim)
+        ]
 
 
 class StaffClaimSerializer(ClaimSerializer):
@@ -85,8 +127,13 @@ class UploadField(serializers.FileField):
 
 def _person_field(help_text: str) -> serializers.SlugRelatedField:
     return serializers.SlugRelatedField(
-        slug_field="employee_number", queryset=Person.objects.all(), required=False, allow_null=True,
-        help_text=help_text, error_messages={"does_not_exist": "No person has employee number {value}."})
+        slug_field="employee_number",
+        queryset=Person.objects.all(),
+        required=False,
+        allow_null=True,
+        help_text=help_text,
+        error_messages={"does_not_exist": "No person has employee number {value}."},
+    )
 
 
 def _files(help_text: str) -> serializers.ListField:
@@ -104,8 +151,10 @@ class ClaimFileIn(_Strict):
     attachments = _files("PDF, PNG or JPEG files of at most 10 MB each, checked against their content")
     participant_number = _person_field("Beneficiary claims: employee number of the participant")
     on_behalf_of = _person_field("Filing for someone else: their employee number (needs `authorisation`)")
-    authorisation = UploadField(required=False, help_text="The claimant's signed authorisation of you as their "
-                                                          "representative (PDF, PNG or JPEG)")
+    authorisation = UploadField(
+        required=False,
+        help_text="The claimant's signed authorisation of you as their representative (PDF, PNG or JPEG)",
+    )
 
 
 class PaperClaimIn(_Strict):
@@ -116,14 +165,20 @@ class PaperClaimIn(_Strict):
     subject = serializers.ChoiceField(choices=Subject.choices)
     description = serializers.CharField(help_text="What is claimed, and why")
     received_on = serializers.DateField(help_text="Date the claim was received (plan time zone)")
-    delivery = serializers.ChoiceField(choices=Delivery.choices, default=Delivery.MAIL, help_text="Send notices by")
+    delivery = serializers.ChoiceField(
+        choices=Delivery.choices, default=Delivery.MAIL, help_text="Send notices by"
+    )
     claimant_number = _person_field("Claimant's employee number, if on record")
-    claimant_name = serializers.CharField(required=False, allow_blank=True, default="",
-                                          help_text="Claimant's name, if not on record")
-    claimant_address = serializers.CharField(required=False, allow_blank=True, default="",
-                                             help_text="Claimant's mailing address, if not on record")
+    claimant_name = serializers.CharField(
+        required=False, allow_blank=True, default="", help_text="Claimant's name, if not on record"
+    )
+    claimant_address = serializers.CharField(
+        required=False, allow_blank=True, default="", help_text="Claimant's mailing address, if not on record"
+    )
     participant_number = _person_field("Beneficiary claims: employee number of the participant")
-    representative_number = _person_field("Authorized representative's employee number (needs `authorisation`)")
+    representative_number = _person_field(
+        "Authorized representative's employee number (needs `authorisation`)"
+    )
     authorisation = UploadField(required=False, help_text="The representative's authorisation")
     attachments = _files("The claim and its attachments: PDF, PNG or JPEG, at most 10 MB each")
 
@@ -132,8 +187,9 @@ class AppealIn(_Strict):
     """A written notice of appeal (EDCP 11.3, BRP 7.3, RRP 7.03) of the claimant's own denied claim."""
 
     issues = serializers.CharField(help_text="The issues you raise")
-    evidence = serializers.CharField(required=False, allow_blank=True, default="",
-                                     help_text="The evidence you deem relevant")
+    evidence = serializers.CharField(
+        required=False, allow_blank=True, default="", help_text="The evidence you deem relevant"
+    )
     files = _files("Evidence: PDF, PNG or JPEG files of at most 10 MB each")
 
 
@@ -146,8 +202,9 @@ class PaperAppealIn(AppealIn):
 class InformationIn(_Strict):
     """The claimant's answer to an extension notice that asked for information (29 CFR 2560.503-1(f)(4), (i)(4))."""
 
-    response = serializers.CharField(required=False, allow_blank=True, default="",
-                                     help_text="Your answer to the request, in words")
+    response = serializers.CharField(
+        required=False, allow_blank=True, default="", help_text="Your answer to the request, in words"
+    )
     files = _files("The documents requested: PDF, PNG or JPEG files of at most 10 MB each")
 
     def validate(self, attrs):

@@ -5,6 +5,7 @@ clock. A refused action raises ClaimRefused with the plan section it rests on an
 with one exception the plans demand: an appeal filed after the window closes is refused *and* the
 claim is marked abandoned (EDCP 11.3), since that is what the missed window means.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -94,7 +95,9 @@ def upload_check(file, *, what: str = "file") -> Upload:
         raise ClaimRefused(f"{what} {name!r} is not accepted: send a PDF, PNG or JPEG file")
     size = getattr(file, "size", None)
     if size is not None and size > MAX_UPLOAD_BYTES:
-        raise ClaimRefused(f"{what} {name!r} is {size / 1048576:.1f} MB: the limit is {MAX_UPLOAD_BYTES // 1048576} MB")
+        raise ClaimRefused(
+            f"{what} {name!r} is {size / 1048576:.1f} MB: the limit is {MAX_UPLOAD_BYTES // 1048576} MB"
+        )
     if hasattr(file, "seek"):
         file.seek(0)
     data = file.read(MAX_UPLOAD_BYTES + 1)
@@ -104,9 +107,16 @@ def upload_check(file, *, what: str = "file") -> Upload:
         raise ClaimRefused(f"{what} {name!r} is empty")
     content_type, magic = ALLOWED_UPLOADS[extension]
     if not data.startswith(magic):
-        raise ClaimRefused(f"{what} {name!r} is not a real {extension[1:].upper()} file: send a PDF, PNG or JPEG file")
-    return Upload(name=name, data=data, content_type=content_type, extension=extension,
-                  sha256=hashlib.sha256(data).hexdigest())
+        raise ClaimRefused(
+            f"{what} {name!r} is not a real {extension[1:].upper()} file: send a PDF, PNG or JPEG file"
+        )
+    return Upload(
+        name=name,
+        data=data,
+        content_type=content_type,
+        extension=extension,
+        sha256=hashlib.sha256(data).hexdigest(),
+    )
 
 
 def _store(upload: Upload, *, claim: Claim | None, kind: str, now: dt.datetime, actor) -> ClaimDocument:
@@ -116,8 +126,16 @@ def _store(upload: Upload, *, claim: Claim | None, kind: str, now: dt.datetime, 
     if not target.exists():
         target.write_bytes(upload.data)
     return ClaimDocument.objects.create(
-        claim=claim, kind=kind, original_name=upload.name[:255], content_type=upload.content_type,
-        size=len(upload.data), sha256=upload.sha256, path=relative, uploaded_at=now, uploaded_by=actor_label(actor))
+        claim=claim,
+        kind=kind,
+        original_name=upload.name[:255],
+        content_type=upload.content_type,
+        size=len(upload.data),
+        sha256=upload.sha256,
+        path=relative,
+        uploaded_at=now,
+        uploaded_by=actor_label(actor),
+    )
 
 
 def claim_document_add(*, claim: Claim, file, kind: str, now: dt.datetime, actor) -> ClaimDocument:
@@ -127,8 +145,14 @@ def claim_document_add(*, claim: Claim, file, kind: str, now: dt.datetime, actor
     upload = upload_check(file, what="the document")
     with transaction.atomic():
         doc = _store(upload, claim=claim, kind=kind, now=now, actor=actor)
-        _log(claim, action="document_added", to=claim.state, actor=actor, now=now,
-             reason=f"{doc.get_kind_display()}: {doc.original_name}")
+        _log(
+            claim,
+            action="document_added",
+            to=claim.state,
+            actor=actor,
+            now=now,
+            reason=f"{doc.get_kind_display()}: {doc.original_name}",
+        )
     return doc
 
 
@@ -151,9 +175,13 @@ def _locked(claim: Claim) -> Claim:
 
 def _require_state(claim: Claim, to: str, what: str, cite: str) -> None:
     if claim.state == State.ABANDONED:
-        raise ClaimRefused(f"{claim.number} was abandoned: it may not be reasserted, so it cannot be {what} ({cite})")
+        raise ClaimRefused(
+            f"{claim.number} was abandoned: it may not be reasserted, so it cannot be {what} ({cite})"
+        )
     if to not in TRANSITIONS[claim.state]:
-        raise ClaimRefused(f"{claim.number} is {claim.get_state_display().lower()}: it cannot be {what} now ({cite})")
+        raise ClaimRefused(
+            f"{claim.number} is {claim.get_state_display().lower()}: it cannot be {what} now ({cite})"
+        )
 
 
 def _refresh_deadlines(claim: Claim) -> None:
@@ -170,17 +198,33 @@ def _refresh_deadlines(claim: Claim) -> None:
     claim.next_deadline_kind = (AWAITING_CLAIMANT if nxt.suspended else nxt.kind) if nxt else ""
 
 
-def _log(claim: Claim, *, action: str, to: str, actor, now: dt.datetime, reason: str = "",
-         data: dict | None = None) -> ClaimTransition:
-    row = ClaimTransition.objects.create(claim=claim, action=action, from_state=claim.state, to_state=to, at=now,
-                                         actor=_user(actor), actor_label=actor_label(actor), reason=reason)
-    audit_record(action=f"claim.{action}", actor=actor, at=now, obj=claim, reason=reason,
-                 data={"from": claim.state, "to": to, **(data or {})})
+def _log(
+    claim: Claim, *, action: str, to: str, actor, now: dt.datetime, reason: str = "", data: dict | None = None
+) -> ClaimTransition:
+    row = ClaimTransition.objects.create(
+        claim=claim,
+        action=action,
+        from_state=claim.state,
+        to_state=to,
+        at=now,
+        actor=_user(actor),
+        actor_label=actor_label(actor),
+        reason=reason,
+    )
+    audit_record(
+        action=f"claim.{action}",
+        actor=actor,
+        at=now,
+        obj=claim,
+        reason=reason,
+        data={"from": claim.state, "to": to, **(data or {})},
+    )
     return row
 
 
-def _move(claim: Claim, *, to: str, action: str, actor, now: dt.datetime, reason: str = "",
-          data: dict | None = None) -> Claim:
+def _move(
+    claim: Claim, *, to: str, action: str, actor, now: dt.datetime, reason: str = "", data: dict | None = None
+) -> Claim:
     _log(claim, action=action, to=to, actor=actor, now=now, reason=reason, data=data)
     claim.state = to
     _refresh_deadlines(claim)
@@ -190,11 +234,26 @@ def _move(claim: Claim, *, to: str, action: str, actor, now: dt.datetime, reason
 
 # --- filing -------------------------------------------------------------------------------------------
 @transaction.atomic
-def claim_file(*, plan: Plan, claimant: Person | None, capacity: str, subject: str, description: str,
-               now: dt.datetime, actor, channel: str = Claim.Channel.PORTAL, participant: Person | None = None,
-               claimant_name: str = "", claimant_address: str = "", filed_by: Person | None = None,
-               representative: Person | None = None, authorisation=None, files: Sequence = (),
-               received_on: dt.date | None = None, delivery: str | None = None) -> Claim:
+def claim_file(
+    *,
+    plan: Plan,
+    claimant: Person | None,
+    capacity: str,
+    subject: str,
+    description: str,
+    now: dt.datetime,
+    actor,
+    channel: str = Claim.Channel.PORTAL,
+    participant: Person | None = None,
+    claimant_name: str = "",
+    claimant_address: str = "",
+    filed_by: Person | None = None,
+    representative: Person | None = None,
+    authorisation=None,
+    files: Sequence = (),
+    received_on: dt.date | None = None,
+    delivery: str | None = None,
+) -> Claim:
     """A written claim for benefits (EDCP 11.1). In the portal `filed_by` is the signed-in person: filing for
     someone else needs them to be the representative, with the claimant's written authorisation attached."""
     rules = rules_for(plan, received_on or now.date())
@@ -204,8 +263,10 @@ def claim_file(*, plan: Plan, claimant: Person | None, capacity: str, subject: s
     if received_on > local_date(now, rules):
         raise ClaimRefused(f"a claim cannot be received in the future ({received_on}) ({cite_filing})")
     if capacity not in Capacity.values:
-        raise ClaimRefused(f"a claimant is a Participant, Beneficiary or former Participant, not {capacity!r} "
-                           f"({cite_filing})")
+        raise ClaimRefused(
+            f"a claimant is a Participant, Beneficiary or former Participant, not {capacity!r} "
+            f"({cite_filing})"
+        )
     if subject not in Subject.values:
         raise ClaimRefused(f"unknown claim subject {subject!r}")
     if not (description or "").strip():
@@ -214,39 +275,61 @@ def claim_file(*, plan: Plan, claimant: Person | None, capacity: str, subject: s
         raise ClaimRefused(f"a claim needs a claimant ({cite_filing})")
     if participant is None:
         if capacity == Capacity.BENEFICIARY:
-            raise ClaimRefused(f"a Beneficiary's claim must name the participant whose benefit is claimed "
-                               f"({cite_filing})")
+            raise ClaimRefused(
+                f"a Beneficiary's claim must name the participant whose benefit is claimed ({cite_filing})"
+            )
         participant = claimant
     if filed_by is not None and filed_by != claimant:
         if representative is None or representative != filed_by:
             raise ClaimRefused(
                 f"{filed_by.full_name} is not the claimant: a claim on behalf of someone else must be filed by "
                 f"their duly authorized representative, with the claimant's written authorisation attached "
-                f"({cite_review}; {REGULATION}(b)(4))")
+                f"({cite_review}; {REGULATION}(b)(4))"
+            )
     if representative is not None and authorisation is None:
-        raise ClaimRefused(f"a claim filed by a representative needs the claimant's written authorisation of "
-                           f"{representative.full_name} ({cite_review}; {REGULATION}(b)(4))")
+        raise ClaimRefused(
+            f"a claim filed by a representative needs the claimant's written authorisation of "
+            f"{representative.full_name} ({cite_review}; {REGULATION}(b)(4))"
+        )
     if representative is not None and representative == claimant:
         raise ClaimRefused(f"the claimant cannot be their own representative ({cite_review})")
     auth_upload = upload_check(authorisation, what="the authorisation") if authorisation is not None else None
     uploads = [upload_check(f, what="the attachment") for f in files]
     earlier = Claim.objects.filter(plan=plan, participant=participant, subject=subject, state=State.ABANDONED)
-    earlier = earlier.filter(claimant=claimant) if claimant is not None else earlier.filter(
-        claimant_name__iexact=claimant_name.strip())
+    earlier = (
+        earlier.filter(claimant=claimant)
+        if claimant is not None
+        else earlier.filter(claimant_name__iexact=claimant_name.strip())
+    )
     if (abandoned := earlier.first()) is not None:
-        raise ClaimRefused(f"claim {abandoned.number} on the same subject was abandoned when no appeal was filed in "
-                           f"{rules.appeal_days} days: the claimant is precluded from reasserting it ({cite_review})")
+        raise ClaimRefused(
+            f"claim {abandoned.number} on the same subject was abandoned when no appeal was filed in "
+            f"{rules.appeal_days} days: the claimant is precluded from reasserting it ({cite_review})"
+        )
 
-    auth_doc = _store(auth_upload, claim=None, kind=ClaimDocument.Kind.AUTHORISATION, now=now, actor=actor) \
-        if auth_upload else None
+    auth_doc = (
+        _store(auth_upload, claim=None, kind=ClaimDocument.Kind.AUTHORISATION, now=now, actor=actor)
+        if auth_upload
+        else None
+    )
     claim = Claim(
-        plan=plan, participant=participant, capacity=capacity, claimant=claimant,
+        plan=plan,
+        participant=participant,
+        capacity=capacity,
+        claimant=claimant,
         claimant_name=(claimant_name.strip() or (claimant.full_name if claimant else "")),
-        claimant_address=(claimant_address.strip() or ("\n".join(claimant.address_lines) if claimant else "")),
-        representative=representative, representative_authorisation=auth_doc, subject=subject,
-        description=description.strip(), channel=channel,
+        claimant_address=(
+            claimant_address.strip() or ("\n".join(claimant.address_lines) if claimant else "")
+        ),
+        representative=representative,
+        representative_authorisation=auth_doc,
+        subject=subject,
+        description=description.strip(),
+        channel=channel,
         delivery=delivery or (Delivery.PORTAL if channel == Claim.Channel.PORTAL else Delivery.MAIL),
-        received_on=received_on, received_at=now, filed_by=actor_label(actor),
+        received_on=received_on,
+        received_at=now,
+        filed_by=actor_label(actor),
         decision_due_on=received_on,
     )
     claim._rules = rules
@@ -257,11 +340,24 @@ def claim_file(*, plan: Plan, claimant: Person | None, capacity: str, subject: s
         auth_doc.save(update_fields=["claim"])
     for upload in uploads:
         _store(upload, claim=claim, kind=ClaimDocument.Kind.SUBMISSION, now=now, actor=actor)
-    ClaimTransition.objects.create(claim=claim, action="filed", from_state="", to_state=State.RECEIVED, at=now,
-                                   actor=_user(actor), actor_label=actor_label(actor),
-                                   reason=f"Claim received {received_on:%B %-d, %Y} ({cite_filing})")
-    audit_record(action="claim.filed", actor=actor, at=now, obj=claim, reason=claim.description[:200],
-                 data={"plan": plan.code, "received_on": received_on.isoformat(), "channel": channel})
+    ClaimTransition.objects.create(
+        claim=claim,
+        action="filed",
+        from_state="",
+        to_state=State.RECEIVED,
+        at=now,
+        actor=_user(actor),
+        actor_label=actor_label(actor),
+        reason=f"Claim received {received_on:%B %-d, %Y} ({cite_filing})",
+    )
+    audit_record(
+        action="claim.filed",
+        actor=actor,
+        at=now,
+        obj=claim,
+        reason=claim.description[:200],
+        data={"plan": plan.code, "received_on": received_on.isoformat(), "channel": channel},
+    )
     return claim
 
 
@@ -271,13 +367,23 @@ def claim_assign(*, claim: Claim, reviewer, now: dt.datetime, actor) -> Claim:
     rules = claim_rules(claim)
     _require_cap(actor, Cap.DECIDE_CLAIMS, "assigning a claim", rules.cite("filing"))
     if claim.state not in OPEN_STATES:
-        raise ClaimRefused(f"{claim.number} is {claim.get_state_display().lower()}: there is nothing to assign "
-                           f"({rules.cite('filing')})")
+        raise ClaimRefused(
+            f"{claim.number} is {claim.get_state_display().lower()}: there is nothing to assign "
+            f"({rules.cite('filing')})"
+        )
     if not (has_cap(reviewer, Cap.DECIDE_CLAIMS) or has_cap(reviewer, Cap.DECIDE_APPEALS)):
-        raise ClaimRefused(f"{reviewer.get_username()} may not decide claims or appeals ({rules.cite('filing')})")
+        raise ClaimRefused(
+            f"{reviewer.get_username()} may not decide claims or appeals ({rules.cite('filing')})"
+        )
     claim.reviewer = reviewer
-    _log(claim, action="assigned", to=claim.state, actor=actor, now=now,
-         reason=f"Assigned to {reviewer.get_full_name() or reviewer.get_username()}")
+    _log(
+        claim,
+        action="assigned",
+        to=claim.state,
+        actor=actor,
+        now=now,
+        reason=f"Assigned to {reviewer.get_full_name() or reviewer.get_username()}",
+    )
     claim.save(update_fields=["reviewer"])
     return claim
 
@@ -293,34 +399,67 @@ def claim_start_review(*, claim: Claim, now: dt.datetime, actor, reason: str = "
 
 def _only_once(claim: Claim, level: str, cite: str) -> None:
     if claim.extensions.filter(level=level).exists():
-        raise ClaimRefused(f"{claim.number} has already been extended once: only one extension is allowed ({cite})")
+        raise ClaimRefused(
+            f"{claim.number} has already been extended once: only one extension is allowed ({cite})"
+        )
 
 
-def _check_extension(*, claim: Claim, rules: ClaimsRules, level: str, today: dt.date, special_circumstances: str,
-                     expected_on: dt.date, last_notice_day: dt.date, limit: dt.date, cite: str,
-                     requests_information: bool, information_requested: str) -> None:
+def _check_extension(
+    *,
+    claim: Claim,
+    rules: ClaimsRules,
+    level: str,
+    today: dt.date,
+    special_circumstances: str,
+    expected_on: dt.date,
+    last_notice_day: dt.date,
+    limit: dt.date,
+    cite: str,
+    requests_information: bool,
+    information_requested: str,
+) -> None:
     if today > last_notice_day:
-        raise ClaimRefused(f"the extension notice had to be sent before the period ended on {last_notice_day:%B %-d, %Y}"
-                           f"; on {today:%B %-d, %Y} it is too late to extend ({cite}; {REGULATION}(f)(1), (i)(1))")
+        raise ClaimRefused(
+            f"the extension notice had to be sent before the period ended on {last_notice_day:%B %-d, %Y}"
+            f"; on {today:%B %-d, %Y} it is too late to extend ({cite}; {REGULATION}(f)(1), (i)(1))"
+        )
     if not (special_circumstances or "").strip():
-        raise ClaimRefused(f"an extension notice must state the special circumstances that require it ({cite})")
+        raise ClaimRefused(
+            f"an extension notice must state the special circumstances that require it ({cite})"
+        )
     if expected_on is None:
-        raise ClaimRefused(f"an extension notice must state the date by which a decision is expected ({cite})")
+        raise ClaimRefused(
+            f"an extension notice must state the date by which a decision is expected ({cite})"
+        )
     if expected_on < today or expected_on > limit:
-        raise ClaimRefused(f"the expected decision date {expected_on:%B %-d, %Y} must fall between today and "
-                           f"{limit:%B %-d, %Y}, the end of the one extension allowed ({cite})")
+        raise ClaimRefused(
+            f"the expected decision date {expected_on:%B %-d, %Y} must fall between today and "
+            f"{limit:%B %-d, %Y}, the end of the one extension allowed ({cite})"
+        )
     tolling = f"{REGULATION}{regulation_paragraph(level)}"
     if requests_information and not (information_requested or "").strip():
-        raise ClaimRefused(f"an extension because the claimant has not submitted information necessary to decide "
-                           f"the claim must say what information is needed ({cite}; {tolling})")
+        raise ClaimRefused(
+            f"an extension because the claimant has not submitted information necessary to decide "
+            f"the claim must say what information is needed ({cite}; {tolling})"
+        )
     if not requests_information and (information_requested or "").strip():
-        raise ClaimRefused(f"information is requested from the claimant only when the extension is for their failure "
-                           f"to submit it (requests_information), which tolls the period ({cite}; {tolling})")
+        raise ClaimRefused(
+            f"information is requested from the claimant only when the extension is for their failure "
+            f"to submit it (requests_information), which tolls the period ({cite}; {tolling})"
+        )
 
 
 @transaction.atomic
-def claim_extend(*, claim: Claim, special_circumstances: str, expected_on: dt.date, now: dt.datetime, actor,
-                 requests_information: bool = False, information_requested: str = "") -> ClaimExtension:
+def claim_extend(
+    *,
+    claim: Claim,
+    special_circumstances: str,
+    expected_on: dt.date,
+    now: dt.datetime,
+    actor,
+    requests_information: bool = False,
+    information_requested: str = "",
+) -> ClaimExtension:
     """One extension of the 90 days to 180, with a notice sent before day 90 ends (EDCP 11.2; (f)(1)).
 
     `requests_information`: the special circumstance is the claimant's failure to submit information necessary
@@ -333,32 +472,83 @@ def claim_extend(*, claim: Claim, special_circumstances: str, expected_on: dt.da
     _require_state(claim, State.EXTENDED, "extended", cite)
     today = local_date(now, rules)
     limit = claim.received_on + dt.timedelta(days=rules.decision_days + rules.extension_days)
-    _check_extension(claim=claim, rules=rules, level=Level.INITIAL, today=today,
-                     special_circumstances=special_circumstances, expected_on=expected_on,
-                     last_notice_day=extension_notice_by(claim.received_on, rules), limit=limit, cite=cite,
-                     requests_information=requests_information, information_requested=information_requested)
-    return _extend(claim, rules=rules, level=Level.INITIAL, special_circumstances=special_circumstances,
-                   expected_on=expected_on, today=today, now=now, actor=actor, to=State.EXTENDED, cite=cite,
-                   requests_information=requests_information, information_requested=information_requested)
+    _check_extension(
+        claim=claim,
+        rules=rules,
+        level=Level.INITIAL,
+        today=today,
+        special_circumstances=special_circumstances,
+        expected_on=expected_on,
+        last_notice_day=extension_notice_by(claim.received_on, rules),
+        limit=limit,
+        cite=cite,
+        requests_information=requests_information,
+        information_requested=information_requested,
+    )
+    return _extend(
+        claim,
+        rules=rules,
+        level=Level.INITIAL,
+        special_circumstances=special_circumstances,
+        expected_on=expected_on,
+        today=today,
+        now=now,
+        actor=actor,
+        to=State.EXTENDED,
+        cite=cite,
+        requests_information=requests_information,
+        information_requested=information_requested,
+    )
 
 
-def _extend(claim: Claim, *, rules: ClaimsRules, level: str, special_circumstances: str, expected_on: dt.date,
-            today: dt.date, now: dt.datetime, actor, to: str, cite: str, requests_information: bool,
-            information_requested: str) -> ClaimExtension:
+def _extend(
+    claim: Claim,
+    *,
+    rules: ClaimsRules,
+    level: str,
+    special_circumstances: str,
+    expected_on: dt.date,
+    today: dt.date,
+    now: dt.datetime,
+    actor,
+    to: str,
+    cite: str,
+    requests_information: bool,
+    information_requested: str,
+) -> ClaimExtension:
     try:
         with transaction.atomic():
             extension = ClaimExtension.objects.create(
-                claim=claim, level=level, special_circumstances=special_circumstances.strip(), expected_on=expected_on,
-                issued_on=today, issued_at=now, issued_by=actor_label(actor), requests_information=requests_information,
-                information_requested=(information_requested or "").strip())
+                claim=claim,
+                level=level,
+                special_circumstances=special_circumstances.strip(),
+                expected_on=expected_on,
+                issued_on=today,
+                issued_at=now,
+                issued_by=actor_label(actor),
+                requests_information=requests_information,
+                information_requested=(information_requested or "").strip(),
+            )
     except IntegrityError:
-        raise ClaimRefused(f"{claim.number} has already been extended once: only one extension is allowed ({cite})")
-    asked = (f" Information requested from the claimant: {extension.information_requested} The period for deciding "
-             f"is suspended from {today:%B %-d, %Y} until the claimant responds ({cite}; "
-             f"{REGULATION}{regulation_paragraph(level)})." if requests_information else "")
-    _move(claim, to=to, action="extended" if level == Level.INITIAL else "review_extended", actor=actor, now=now,
-          reason=f"{special_circumstances.strip()} Decision expected by {expected_on:%B %-d, %Y}.{asked}",
-          data={"expected_on": expected_on.isoformat(), "requests_information": requests_information})
+        raise ClaimRefused(
+            f"{claim.number} has already been extended once: only one extension is allowed ({cite})"
+        )
+    asked = (
+        f" Information requested from the claimant: {extension.information_requested} The period for deciding "
+        f"is suspended from {today:%B %-d, %Y} until the claimant responds ({cite}; "
+        f"{REGULATION}{regulation_paragraph(level)})."
+        if requests_information
+        else ""
+    )
+    _move(
+        claim,
+        to=to,
+        action="extended" if level == Level.INITIAL else "review_extended",
+        actor=actor,
+        now=now,
+        reason=f"{special_circumstances.strip()} Decision expected by {expected_on:%B %-d, %Y}.{asked}",
+        data={"expected_on": expected_on.isoformat(), "requests_information": requests_information},
+    )
     extension.notice = pdf.extension_notice(extension, rules=rules, now=now, actor=actor)
     extension.save(update_fields=["notice"])
     _notify_claimant(claim, "An extension notice about your claim")
@@ -367,8 +557,16 @@ def _extend(claim: Claim, *, rules: ClaimsRules, level: str, special_circumstanc
 
 # --- the claimant's information, asked for by an extension (tolling) ---------------------------------------
 @transaction.atomic
-def claim_information_receive(*, claim: Claim, now: dt.datetime, actor, response: str = "", files: Sequence = (),
-                              filed_by: Person | None = None, received_on: dt.date | None = None) -> ClaimExtension:
+def claim_information_receive(
+    *,
+    claim: Claim,
+    now: dt.datetime,
+    actor,
+    response: str = "",
+    files: Sequence = (),
+    filed_by: Person | None = None,
+    received_on: dt.date | None = None,
+) -> ClaimExtension:
     """The claimant's response to an extension notice that asked for information: the period for deciding, tolled
     since the notice was sent, runs again from the day the response is received, and the decision is due later by
     the days it stood still (29 CFR 2560.503-1(f)(4) initial, (i)(4) on review).
@@ -386,44 +584,70 @@ def claim_information_receive(*, claim: Claim, now: dt.datetime, actor, response
         if claim.state not in (*AWAITING_DECISION, *AWAITING_REVIEW):
             why = f"{claim.number} is {claim.get_state_display().lower()}: no decision is pending"
         elif asked is not None:
-            why = (f"the information requested on {asked.issued_on:%B %-d, %Y} was already received on "
-                   f"{asked.information_received_on:%B %-d, %Y}")
+            why = (
+                f"the information requested on {asked.issued_on:%B %-d, %Y} was already received on "
+                f"{asked.information_received_on:%B %-d, %Y}"
+            )
         else:
             why = f"no extension notice of {claim.number} asked the claimant for information"
         raise ClaimRefused(f"{why}, so there is no request awaiting a response to record ({cite}; {tolling})")
     if filed_by is not None and filed_by not in (claim.claimant, claim.representative):
-        raise ClaimRefused(f"only the claimant or their duly authorized representative may answer the request for "
-                           f"information ({cite})")
+        raise ClaimRefused(
+            f"only the claimant or their duly authorized representative may answer the request for "
+            f"information ({cite})"
+        )
     today = local_date(now, rules)
     received_on = received_on or today
     if received_on > today:
         raise ClaimRefused(f"a response cannot be received in the future ({received_on}) ({cite})")
     if received_on < extension.issued_on:
-        raise ClaimRefused(f"the information was requested on {extension.issued_on:%B %-d, %Y}: a response cannot be "
-                           f"received before that, on {received_on:%B %-d, %Y} ({cite}; {tolling})")
+        raise ClaimRefused(
+            f"the information was requested on {extension.issued_on:%B %-d, %Y}: a response cannot be "
+            f"received before that, on {received_on:%B %-d, %Y} ({cite}; {tolling})"
+        )
     if not (response or "").strip() and not files:
-        raise ClaimRefused(f"a response must give or attach the information requested: "
-                           f"{extension.information_requested} ({cite})")
+        raise ClaimRefused(
+            f"a response must give or attach the information requested: "
+            f"{extension.information_requested} ({cite})"
+        )
     uploads = [upload_check(f, what="the attachment") for f in files]
     extension.information_received_on, extension.information_received_at = received_on, now
     extension.information_response = (response or "").strip()
-    extension.save(update_fields=["information_received_on", "information_received_at", "information_response"])
+    extension.save(
+        update_fields=["information_received_on", "information_received_at", "information_response"]
+    )
     for upload in uploads:
         _store(upload, claim=claim, kind=ClaimDocument.Kind.INFORMATION, now=now, actor=actor)
     _refresh_deadlines(claim)
     due = claim.review_due_on if level == Level.REVIEW else claim.decision_due_on
     days = extension.days_tolled
-    _log(claim, action="information_received", to=claim.state, actor=actor, now=now,
-         reason=f"Information requested on {extension.issued_on:%B %-d, %Y} received on {received_on:%B %-d, %Y}. "
-                f"The period for deciding was suspended for {_days(days)}; the decision is now due by "
-                f"{due:%B %-d, %Y} ({cite}; {tolling}).",
-         data={"level": level, "received_on": received_on.isoformat(), "days_tolled": days,
-               "due_on": due.isoformat(), "attachments": len(uploads)})
+    _log(
+        claim,
+        action="information_received",
+        to=claim.state,
+        actor=actor,
+        now=now,
+        reason=f"Information requested on {extension.issued_on:%B %-d, %Y} received on {received_on:%B %-d, %Y}. "
+        f"The period for deciding was suspended for {_days(days)}; the decision is now due by "
+        f"{due:%B %-d, %Y} ({cite}; {tolling}).",
+        data={
+            "level": level,
+            "received_on": received_on.isoformat(),
+            "days_tolled": days,
+            "due_on": due.isoformat(),
+            "attachments": len(uploads),
+        },
+    )
     claim.save()
-    _notify_reviewer(claim, subject=f"[{claim.plan.code} claims] {claim.number}: the claimant's information arrived",
-                     body=(f"The information requested from {claim.claimant_name} on {extension.issued_on:%B %-d, %Y} "
-                           f"was received on {received_on:%B %-d, %Y}.\nThe period for deciding, suspended for "
-                           f"{_days(days)}, runs again: the decision is due by {due:%B %-d, %Y} ({cite}; {tolling}).\n"))
+    _notify_reviewer(
+        claim,
+        subject=f"[{claim.plan.code} claims] {claim.number}: the claimant's information arrived",
+        body=(
+            f"The information requested from {claim.claimant_name} on {extension.issued_on:%B %-d, %Y} "
+            f"was received on {received_on:%B %-d, %Y}.\nThe period for deciding, suspended for "
+            f"{_days(days)}, runs again: the decision is due by {due:%B %-d, %Y} ({cite}; {tolling}).\n"
+        ),
+    )
     return extension
 
 
@@ -448,9 +672,23 @@ def _records(claim: Claim, records: Iterable) -> list[ClaimDocument]:
     return found
 
 
-def _decide(claim: Claim, *, rules: ClaimsRules, level: str, outcome: str, reasons: str, sections, records,
-            now: dt.datetime, actor, additional_material: str = "", review_procedure: str = "",
-            approved_benefit: str = "", partial: bool = False, delivery: str | None = None) -> ClaimDecision:
+def _decide(
+    claim: Claim,
+    *,
+    rules: ClaimsRules,
+    level: str,
+    outcome: str,
+    reasons: str,
+    sections,
+    records,
+    now: dt.datetime,
+    actor,
+    additional_material: str = "",
+    review_procedure: str = "",
+    approved_benefit: str = "",
+    partial: bool = False,
+    delivery: str | None = None,
+) -> ClaimDecision:
     today = local_date(now, rules)
     # A period still tolled for the claimant's information counts as tolled up to today: deciding then is on time.
     deadlines = claim_deadlines(claim, deciding_on=today)
@@ -460,11 +698,24 @@ def _decide(claim: Claim, *, rules: ClaimsRules, level: str, outcome: str, reaso
         due, start, body = deadlines.review.due_on, claim.appeal.received_on, "the Committee"
     delivery = delivery or claim.delivery
     decision = ClaimDecision.objects.create(
-        claim=claim, level=level, outcome=outcome, partial=partial, reasons=reasons.strip(),
-        additional_material=(additional_material or "").strip(), review_procedure=(review_procedure or "").strip(),
-        approved_benefit=(approved_benefit or "").strip(), decided_on=today, decided_at=now, decided_by=actor,
-        deciding_body=body, due_on=due, late=today > due, days_taken=(today - start).days, delivery=delivery,
-        claimant_receives_on=claimant_receives_on(today, delivery))
+        claim=claim,
+        level=level,
+        outcome=outcome,
+        partial=partial,
+        reasons=reasons.strip(),
+        additional_material=(additional_material or "").strip(),
+        review_procedure=(review_procedure or "").strip(),
+        approved_benefit=(approved_benefit or "").strip(),
+        decided_on=today,
+        decided_at=now,
+        decided_by=actor,
+        deciding_body=body,
+        due_on=due,
+        late=today > due,
+        days_taken=(today - start).days,
+        delivery=delivery,
+        claimant_receives_on=claimant_receives_on(today, delivery),
+    )
     decision.provisions.set(sections)
     decision.records_relied_on.set(records)
     return decision
@@ -478,8 +729,16 @@ def _check_decider(claim: Claim, *, actor, level: str, rules: ClaimsRules) -> No
 
 
 @transaction.atomic
-def claim_approve(*, claim: Claim, reasons: str, approved_benefit: str, now: dt.datetime, actor,
-                  provisions: Iterable = (), records: Iterable = ()) -> ClaimDecision:
+def claim_approve(
+    *,
+    claim: Claim,
+    reasons: str,
+    approved_benefit: str,
+    now: dt.datetime,
+    actor,
+    provisions: Iterable = (),
+    records: Iterable = (),
+) -> ClaimDecision:
     claim = _locked(claim)
     rules = claim_rules(claim)
     cite = rules.cite("denial")
@@ -489,19 +748,36 @@ def claim_approve(*, claim: Claim, reasons: str, approved_benefit: str, now: dt.
         raise ClaimRefused(f"a decision must give its reasons ({cite})")
     if not (approved_benefit or "").strip():
         raise ClaimRefused(f"an approval must say what benefit is granted ({cite})")
-    decision = _decide(claim, rules=rules, level=Level.INITIAL, outcome=Outcome.APPROVED, reasons=reasons,
-                       sections=_sections(claim, provisions, cite), records=_records(claim, records), now=now,
-                       actor=actor, approved_benefit=approved_benefit)
-    _move(claim, to=State.APPROVED, action="approved", actor=actor, now=now, reason=reasons.strip(),
-          data={"late": decision.late})
+    decision = _decide(
+        claim,
+        rules=rules,
+        level=Level.INITIAL,
+        outcome=Outcome.APPROVED,
+        reasons=reasons,
+        sections=_sections(claim, provisions, cite),
+        records=_records(claim, records),
+        now=now,
+        actor=actor,
+        approved_benefit=approved_benefit,
+    )
+    _move(
+        claim,
+        to=State.APPROVED,
+        action="approved",
+        actor=actor,
+        now=now,
+        reason=reasons.strip(),
+        data={"late": decision.late},
+    )
     decision.notice = pdf.decision_notice(decision, rules=rules, now=now, actor=actor)
     decision.save(update_fields=["notice"])
     _notify_claimant(claim, "A decision on your claim")
     return decision
 
 
-def denial_missing(*, reasons: str, provisions: Sequence, additional_material: str, review_procedure: str,
-                   rules: ClaimsRules) -> list[str]:
+def denial_missing(
+    *, reasons: str, provisions: Sequence, additional_material: str, review_procedure: str, rules: ClaimsRules
+) -> list[str]:
     """The elements (a)-(d) of EDCP 11.2 a denial notice lacks; empty when it may be issued."""
     missing = []
     if not (reasons or "").strip():
@@ -509,8 +785,10 @@ def denial_missing(*, reasons: str, provisions: Sequence, additional_material: s
     if not provisions:
         missing.append("(b) the specific plan provisions on which the denial is based")
     if not (additional_material or "").strip():
-        missing.append("(c) any additional material or information needed to perfect the claim and why "
-                       "(say so if none is needed)")
+        missing.append(
+            "(c) any additional material or information needed to perfect the claim and why "
+            "(say so if none is needed)"
+        )
     procedure = (review_procedure or "").strip()
     if not procedure:
         missing.append("(d) the review procedure and its time limits")
@@ -518,15 +796,27 @@ def denial_missing(*, reasons: str, provisions: Sequence, additional_material: s
         if f"{rules.appeal_days} days" not in procedure:
             missing.append(f"(d) the time limit for an appeal ({rules.appeal_days} days)")
         if "502(a)" not in procedure:
-            missing.append("(d) the right to bring a civil action under ERISA section 502(a) after an adverse "
-                           "decision on review")
+            missing.append(
+                "(d) the right to bring a civil action under ERISA section 502(a) after an adverse "
+                "decision on review"
+            )
     return missing
 
 
 @transaction.atomic
-def claim_deny(*, claim: Claim, reasons: str, provisions: Iterable, additional_material: str,
-               review_procedure: str, now: dt.datetime, actor, partial: bool = False, records: Iterable = (),
-               delivery: str | None = None) -> ClaimDecision:
+def claim_deny(
+    *,
+    claim: Claim,
+    reasons: str,
+    provisions: Iterable,
+    additional_material: str,
+    review_procedure: str,
+    now: dt.datetime,
+    actor,
+    partial: bool = False,
+    records: Iterable = (),
+    delivery: str | None = None,
+) -> ClaimDecision:
     """Deny in whole or in part with a notice that contains (a)-(d) of EDCP 11.2 / BRP 7.2 / RRP 7.02."""
     claim = _locked(claim)
     rules = claim_rules(claim)
@@ -534,18 +824,41 @@ def claim_deny(*, claim: Claim, reasons: str, provisions: Iterable, additional_m
     _check_decider(claim, actor=actor, level=Level.INITIAL, rules=rules)
     _require_state(claim, State.DENIED, "denied", cite)
     sections = _sections(claim, provisions, cite)
-    missing = denial_missing(reasons=reasons, provisions=sections, additional_material=additional_material,
-                             review_procedure=review_procedure, rules=rules)
+    missing = denial_missing(
+        reasons=reasons,
+        provisions=sections,
+        additional_material=additional_material,
+        review_procedure=review_procedure,
+        rules=rules,
+    )
     if missing:
         raise ClaimRefused(f"a denial notice must contain {'; '.join(missing)} ({cite}; {REGULATION}(g)(1))")
     if delivery is not None and delivery not in Delivery.values:
         raise ClaimRefused(f"unknown delivery {delivery!r}")
-    decision = _decide(claim, rules=rules, level=Level.INITIAL, outcome=Outcome.DENIED, reasons=reasons,
-                       sections=sections, records=_records(claim, records), now=now, actor=actor,
-                       additional_material=additional_material, review_procedure=review_procedure, partial=partial,
-                       delivery=delivery)
-    _move(claim, to=State.DENIED, action="denied", actor=actor, now=now, reason=reasons.strip(),
-          data={"late": decision.late, "claimant_receives_on": decision.claimant_receives_on.isoformat()})
+    decision = _decide(
+        claim,
+        rules=rules,
+        level=Level.INITIAL,
+        outcome=Outcome.DENIED,
+        reasons=reasons,
+        sections=sections,
+        records=_records(claim, records),
+        now=now,
+        actor=actor,
+        additional_material=additional_material,
+        review_procedure=review_procedure,
+        partial=partial,
+        delivery=delivery,
+    )
+    _move(
+        claim,
+        to=State.DENIED,
+        action="denied",
+        actor=actor,
+        now=now,
+        reason=reasons.strip(),
+        data={"late": decision.late, "claimant_receives_on": decision.claimant_receives_on.isoformat()},
+    )
     decision.notice = pdf.decision_notice(decision, rules=rules, now=now, actor=actor)
     decision.save(update_fields=["notice"])
     _notify_claimant(claim, "A decision on your claim")
@@ -553,17 +866,37 @@ def claim_deny(*, claim: Claim, reasons: str, provisions: Iterable, additional_m
 
 
 # --- appeal -------------------------------------------------------------------------------------------
-def _abandon(claim: Claim, *, now: dt.datetime, actor, rules: ClaimsRules, late_appeal_on: dt.date | None = None) -> Claim:
-    late = (f" A notice of appeal received {late_appeal_on:%B %-d, %Y} came after the window and is refused."
-            if late_appeal_on else "")
-    return _move(claim, to=State.ABANDONED, action="abandoned", actor=actor, now=now,
-                 reason=f"No appeal was filed by {claim.appeal_due_on:%B %-d, %Y}, {rules.appeal_days} days after the "
-                        f"claimant received the denial: the claim is deemed abandoned and may not be reasserted "
-                        f"({rules.cite('review')}).{late}")
+def _abandon(
+    claim: Claim, *, now: dt.datetime, actor, rules: ClaimsRules, late_appeal_on: dt.date | None = None
+) -> Claim:
+    late = (
+        f" A notice of appeal received {late_appeal_on:%B %-d, %Y} came after the window and is refused."
+        if late_appeal_on
+        else ""
+    )
+    return _move(
+        claim,
+        to=State.ABANDONED,
+        action="abandoned",
+        actor=actor,
+        now=now,
+        reason=f"No appeal was filed by {claim.appeal_due_on:%B %-d, %Y}, {rules.appeal_days} days after the "
+        f"claimant received the denial: the claim is deemed abandoned and may not be reasserted "
+        f"({rules.cite('review')}).{late}",
+    )
 
 
-def appeal_file(*, claim: Claim, issues: str, now: dt.datetime, actor, evidence: str = "", files: Sequence = (),
-                filed_by: Person | None = None, received_on: dt.date | None = None) -> ClaimAppeal:
+def appeal_file(
+    *,
+    claim: Claim,
+    issues: str,
+    now: dt.datetime,
+    actor,
+    evidence: str = "",
+    files: Sequence = (),
+    filed_by: Person | None = None,
+    received_on: dt.date | None = None,
+) -> ClaimAppeal:
     """A written notice of appeal within 60 days after the claimant receives the denial (EDCP 11.3).
 
     Late: refused, and the claim is marked abandoned (committed even though the call raises)."""
@@ -576,13 +909,17 @@ def appeal_file(*, claim: Claim, issues: str, now: dt.datetime, actor, evidence:
         if received_on > today:
             raise ClaimRefused(f"an appeal cannot be received in the future ({received_on}) ({cite})")
         if filed_by is not None and filed_by not in (claim.claimant, claim.representative):
-            raise ClaimRefused(f"only the claimant or their duly authorized representative may appeal ({cite})")
+            raise ClaimRefused(
+                f"only the claimant or their duly authorized representative may appeal ({cite})"
+            )
         if claim.state == State.DENIED and received_on > claim.appeal_due_on:
             _abandon(claim, now=now, actor="system", rules=rules, late_appeal_on=received_on)
-            late = (f"the appeal window closed on {claim.appeal_due_on:%B %-d, %Y} ({rules.appeal_days} days after "
-                    f"the claimant received the denial on "
-                    f"{claim.decisions.get(level=Level.INITIAL).claimant_receives_on:%B %-d, %Y}); the claim is "
-                    f"abandoned and may not be reasserted ({cite})")
+            late = (
+                f"the appeal window closed on {claim.appeal_due_on:%B %-d, %Y} ({rules.appeal_days} days after "
+                f"the claimant received the denial on "
+                f"{claim.decisions.get(level=Level.INITIAL).claimant_receives_on:%B %-d, %Y}); the claim is "
+                f"abandoned and may not be reasserted ({cite})"
+            )
         else:
             late = ""
     if late:
@@ -591,17 +928,30 @@ def appeal_file(*, claim: Claim, issues: str, now: dt.datetime, actor, evidence:
         claim = _locked(claim)
         _require_state(claim, State.APPEAL_RECEIVED, "appealed", cite)
         if not (issues or "").strip():
-            raise ClaimRefused(f"a notice of appeal must describe the issues and the evidence the claimant deems "
-                               f"relevant ({cite})")
+            raise ClaimRefused(
+                f"a notice of appeal must describe the issues and the evidence the claimant deems "
+                f"relevant ({cite})"
+            )
         uploads = [upload_check(f, what="the evidence") for f in files]
-        appeal = ClaimAppeal.objects.create(claim=claim, received_on=received_on, received_at=now,
-                                            filed_by=actor_label(actor), issues=issues.strip(),
-                                            evidence=(evidence or "").strip())
+        appeal = ClaimAppeal.objects.create(
+            claim=claim,
+            received_on=received_on,
+            received_at=now,
+            filed_by=actor_label(actor),
+            issues=issues.strip(),
+            evidence=(evidence or "").strip(),
+        )
         for upload in uploads:
             _store(upload, claim=claim, kind=ClaimDocument.Kind.EVIDENCE, now=now, actor=actor)
         claim.appeal = appeal
-        _move(claim, to=State.APPEAL_RECEIVED, action="appeal_filed", actor=actor, now=now,
-              reason=f"Appeal received {received_on:%B %-d, %Y} ({cite})")
+        _move(
+            claim,
+            to=State.APPEAL_RECEIVED,
+            action="appeal_filed",
+            actor=actor,
+            now=now,
+            reason=f"Appeal received {received_on:%B %-d, %Y} ({cite})",
+        )
         return appeal
 
 
@@ -611,13 +961,27 @@ def appeal_start_review(*, claim: Claim, now: dt.datetime, actor, reason: str = 
     cite = claim_rules(claim).cite("decision_on_review")
     _require_cap(actor, Cap.DECIDE_APPEALS, "reviewing an appeal", cite)
     _require_state(claim, State.APPEAL_UNDER_REVIEW, "put under review on appeal", cite)
-    return _move(claim, to=State.APPEAL_UNDER_REVIEW, action="appeal_review_started", actor=actor, now=now,
-                 reason=reason)
+    return _move(
+        claim,
+        to=State.APPEAL_UNDER_REVIEW,
+        action="appeal_review_started",
+        actor=actor,
+        now=now,
+        reason=reason,
+    )
 
 
 @transaction.atomic
-def appeal_extend(*, claim: Claim, special_circumstances: str, expected_on: dt.date, now: dt.datetime, actor,
-                  requests_information: bool = False, information_requested: str = "") -> ClaimExtension:
+def appeal_extend(
+    *,
+    claim: Claim,
+    special_circumstances: str,
+    expected_on: dt.date,
+    now: dt.datetime,
+    actor,
+    requests_information: bool = False,
+    information_requested: str = "",
+) -> ClaimExtension:
     """One extension of the 60 days to 120, with a notice sent before day 60 ends (EDCP 11.4; (i)(1)).
 
     `requests_information`: as for claim_extend, the period on review is tolled until the claimant responds
@@ -631,18 +995,48 @@ def appeal_extend(*, claim: Claim, special_circumstances: str, expected_on: dt.d
     today = local_date(now, rules)
     received = claim.appeal.received_on
     limit = received + dt.timedelta(days=rules.review_days + rules.review_extension_days)
-    _check_extension(claim=claim, rules=rules, level=Level.REVIEW, today=today,
-                     special_circumstances=special_circumstances, expected_on=expected_on,
-                     last_notice_day=review_extension_notice_by(received, rules), limit=limit, cite=cite,
-                     requests_information=requests_information, information_requested=information_requested)
-    return _extend(claim, rules=rules, level=Level.REVIEW, special_circumstances=special_circumstances,
-                   expected_on=expected_on, today=today, now=now, actor=actor, to=State.APPEAL_EXTENDED, cite=cite,
-                   requests_information=requests_information, information_requested=information_requested)
+    _check_extension(
+        claim=claim,
+        rules=rules,
+        level=Level.REVIEW,
+        today=today,
+        special_circumstances=special_circumstances,
+        expected_on=expected_on,
+        last_notice_day=review_extension_notice_by(received, rules),
+        limit=limit,
+        cite=cite,
+        requests_information=requests_information,
+        information_requested=information_requested,
+    )
+    return _extend(
+        claim,
+        rules=rules,
+        level=Level.REVIEW,
+        special_circumstances=special_circumstances,
+        expected_on=expected_on,
+        today=today,
+        now=now,
+        actor=actor,
+        to=State.APPEAL_EXTENDED,
+        cite=cite,
+        requests_information=requests_information,
+        information_requested=information_requested,
+    )
 
 
 @transaction.atomic
-def appeal_decide(*, claim: Claim, outcome: str, reasons: str, now: dt.datetime, actor, provisions: Iterable = (),
-                  approved_benefit: str = "", records: Iterable = (), partial: bool = False) -> ClaimDecision:
+def appeal_decide(
+    *,
+    claim: Claim,
+    outcome: str,
+    reasons: str,
+    now: dt.datetime,
+    actor,
+    provisions: Iterable = (),
+    approved_benefit: str = "",
+    records: Iterable = (),
+    partial: bool = False,
+) -> ClaimDecision:
     """The Committee's decision on review, communicated in writing (EDCP 11.4)."""
     claim = _locked(claim)
     rules = claim_rules(claim)
@@ -662,11 +1056,28 @@ def appeal_decide(*, claim: Claim, outcome: str, reasons: str, now: dt.datetime,
         missing.append("what benefit is granted")
     if missing:
         raise ClaimRefused(f"a decision on review must state {'; '.join(missing)} ({cite}; {REGULATION}(j))")
-    decision = _decide(claim, rules=rules, level=Level.REVIEW, outcome=outcome, reasons=reasons, sections=sections,
-                       records=_records(claim, records), now=now, actor=actor, approved_benefit=approved_benefit,
-                       partial=partial)
-    _move(claim, to=to, action="appeal_decided", actor=actor, now=now, reason=reasons.strip(),
-          data={"outcome": outcome, "late": decision.late})
+    decision = _decide(
+        claim,
+        rules=rules,
+        level=Level.REVIEW,
+        outcome=outcome,
+        reasons=reasons,
+        sections=sections,
+        records=_records(claim, records),
+        now=now,
+        actor=actor,
+        approved_benefit=approved_benefit,
+        partial=partial,
+    )
+    _move(
+        claim,
+        to=to,
+        action="appeal_decided",
+        actor=actor,
+        now=now,
+        reason=reasons.strip(),
+        data={"outcome": outcome, "late": decision.late},
+    )
     decision.notice = pdf.decision_notice(decision, rules=rules, now=now, actor=actor)
     decision.save(update_fields=["notice"])
     _notify_claimant(claim, "The Committee's decision on your appeal")
@@ -690,10 +1101,17 @@ def claim_file_request(*, claim: Claim, now: dt.datetime, actor) -> ClaimFileReq
     """The claimant asks for every document relevant to the claim, free ((h)(2)(iii), (m)(8); EDCP 11.3)."""
     claim = _locked(claim)
     rules = claim_rules(claim)
-    request = ClaimFileRequest.objects.create(claim=claim, requested_on=local_date(now, rules), requested_at=now,
-                                              requested_by=actor_label(actor))
-    _log(claim, action="claim_file_requested", to=claim.state, actor=actor, now=now,
-         reason=f"Copies of all documents relevant to the claim, free of charge ({rules.cite('review')})")
+    request = ClaimFileRequest.objects.create(
+        claim=claim, requested_on=local_date(now, rules), requested_at=now, requested_by=actor_label(actor)
+    )
+    _log(
+        claim,
+        action="claim_file_requested",
+        to=claim.state,
+        actor=actor,
+        now=now,
+        reason=f"Copies of all documents relevant to the claim, free of charge ({rules.cite('review')})",
+    )
     return request
 
 
@@ -702,14 +1120,22 @@ def claim_file_fulfil(*, request: ClaimFileRequest, now: dt.datetime, actor) -> 
     """Assemble the claim file into one PDF and furnish it; logged with its date."""
     request = ClaimFileRequest.objects.select_for_update().get(pk=request.pk)
     if request.fulfilled_on is not None:
-        raise ClaimRefused(f"the claim file requested on {request.requested_on} was furnished on {request.fulfilled_on}")
+        raise ClaimRefused(
+            f"the claim file requested on {request.requested_on} was furnished on {request.fulfilled_on}"
+        )
     claim = _locked(request.claim)
     rules = claim_rules(claim)
     request.fulfilled_on, request.fulfilled_at = local_date(now, rules), now
     request.document = pdf.claim_file_bundle(request, claim=claim, rules=rules, now=now, actor=actor)
     request.save()
-    _log(claim, action="claim_file_furnished", to=claim.state, actor=actor, now=now,
-         reason=f"Claim file requested {request.requested_on}, furnished {request.fulfilled_on}, free of charge")
+    _log(
+        claim,
+        action="claim_file_furnished",
+        to=claim.state,
+        actor=actor,
+        now=now,
+        reason=f"Claim file requested {request.requested_on}, furnished {request.fulfilled_on}, free of charge",
+    )
     _notify_claimant(claim, "The copy of your claim file")
     return request
 
@@ -730,16 +1156,22 @@ def claims_flag_deadlines(*, now: dt.datetime) -> dict:
     abandoned claim is abandoned once."""
     stats = {"abandoned": 0, "approaching": 0, "overdue": 0, "emails": 0, "failed": 0}
     horizon = (now + dt.timedelta(days=2)).date()
-    for pk in Claim.objects.filter(state=State.DENIED, appeal_due_on__lt=horizon).values_list("pk", flat=True):
+    for pk in Claim.objects.filter(state=State.DENIED, appeal_due_on__lt=horizon).values_list(
+        "pk", flat=True
+    ):
         try:
             with transaction.atomic():
                 claim = _locked(Claim(pk=pk))
                 rules = claim_rules(claim)
                 if claim.state == State.DENIED and local_date(now, rules) > claim.appeal_due_on:
                     _abandon(claim, now=now, actor="system", rules=rules)
-                    ClaimFlag.objects.get_or_create(claim=claim, kind=ClaimFlag.Kind.ABANDONED, deadline_kind="appeal",
-                                                    deadline_on=claim.appeal_due_on,
-                                                    defaults={"flagged_on": local_date(now, rules)})
+                    ClaimFlag.objects.get_or_create(
+                        claim=claim,
+                        kind=ClaimFlag.Kind.ABANDONED,
+                        deadline_kind="appeal",
+                        deadline_on=claim.appeal_due_on,
+                        defaults={"flagged_on": local_date(now, rules)},
+                    )
                     stats["abandoned"] += 1
         except Exception:  # noqa: BLE001 - one bad claim must not stop the run; the next run retries it
             log.exception("claims deadlines: claim %s could not be marked abandoned", pk)
@@ -747,8 +1179,9 @@ def claims_flag_deadlines(*, now: dt.datetime) -> dict:
     horizon = (now + dt.timedelta(days=WARN_DAYS + 2)).date()
     # A claim whose period is tolled for the claimant's information has no next deadline ((f)(4), (i)(4)): the
     # filter on the date leaves it out, so it is never flagged while the clock stands still.
-    pending = (Claim.objects.filter(state__in=(*AWAITING_DECISION, *AWAITING_REVIEW), next_deadline_on__lte=horizon)
-               .select_related("plan", "reviewer"))
+    pending = Claim.objects.filter(
+        state__in=(*AWAITING_DECISION, *AWAITING_REVIEW), next_deadline_on__lte=horizon
+    ).select_related("plan", "reviewer")
     for claim in pending:
         rules = claim_rules(claim)
         today = local_date(now, rules)
@@ -758,20 +1191,32 @@ def claims_flag_deadlines(*, now: dt.datetime) -> dict:
         kind = ClaimFlag.Kind.OVERDUE if days_left < 0 else ClaimFlag.Kind.APPROACHING
         recipients = _reviewer_emails(claim)
         flag, created = ClaimFlag.objects.get_or_create(
-            claim=claim, kind=kind, deadline_kind=claim.next_deadline_kind, deadline_on=claim.next_deadline_on,
-            defaults={"flagged_on": today, "emailed_to": ", ".join(recipients)})
+            claim=claim,
+            kind=kind,
+            deadline_kind=claim.next_deadline_kind,
+            deadline_on=claim.next_deadline_on,
+            defaults={"flagged_on": today, "emailed_to": ", ".join(recipients)},
+        )
         if not created:
             continue
         stats[kind] += 1
         if recipients:
-            when = (f"was due on {claim.next_deadline_on:%B %-d, %Y} ({_days(-days_left)} ago)" if days_left < 0
-                    else f"is due on {claim.next_deadline_on:%B %-d, %Y} ({_days(days_left)} left)")
+            when = (
+                f"was due on {claim.next_deadline_on:%B %-d, %Y} ({_days(-days_left)} ago)"
+                if days_left < 0
+                else f"is due on {claim.next_deadline_on:%B %-d, %Y} ({_days(days_left)} left)"
+            )
             cite = rules.cite("decision_on_review" if claim.state in AWAITING_REVIEW else "denial")
-            send_mail(subject=f"[{claim.plan.code} claims] {claim.number}: deadline {kind}",
-                      message=(f"Claim {claim.number} of {claim.claimant_name} ({claim.plan.name}) is "
-                               f"{claim.get_state_display().lower()}.\nThe {claim.next_deadline_kind.replace('_', ' ')} "
-                               f"deadline {when} ({cite}).\n"),
-                      from_email=None, recipient_list=recipients)
+            send_mail(
+                subject=f"[{claim.plan.code} claims] {claim.number}: deadline {kind}",
+                message=(
+                    f"Claim {claim.number} of {claim.claimant_name} ({claim.plan.name}) is "
+                    f"{claim.get_state_display().lower()}.\nThe {claim.next_deadline_kind.replace('_', ' ')} "
+                    f"deadline {when} ({cite}).\n"
+                ),
+                from_email=None,
+                recipient_list=recipients,
+            )
             stats["emails"] += 1
     return stats
 
@@ -784,8 +1229,11 @@ def _notify_reviewer(claim: Claim, *, subject: str, body: str) -> None:
     """Tell the reviewer (else everyone who decides at this level), once the change commits."""
     recipients = _reviewer_emails(claim)
     if recipients:
-        transaction.on_commit(lambda: send_mail(subject=subject, message=body, from_email=None,
-                                                recipient_list=recipients, fail_silently=True))
+        transaction.on_commit(
+            lambda: send_mail(
+                subject=subject, message=body, from_email=None, recipient_list=recipients, fail_silently=True
+            )
+        )
 
 
 def _notify_claimant(claim: Claim, subject: str) -> None:
@@ -795,7 +1243,12 @@ def _notify_claimant(claim: Claim, subject: str) -> None:
     recipients = [p.email for p in (claim.claimant, claim.representative) if p is not None and p.email]
     if not recipients:
         return
-    body = (f"{subject} ({claim.number}, {claim.plan.name}) has been posted to the participant portal. "
-            f"Sign in to read and download it.")
-    transaction.on_commit(lambda: send_mail(subject=subject, message=body, from_email=None,
-                                            recipient_list=recipients, fail_silently=True))
+    body = (
+        f"{subject} ({claim.number}, {claim.plan.name}) has been posted to the participant portal. "
+        f"Sign in to read and download it."
+    )
+    transaction.on_commit(
+        lambda: send_mail(
+            subject=subject, message=body, from_email=None, recipient_list=recipients, fail_silently=True
+        )
+    )

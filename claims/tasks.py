@@ -1,4 +1,5 @@
 """Celery tasks of the claims: call one service, return its small summary."""
+
 from __future__ import annotations
 
 from celery import shared_task

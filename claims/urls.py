@@ -1,4 +1,5 @@
 """URLs of the claims app: staff pages (/staff/claims/), portal pages (/portal/claims/), API (/api/claims/)."""
+
 from django.urls import path
 
 from claims import api, views

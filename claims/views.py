@@ -4,6 +4,7 @@ Only views read the clock (timezone.now()); every service is given that moment. 
 portal only to its claimant and their representative; anyone else gets 404, as does anyone outside the
 staff on a staff claim page.
 """
+
 from __future__ import annotations
 
 import functools
@@ -89,15 +90,28 @@ def _serve_document(doc: Document) -> HttpResponse:
 @staff_page(Cap.VIEW_STAFF)
 def staff_queue(request):
     plan = Plan.objects.filter(code=request.GET.get("plan", "")).first()
-    return render(request, "claims/staff_queue.html", {
-        "rows": claims_queue(today=timezone.localdate(), plan=plan), "plans": Plan.objects.all(), "plan": plan})
+    return render(
+        request,
+        "claims/staff_queue.html",
+        {
+            "rows": claims_queue(today=timezone.localdate(), plan=plan),
+            "plans": Plan.objects.all(),
+            "plan": plan,
+        },
+    )
 
 
 @staff_page(Cap.VIEW_STAFF)
 def staff_reports(request):
-    return render(request, "claims/staff_reports.html", {
-        "by_status": claims_by_status_and_plan(), "late": late_decisions()[:200],
-        "averages": average_days_to_decision()})
+    return render(
+        request,
+        "claims/staff_reports.html",
+        {
+            "by_status": claims_by_status_and_plan(),
+            "late": late_decisions()[:200],
+            "averages": average_days_to_decision(),
+        },
+    )
 
 
 @staff_page(Cap.RECORD_EVENTS)
@@ -108,12 +122,23 @@ def staff_new(request):
         d = form.cleaned_data
         try:
             claim = S.claim_file(
-                plan=d["plan"], claimant=d["claimant_number"], capacity=d["capacity"], subject=d["subject"],
-                description=d["description"], now=timezone.now(), actor=request.user, channel=Claim.Channel.PAPER,
-                participant=d["participant_number"], claimant_name=d["claimant_name"],
-                claimant_address=d["claimant_address"], representative=d["representative_number"],
-                authorisation=d["authorisation"], files=d["attachments"], received_on=d["received_on"],
-                delivery=d["delivery"])
+                plan=d["plan"],
+                claimant=d["claimant_number"],
+                capacity=d["capacity"],
+                subject=d["subject"],
+                description=d["description"],
+                now=timezone.now(),
+                actor=request.user,
+                channel=Claim.Channel.PAPER,
+                participant=d["participant_number"],
+                claimant_name=d["claimant_name"],
+                claimant_address=d["claimant_address"],
+                representative=d["representative_number"],
+                authorisation=d["authorisation"],
+                files=d["attachments"],
+                received_on=d["received_on"],
+                delivery=d["delivery"],
+            )
         except S.ClaimRefused as exc:
             refusal = str(exc)
         else:
@@ -124,9 +149,13 @@ def staff_new(request):
 
 
 def _claim_page(request, claim: Claim, forms: dict | None = None, refusal: str = "", status: int = 200):
-    claim = (Claim.objects.select_related("plan", "reviewer", "participant", "claimant", "representative")
-             .prefetch_related("decisions__provisions__version__plan", "decisions__records_relied_on", "extensions")
-             .get(pk=claim.pk))
+    claim = (
+        Claim.objects.select_related("plan", "reviewer", "participant", "claimant", "representative")
+        .prefetch_related(
+            "decisions__provisions__version__plan", "decisions__records_relied_on", "extensions"
+        )
+        .get(pk=claim.pk)
+    )
     context = {
         "claim": claim,
         "rules": claim_rules(claim),
@@ -149,8 +178,10 @@ def _claim_page(request, claim: Claim, forms: dict | None = None, refusal: str =
         "assign_form": AssignForm(initial={"reviewer": claim.reviewer_id}),
         "extend_form": ExtendForm(),
         "approve_form": ApproveForm(claim=claim),
-        "deny_form": DenyForm(claim=claim, initial={"review_procedure": review_procedure_text(claim),
-                                                    "delivery": claim.delivery}),
+        "deny_form": DenyForm(
+            claim=claim,
+            initial={"review_procedure": review_procedure_text(claim), "delivery": claim.delivery},
+        ),
         "appeal_form": StaffAppealForm(),
         "decide_form": AppealDecideForm(claim=claim),
         "close_form": CloseForm(),
@@ -175,7 +206,9 @@ def _act(request, pk: int, form_name: str, form, call, success: str):
             return _claim_page(request, claim, {form_name: form}, refusal=str(exc), status=400)
         messages.success(request, success)
         return redirect("claims_staff:detail", pk=pk)
-    return _claim_page(request, claim, {form_name: form}, refusal="The form is incomplete: see below.", status=400)
+    return _claim_page(
+        request, claim, {form_name: form}, refusal="The form is incomplete: see below.", status=400
+    )
 
 
 def _ids(values) -> list[int]:
@@ -185,120 +218,223 @@ def _ids(values) -> list[int]:
 @require_POST
 @staff_page(Cap.DECIDE_CLAIMS)
 def staff_assign(request, pk: int):
-    return _act(request, pk, "assign_form", AssignForm(request.POST),
-                lambda c, d, now: S.claim_assign(claim=c, reviewer=d["reviewer"], now=now, actor=request.user),
-                "Reviewer assigned.")
+    return _act(
+        request,
+        pk,
+        "assign_form",
+        AssignForm(request.POST),
+        lambda c, d, now: S.claim_assign(claim=c, reviewer=d["reviewer"], now=now, actor=request.user),
+        "Reviewer assigned.",
+    )
 
 
 @require_POST
 @staff_page(Cap.DECIDE_CLAIMS)
 def staff_start_review(request, pk: int):
-    return _act(request, pk, "start_form", ReasonForm(request.POST),
-                lambda c, d, now: S.claim_start_review(claim=c, now=now, actor=request.user, reason=d["reason"]),
-                "Review started.")
+    return _act(
+        request,
+        pk,
+        "start_form",
+        ReasonForm(request.POST),
+        lambda c, d, now: S.claim_start_review(claim=c, now=now, actor=request.user, reason=d["reason"]),
+        "Review started.",
+    )
 
 
 @require_POST
 @staff_page(Cap.DECIDE_CLAIMS)
 def staff_extend(request, pk: int):
-    return _act(request, pk, "extend_form", ExtendForm(request.POST),
-                lambda c, d, now: S.claim_extend(claim=c, special_circumstances=d["special_circumstances"],
-                                                 expected_on=d["expected_on"], now=now, actor=request.user,
-                                                 requests_information=d["requests_information"],
-                                                 information_requested=d["information_requested"]),
-                "Extension notice issued.")
+    return _act(
+        request,
+        pk,
+        "extend_form",
+        ExtendForm(request.POST),
+        lambda c, d, now: S.claim_extend(
+            claim=c,
+            special_circumstances=d["special_circumstances"],
+            expected_on=d["expected_on"],
+            now=now,
+            actor=request.user,
+            requests_information=d["requests_information"],
+            information_requested=d["information_requested"],
+        ),
+        "Extension notice issued.",
+    )
 
 
 @require_POST
 @staff_page(Cap.DECIDE_CLAIMS)
 def staff_approve(request, pk: int):
     claim = get_object_or_404(Claim, pk=pk)
-    return _act(request, pk, "approve_form", ApproveForm(request.POST, claim=claim),
-                lambda c, d, now: S.claim_approve(claim=c, reasons=d["reasons"], approved_benefit=d["approved_benefit"],
-                                                  provisions=_ids(d["provisions"]), records=_ids(d["records"]),
-                                                  now=now, actor=request.user),
-                "Claim approved; the approval letter is issued.")
+    return _act(
+        request,
+        pk,
+        "approve_form",
+        ApproveForm(request.POST, claim=claim),
+        lambda c, d, now: S.claim_approve(
+            claim=c,
+            reasons=d["reasons"],
+            approved_benefit=d["approved_benefit"],
+            provisions=_ids(d["provisions"]),
+            records=_ids(d["records"]),
+            now=now,
+            actor=request.user,
+        ),
+        "Claim approved; the approval letter is issued.",
+    )
 
 
 @require_POST
 @staff_page(Cap.DECIDE_CLAIMS)
 def staff_deny(request, pk: int):
     claim = get_object_or_404(Claim, pk=pk)
-    return _act(request, pk, "deny_form", DenyForm(request.POST, claim=claim),
-                lambda c, d, now: S.claim_deny(claim=c, reasons=d["reasons"], provisions=_ids(d["provisions"]),
-                                               additional_material=d["additional_material"],
-                                               review_procedure=d["review_procedure"], partial=d["partial"],
-                                               records=_ids(d["records"]), delivery=d["delivery"], now=now,
-                                               actor=request.user),
-                "Claim denied; the denial notice is issued.")
+    return _act(
+        request,
+        pk,
+        "deny_form",
+        DenyForm(request.POST, claim=claim),
+        lambda c, d, now: S.claim_deny(
+            claim=c,
+            reasons=d["reasons"],
+            provisions=_ids(d["provisions"]),
+            additional_material=d["additional_material"],
+            review_procedure=d["review_procedure"],
+            partial=d["partial"],
+            records=_ids(d["records"]),
+            delivery=d["delivery"],
+            now=now,
+            actor=request.user,
+        ),
+        "Claim denied; the denial notice is issued.",
+    )
 
 
 @require_POST
 @staff_page(Cap.DECIDE_CLAIMS)
 def staff_close(request, pk: int):
-    return _act(request, pk, "close_form", CloseForm(request.POST),
-                lambda c, d, now: S.claim_close(claim=c, reason=d["reason"], now=now, actor=request.user),
-                "Claim closed.")
+    return _act(
+        request,
+        pk,
+        "close_form",
+        CloseForm(request.POST),
+        lambda c, d, now: S.claim_close(claim=c, reason=d["reason"], now=now, actor=request.user),
+        "Claim closed.",
+    )
 
 
 @require_POST
 @staff_page(Cap.DECIDE_CLAIMS)
 def staff_add_document(request, pk: int):
-    return _act(request, pk, "document_form", DocumentAddForm(request.POST, request.FILES),
-                lambda c, d, now: S.claim_document_add(claim=c, file=d["file"], kind=d["kind"], now=now,
-                                                       actor=request.user),
-                "Document added to the claim file.")
+    return _act(
+        request,
+        pk,
+        "document_form",
+        DocumentAddForm(request.POST, request.FILES),
+        lambda c, d, now: S.claim_document_add(
+            claim=c, file=d["file"], kind=d["kind"], now=now, actor=request.user
+        ),
+        "Document added to the claim file.",
+    )
 
 
 @require_POST
 @staff_page(Cap.RECORD_EVENTS)
 def staff_record_appeal(request, pk: int):
-    return _act(request, pk, "appeal_form", StaffAppealForm(request.POST, request.FILES),
-                lambda c, d, now: S.appeal_file(claim=c, issues=d["issues"], evidence=d["evidence"], files=d["files"],
-                                                received_on=d["received_on"], now=now, actor=request.user),
-                "Appeal recorded.")
+    return _act(
+        request,
+        pk,
+        "appeal_form",
+        StaffAppealForm(request.POST, request.FILES),
+        lambda c, d, now: S.appeal_file(
+            claim=c,
+            issues=d["issues"],
+            evidence=d["evidence"],
+            files=d["files"],
+            received_on=d["received_on"],
+            now=now,
+            actor=request.user,
+        ),
+        "Appeal recorded.",
+    )
 
 
 @require_POST
 @staff_page(Cap.RECORD_EVENTS)
 def staff_information_received(request, pk: int):
     """The claimant answered a request for information on paper: the tolled period runs again from that date."""
-    return _act(request, pk, "information_form", StaffInformationForm(request.POST, request.FILES),
-                lambda c, d, now: S.claim_information_receive(claim=c, response=d["response"], files=d["files"],
-                                                              received_on=d["received_on"], now=now,
-                                                              actor=request.user),
-                "Response recorded; the time for deciding runs again.")
+    return _act(
+        request,
+        pk,
+        "information_form",
+        StaffInformationForm(request.POST, request.FILES),
+        lambda c, d, now: S.claim_information_receive(
+            claim=c,
+            response=d["response"],
+            files=d["files"],
+            received_on=d["received_on"],
+            now=now,
+            actor=request.user,
+        ),
+        "Response recorded; the time for deciding runs again.",
+    )
 
 
 @require_POST
 @staff_page(Cap.DECIDE_APPEALS)
 def staff_appeal_start_review(request, pk: int):
-    return _act(request, pk, "start_form", ReasonForm(request.POST),
-                lambda c, d, now: S.appeal_start_review(claim=c, now=now, actor=request.user, reason=d["reason"]),
-                "Review of the appeal started.")
+    return _act(
+        request,
+        pk,
+        "start_form",
+        ReasonForm(request.POST),
+        lambda c, d, now: S.appeal_start_review(claim=c, now=now, actor=request.user, reason=d["reason"]),
+        "Review of the appeal started.",
+    )
 
 
 @require_POST
 @staff_page(Cap.DECIDE_APPEALS)
 def staff_appeal_extend(request, pk: int):
-    return _act(request, pk, "extend_form", ExtendForm(request.POST),
-                lambda c, d, now: S.appeal_extend(claim=c, special_circumstances=d["special_circumstances"],
-                                                  expected_on=d["expected_on"], now=now, actor=request.user,
-                                                  requests_information=d["requests_information"],
-                                                  information_requested=d["information_requested"]),
-                "Extension notice on review issued.")
+    return _act(
+        request,
+        pk,
+        "extend_form",
+        ExtendForm(request.POST),
+        lambda c, d, now: S.appeal_extend(
+            claim=c,
+            special_circumstances=d["special_circumstances"],
+            expected_on=d["expected_on"],
+            now=now,
+            actor=request.user,
+            requests_information=d["requests_information"],
+            information_requested=d["information_requested"],
+        ),
+        "Extension notice on review issued.",
+    )
 
 
 @require_POST
 @staff_page(Cap.DECIDE_APPEALS)
 def staff_appeal_decide(request, pk: int):
     claim = get_object_or_404(Claim, pk=pk)
-    return _act(request, pk, "decide_form", AppealDecideForm(request.POST, claim=claim),
-                lambda c, d, now: S.appeal_decide(claim=c, outcome=d["outcome"], reasons=d["reasons"],
-                                                  provisions=_ids(d["provisions"]), approved_benefit=d["approved_benefit"],
-                                                  partial=d["partial"], records=_ids(d["records"]), now=now,
-                                                  actor=request.user),
-                "Decision on review issued.")
+    return _act(
+        request,
+        pk,
+        "decide_form",
+        AppealDecideForm(request.POST, claim=claim),
+        lambda c, d, now: S.appeal_decide(
+            claim=c,
+            outcome=d["outcome"],
+            reasons=d["reasons"],
+            provisions=_ids(d["provisions"]),
+            approved_benefit=d["approved_benefit"],
+            partial=d["partial"],
+            records=_ids(d["records"]),
+            now=now,
+            actor=request.user,
+        ),
+        "Decision on review issued.",
+    )
 
 
 @require_POST
@@ -326,8 +462,9 @@ def _my_claim(request, pk: int) -> Claim:
 @participant_required
 def portal_list(request):
     claims = claims_visible_to(request.user.person).prefetch_related("extensions", "decisions")
-    return render(request, "claims/portal_list.html", {
-        "rows": [(c, claim_deadlines(c).next) for c in claims]})
+    return render(
+        request, "claims/portal_list.html", {"rows": [(c, claim_deadlines(c).next) for c in claims]}
+    )
 
 
 @participant_required
@@ -339,39 +476,56 @@ def portal_new(request):
         claimant = d["on_behalf_of"] or me
         try:
             claim = S.claim_file(
-                plan=d["plan"], claimant=claimant, capacity=d["capacity"], subject=d["subject"],
-                description=d["description"], now=timezone.now(), actor=request.user, channel=Claim.Channel.PORTAL,
+                plan=d["plan"],
+                claimant=claimant,
+                capacity=d["capacity"],
+                subject=d["subject"],
+                description=d["description"],
+                now=timezone.now(),
+                actor=request.user,
+                channel=Claim.Channel.PORTAL,
                 participant=d["participant_number"] if d["capacity"] == Capacity.BENEFICIARY else None,
-                filed_by=me, representative=me if claimant != me else None,
-                authorisation=d["authorisation"], files=d["attachments"])
+                filed_by=me,
+                representative=me if claimant != me else None,
+                authorisation=d["authorisation"],
+                files=d["attachments"],
+            )
         except S.ClaimRefused as exc:
             refusal = str(exc)
         else:
-            messages.success(request, f"Your claim {claim.number} was received on {claim.received_on:%B %-d, %Y}.")
+            messages.success(
+                request, f"Your claim {claim.number} was received on {claim.received_on:%B %-d, %Y}."
+            )
             return redirect("claims_portal:detail", pk=claim.pk)
     status = 400 if request.method == "POST" else 200
     return render(request, "claims/portal_new.html", {"form": form, "refusal": refusal}, status=status)
 
 
-def _portal_page(request, claim: Claim, appeal_form=None, refusal: str = "", status: int = 200,
-                 information_form=None):
-    return render(request, "claims/portal_claim.html", {
-        "claim": claim,
-        "deadlines": claim_deadlines(claim),
-        "today": timezone.localdate(),
-        "transitions": claim.transitions.all(),
-        "uploads": claim.documents.all(),
-        "notices": claim_notices(claim),
-        "appeal": getattr(claim, "appeal", None),
-        "file_requests": claim.file_requests.all(),
-        "appeal_form": appeal_form or AppealForm(),
-        "can_appeal": claim.state == State.DENIED,
-        "pending_request": information_request_pending(claim),
-        "information_requests": [e for e in claim.extensions.all() if e.requests_information],
-        "information_form": information_form or InformationForm(),
-        "refusal": refusal,
-        "initial_level": Level.INITIAL,
-    }, status=status)
+def _portal_page(
+    request, claim: Claim, appeal_form=None, refusal: str = "", status: int = 200, information_form=None
+):
+    return render(
+        request,
+        "claims/portal_claim.html",
+        {
+            "claim": claim,
+            "deadlines": claim_deadlines(claim),
+            "today": timezone.localdate(),
+            "transitions": claim.transitions.all(),
+            "uploads": claim.documents.all(),
+            "notices": claim_notices(claim),
+            "appeal": getattr(claim, "appeal", None),
+            "file_requests": claim.file_requests.all(),
+            "appeal_form": appeal_form or AppealForm(),
+            "can_appeal": claim.state == State.DENIED,
+            "pending_request": information_request_pending(claim),
+            "information_requests": [e for e in claim.extensions.all() if e.requests_information],
+            "information_form": information_form or InformationForm(),
+            "refusal": refusal,
+            "initial_level": Level.INITIAL,
+        },
+        status=status,
+    )
 
 
 @participant_required
@@ -387,9 +541,15 @@ def portal_appeal(request, pk: int):
     if not form.is_valid():
         return _portal_page(request, claim, form, "The appeal is incomplete: see below.", status=400)
     try:
-        S.appeal_file(claim=claim, issues=form.cleaned_data["issues"], evidence=form.cleaned_data["evidence"],
-                      files=form.cleaned_data["files"], filed_by=request.user.person, now=timezone.now(),
-                      actor=request.user)
+        S.appeal_file(
+            claim=claim,
+            issues=form.cleaned_data["issues"],
+            evidence=form.cleaned_data["evidence"],
+            files=form.cleaned_data["files"],
+            filed_by=request.user.person,
+            now=timezone.now(),
+            actor=request.user,
+        )
     except S.ClaimRefused as exc:
         return _portal_page(request, Claim.objects.get(pk=claim.pk), form, str(exc), status=400)
     messages.success(request, "Your appeal was received.")
@@ -403,12 +563,22 @@ def portal_information(request, pk: int):
     claim = _my_claim(request, pk)
     form = InformationForm(request.POST, request.FILES)
     if not form.is_valid():
-        return _portal_page(request, claim, information_form=form, refusal="Your response is incomplete: see below.",
-                            status=400)
+        return _portal_page(
+            request,
+            claim,
+            information_form=form,
+            refusal="Your response is incomplete: see below.",
+            status=400,
+        )
     try:
-        S.claim_information_receive(claim=claim, response=form.cleaned_data["response"],
-                                    files=form.cleaned_data["files"], filed_by=request.user.person,
-                                    now=timezone.now(), actor=request.user)
+        S.claim_information_receive(
+            claim=claim,
+            response=form.cleaned_data["response"],
+            files=form.cleaned_data["files"],
+            filed_by=request.user.person,
+            now=timezone.now(),
+            actor=request.user,
+        )
     except S.ClaimRefused as exc:
         return _portal_page(request, claim, information_form=form, refusal=str(exc), status=400)
     messages.success(request, "Your information was received; the time for deciding runs again from today.")

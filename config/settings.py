@@ -3,6 +3,7 @@
 Without DATABASE_URL / REDIS_URL the app runs on an embedded default: SQLite and kombu's
 filesystem transport, so `make run` works on a machine with no servers.
 """
+
 from pathlib import Path
 
 import environ
@@ -147,10 +148,14 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 if not DEBUG and not TESTING:
     # gunicorn serves static/ itself (collectstatic fills STATIC_ROOT when the image is built).
-    MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
-                      "whitenoise.middleware.WhiteNoiseMiddleware")
-    STORAGES = {"default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-                "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"}}
+    MIDDLEWARE.insert(
+        MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
+        "whitenoise.middleware.WhiteNoiseMiddleware",
+    )
+    STORAGES = {
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+        "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    }
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
 MEDIA_URL = "/media-not-served/"  # documents are served through permission-checked views only
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024

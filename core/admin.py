@@ -1,5 +1,6 @@
 """Back office for the shared records. Model history comes from simple-history (SimpleHistoryAdmin);
 records that are themselves a history (job runs, audit events, imports, documents) are read-only."""
+
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
@@ -55,7 +56,16 @@ class AuditEventAdmin(ReadOnlyAdmin):
 
 @admin.register(ImportBatch)
 class ImportBatchAdmin(ReadOnlyAdmin):
-    list_display = ("uploaded_at", "kind", "file_name", "status", "rows_total", "rows_applied", "rows_skipped", "uploaded_by")
+    list_display = (
+        "uploaded_at",
+        "kind",
+        "file_name",
+        "status",
+        "rows_total",
+        "rows_applied",
+        "rows_skipped",
+        "uploaded_by",
+    )
     list_filter = ("kind", "status")
     search_fields = ("file_name", "sha256", "uploaded_by")
 

@@ -1,4 +1,5 @@
 """Small helpers shared by the apps' API views."""
+
 from __future__ import annotations
 
 import datetime as dt

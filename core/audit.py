@@ -15,8 +15,15 @@ def actor_label(actor) -> str:
     return actor.get_username()
 
 
-def audit_record(*, action: str, actor, at: dt.datetime, obj: models.Model | None = None, reason: str = "",
-                 data: dict | None = None) -> AuditEvent:
+def audit_record(
+    *,
+    action: str,
+    actor,
+    at: dt.datetime,
+    obj: models.Model | None = None,
+    reason: str = "",
+    data: dict | None = None,
+) -> AuditEvent:
     return AuditEvent.objects.create(
         at=at,
         actor=None if actor is None or isinstance(actor, str) else actor,

@@ -6,6 +6,7 @@
 The result is safe HTML for a template ({{ chart }}). Coordinates are computed in Decimal and
 written with one decimal place; the styles (svg.chart .line, .area, .axis, .grid) are in app.css.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -67,8 +68,9 @@ def nice_ticks(lo: Decimal, hi: Decimal, count: int = 5) -> list[Decimal]:
     return ticks
 
 
-def project(points: Sequence[Point], box: Box, *, x_range: tuple[dt.date, dt.date],
-            y_range: tuple[Decimal, Decimal]) -> list[tuple[Decimal, Decimal]]:
+def project(
+    points: Sequence[Point], box: Box, *, x_range: tuple[dt.date, dt.date], y_range: tuple[Decimal, Decimal]
+) -> list[tuple[Decimal, Decimal]]:
     """Pixel coordinates of the points: the first date at the left edge, the last at the right,
     y_range[1] at the top and y_range[0] at the bottom. A single date sits in the middle."""
     (d0, d1), (v0, v1) = x_range, y_range
@@ -118,20 +120,35 @@ def _fmt(v: Decimal) -> str:
     return f"{v:f}"
 
 
-def line_chart(data: Sequence[Point] | Sequence[Series], *, title: str = "", width: int = 720, height: int = 260,
-               y_format: Callable[[Decimal], str] = compact_dollars, include_zero: bool = True,
-               area: bool = True, empty_text: str = "No data yet") -> SafeString:
+def line_chart(
+    data: Sequence[Point] | Sequence[Series],
+    *,
+    title: str = "",
+    width: int = 720,
+    height: int = 260,
+    y_format: Callable[[Decimal], str] = compact_dollars,
+    include_zero: bool = True,
+    area: bool = True,
+    empty_text: str = "No data yet",
+) -> SafeString:
     """An SVG line chart of one or more series of (date, Decimal) points, with axes, grid and labels."""
-    series = [s for s in data if isinstance(s, Series)] if data and isinstance(data[0], Series) else \
-        [Series(title or "Value", list(data))]
+    series = (
+        [s for s in data if isinstance(s, Series)]
+        if data and isinstance(data[0], Series)
+        else [Series(title or "Value", list(data))]
+    )
     series = [Series(s.label, sorted(s.points), s.css_class) for s in series]
     label = escape(title or "Chart")
-    head = (f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
-            f'aria-label="{label}" xmlns="http://www.w3.org/2000/svg"><title>{label}</title>')
+    head = (
+        f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+        f'aria-label="{label}" xmlns="http://www.w3.org/2000/svg"><title>{label}</title>'
+    )
     all_points = [p for s in series for p in s.points]
     if not all_points:
-        return mark_safe(f'{head}<text class="empty" x="{width // 2}" y="{height // 2}" text-anchor="middle">'
-                         f'{escape(empty_text)}</text></svg>')
+        return mark_safe(
+            f'{head}<text class="empty" x="{width // 2}" y="{height // 2}" text-anchor="middle">'
+            f"{escape(empty_text)}</text></svg>"
+        )
 
     box = Box(Decimal(72), Decimal(28 if title else 12), Decimal(width - 16), Decimal(height - 30))
     d0, d1 = min(p[0] for p in all_points), max(p[0] for p in all_points)
@@ -144,38 +161,69 @@ def line_chart(data: Sequence[Point] | Sequence[Series], *, title: str = "", wid
     if title:
         parts.append(f'<text class="title" x="{_fmt(box.left)}" y="16">{escape(title)}</text>')
     for tick in ticks:
-        (_, y), = project([(d0, tick)], box, x_range=(d0, d1), y_range=y_range)
-        parts.append(f'<line class="grid" x1="{_fmt(box.left)}" y1="{_fmt(y)}" x2="{_fmt(box.right)}" y2="{_fmt(y)}"/>')
-        parts.append(f'<text x="{_fmt(box.left - 6)}" y="{_fmt(y + 4)}" text-anchor="end">{escape(y_format(tick))}</text>')
+        ((_, y),) = project([(d0, tick)], box, x_range=(d0, d1), y_range=y_range)
+        parts.append(
+            f'<line class="grid" x1="{_fmt(box.left)}" y1="{_fmt(y)}" x2="{_fmt(box.right)}" y2="{_fmt(y)}"/>'
+        )
+        parts.append(
+            f'<text x="{_fmt(box.left - 6)}" y="{_fmt(y + 4)}" text-anchor="end">{escape(y_format(tick))}</text>'
+        )
     span_days = (d1 - d0).days
     date_ticks = _date_ticks(d0, d1)
     for i, day in enumerate(date_ticks):
-        (x, _), = project([(day, ticks[0])], box, x_range=(d0, d1), y_range=y_range)
-        anchor = "middle" if len(date_ticks) == 1 else "start" if i == 0 else "end" if i == len(date_ticks) - 1 else "middle"
-        parts.append(f'<line class="axis" x1="{_fmt(x)}" y1="{_fmt(box.bottom)}" x2="{_fmt(x)}" y2="{_fmt(box.bottom + 4)}"/>')
-        parts.append(f'<text x="{_fmt(x)}" y="{_fmt(box.bottom + 18)}" text-anchor="{anchor}">{escape(_date_label(day, span_days))}</text>')
-    parts.append(f'<line class="axis" x1="{_fmt(box.left)}" y1="{_fmt(box.top)}" x2="{_fmt(box.left)}" y2="{_fmt(box.bottom)}"/>')
-    parts.append(f'<line class="axis" x1="{_fmt(box.left)}" y1="{_fmt(box.bottom)}" x2="{_fmt(box.right)}" y2="{_fmt(box.bottom)}"/>')
+        ((x, _),) = project([(day, ticks[0])], box, x_range=(d0, d1), y_range=y_range)
+        anchor = (
+            "middle"
+            if len(date_ticks) == 1
+            else "start"
+            if i == 0
+            else "end"
+            if i == len(date_ticks) - 1
+            else "middle"
+        )
+        parts.append(
+            f'<line class="axis" x1="{_fmt(x)}" y1="{_fmt(box.bottom)}" x2="{_fmt(x)}" y2="{_fmt(box.bottom + 4)}"/>'
+        )
+        parts.append(
+            f'<text x="{_fmt(x)}" y="{_fmt(box.bottom + 18)}" text-anchor="{anchor}">{escape(_date_label(day, span_days))}</text>'
+        )
+    parts.append(
+        f'<line class="axis" x1="{_fmt(box.left)}" y1="{_fmt(box.top)}" x2="{_fmt(box.left)}" y2="{_fmt(box.bottom)}"/>'
+    )
+    parts.append(
+        f'<line class="axis" x1="{_fmt(box.left)}" y1="{_fmt(box.bottom)}" x2="{_fmt(box.right)}" y2="{_fmt(box.bottom)}"/>'
+    )
     for s in series:
         if not s.points:
             continue
         xy = project(s.points, box, x_range=(d0, d1), y_range=y_range)
         path = " ".join(f"{'M' if i == 0 else 'L'}{_fmt(x)},{_fmt(y)}" for i, (x, y) in enumerate(xy))
         if area and len(series) == 1:
-            (_, base), = project([(d0, max(y_range[0], min(Decimal(0), y_range[1])))], box, x_range=(d0, d1),
-                                 y_range=y_range)
-            parts.append(f'<path class="area" d="{path} L{_fmt(xy[-1][0])},{_fmt(base)} L{_fmt(xy[0][0])},{_fmt(base)} Z"/>')
-        parts.append(f'<path class="{escape(s.css_class)}" d="{path}"><title>{escape(s.label)}</title></path>')
+            ((_, base),) = project(
+                [(d0, max(y_range[0], min(Decimal(0), y_range[1])))], box, x_range=(d0, d1), y_range=y_range
+            )
+            parts.append(
+                f'<path class="area" d="{path} L{_fmt(xy[-1][0])},{_fmt(base)} L{_fmt(xy[0][0])},{_fmt(base)} Z"/>'
+            )
+        parts.append(
+            f'<path class="{escape(s.css_class)}" d="{path}"><title>{escape(s.label)}</title></path>'
+        )
         last_x, last_y = xy[-1]
-        parts.append(f'<circle class="{escape(s.css_class)} end" cx="{_fmt(last_x)}" cy="{_fmt(last_y)}" r="3"/>')
+        parts.append(
+            f'<circle class="{escape(s.css_class)} end" cx="{_fmt(last_x)}" cy="{_fmt(last_y)}" r="3"/>'
+        )
         label_y = last_y - 8 if last_y - 8 > box.top + 10 else last_y + 16
-        parts.append(f'<text class="value" x="{_fmt(last_x - 4)}" y="{_fmt(label_y)}" text-anchor="end">'
-                     f'{escape(y_format(Decimal(s.points[-1][1])))}</text>')
+        parts.append(
+            f'<text class="value" x="{_fmt(last_x - 4)}" y="{_fmt(label_y)}" text-anchor="end">'
+            f"{escape(y_format(Decimal(s.points[-1][1])))}</text>"
+        )
     if len(series) > 1:
         for i, s in enumerate(series):
             x = box.left + 10 + Decimal(140 * i)
-            parts.append(f'<line class="{escape(s.css_class)}" x1="{_fmt(x)}" y1="{_fmt(box.top + 6)}" '
-                         f'x2="{_fmt(x + 18)}" y2="{_fmt(box.top + 6)}"/>')
+            parts.append(
+                f'<line class="{escape(s.css_class)}" x1="{_fmt(x)}" y1="{_fmt(box.top + 6)}" '
+                f'x2="{_fmt(x + 18)}" y2="{_fmt(box.top + 6)}"/>'
+            )
             parts.append(f'<text x="{_fmt(x + 22)}" y="{_fmt(box.top + 10)}">{escape(s.label)}</text>')
     parts.append("</svg>")
     return mark_safe("".join(parts))

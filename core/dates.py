@@ -1,4 +1,5 @@
 """Date rules used by every plan: months "after" an event count from the month of the event."""
+
 from __future__ import annotations
 
 import calendar

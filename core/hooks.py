@@ -3,6 +3,7 @@
 participants records an employment event; books (vesting, forfeiture) and payments (schedules)
 react to it, in registration order, inside the same transaction.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict

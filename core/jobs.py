@@ -6,6 +6,7 @@ worker never blocks the retry. SQLite (the embedded demo) serialises writers by 
 `LockedRun.finish` records the end and releases the lock in one (a daily job runs thousands of
 times in a simulation); `job_lock` + `job_claim` + `job_finish` do the same in more.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -70,8 +71,15 @@ def job_claim(*, kind: str, key: str, now: dt.datetime | None = None) -> JobRun:
         row = cursor.fetchone()
     if row is None:
         return JobRun.objects.get(kind=kind, key=key)
-    return JobRun(id=row[0], kind=kind, key=key, status=JobRun.Status.RUNNING, attempts=row[1], started_at=now,
-                  heartbeat_at=now)
+    return JobRun(
+        id=row[0],
+        kind=kind,
+        key=key,
+        status=JobRun.Status.RUNNING,
+        attempts=row[1],
+        started_at=now,
+        heartbeat_at=now,
+    )
 
 
 _LOCKED_CLAIM_SQL = """
@@ -89,8 +97,10 @@ claim AS (
 SELECT lock.got, claim.id, claim.attempts{reads_columns} FROM lock LEFT JOIN claim ON true{reads_join}
 """
 
-_FINISH_SQL = ("UPDATE core_jobrun SET status = %s, message = %s, finished_at = %s, heartbeat_at = %s, "
-               "stats = %s, progress_done = %s, progress_total = %s WHERE id = %s")
+_FINISH_SQL = (
+    "UPDATE core_jobrun SET status = %s, message = %s, finished_at = %s, heartbeat_at = %s, "
+    "stats = %s, progress_done = %s, progress_total = %s WHERE id = %s"
+)
 # The lock goes with the finish: a worker that takes it before this statement commits and claims the
 # same key waits on the row being updated, then sees it done.
 _FINISH_UNLOCK_SQL = f"WITH finished AS ({_FINISH_SQL}) SELECT pg_advisory_unlock(%s)"
@@ -115,8 +125,15 @@ class LockedRun:
 
 
 @contextlib.contextmanager
-def job_locked_claim(*, lock: str, kind: str, key: str, now: dt.datetime | None = None, reads: str = "",
-                     params: dict | None = None) -> Iterator[LockedRun]:
+def job_locked_claim(
+    *,
+    lock: str,
+    kind: str,
+    key: str,
+    now: dt.datetime | None = None,
+    reads: str = "",
+    params: dict | None = None,
+) -> Iterator[LockedRun]:
     """`with job_lock(lock): run = job_claim(kind=kind, key=key)` in one statement, with the caller's read.
 
     `reads` is a SELECT returning one row (named parameters from `params`); on PostgreSQL it runs in
@@ -138,22 +155,45 @@ def job_locked_claim(*, lock: str, kind: str, key: str, now: dt.datetime | None 
             yield LockedRun(run=run, reads=row, lock_id=None, locked=False)
         return
     lock_id = _lock_id(lock)
-    sql = _LOCKED_CLAIM_SQL.format(reads_columns=", reads.*" if reads else "",
-                                   reads_join=f" CROSS JOIN ({reads}) reads" if reads else "")
+    sql = _LOCKED_CLAIM_SQL.format(
+        reads_columns=", reads.*" if reads else "", reads_join=f" CROSS JOIN ({reads}) reads" if reads else ""
+    )
     try:
         with connection.cursor() as cursor:
-            cursor.execute(sql, {**(params or {}), "job_lock": lock_id, "job_kind": kind, "job_key": key,
-                                 "job_worker": worker_name(), "job_now": now})
+            cursor.execute(
+                sql,
+                {
+                    **(params or {}),
+                    "job_lock": lock_id,
+                    "job_kind": kind,
+                    "job_key": key,
+                    "job_worker": worker_name(),
+                    "job_now": now,
+                },
+            )
             got, run_id, attempts, *row = cursor.fetchone()
     except BaseException:
-        with contextlib.suppress(Exception):  # the lock is not transactional: it may be held though the claim failed
+        with contextlib.suppress(
+            Exception
+        ):  # the lock is not transactional: it may be held though the claim failed
             _unlock(lock_id)
         raise
     if not got:
         raise JobBusy(f"{lock} is running in another worker")
-    claimed = LockedRun(run=JobRun(id=run_id, kind=kind, key=key, status=JobRun.Status.RUNNING, attempts=attempts,
-                                   started_at=now, heartbeat_at=now),
-                        reads=tuple(row), lock_id=lock_id, locked=True)
+    claimed = LockedRun(
+        run=JobRun(
+            id=run_id,
+            kind=kind,
+            key=key,
+            status=JobRun.Status.RUNNING,
+            attempts=attempts,
+            started_at=now,
+            heartbeat_at=now,
+        ),
+        reads=tuple(row),
+        lock_id=lock_id,
+        locked=True,
+    )
     try:
         if run_id is None:
             claimed.run = JobRun.objects.get(kind=kind, key=key)
@@ -171,12 +211,16 @@ def _unlock(lock_id: int) -> None:
 def job_progress(run: JobRun, *, done: int, total: int, message: str = "") -> None:
     run.progress_done, run.progress_total, run.message = done, total, message or run.message
     with connection.cursor() as cursor:
-        cursor.execute("UPDATE core_jobrun SET progress_done = %s, progress_total = %s, message = %s, heartbeat_at = %s "
-                       "WHERE id = %s", [done, total, run.message, timezone.now(), run.id])
+        cursor.execute(
+            "UPDATE core_jobrun SET progress_done = %s, progress_total = %s, message = %s, heartbeat_at = %s "
+            "WHERE id = %s",
+            [done, total, run.message, timezone.now(), run.id],
+        )
 
 
-def job_finish(run: JobRun, *, status: str, message: str = "", stats: dict | None = None,
-               unlock: int | None = None) -> JobRun:
+def job_finish(
+    run: JobRun, *, status: str, message: str = "", stats: dict | None = None, unlock: int | None = None
+) -> JobRun:
     """Record the run's end; with `unlock` (a held advisory lock id), release it in the same statement."""
     now = timezone.now()
     run.status, run.message, run.finished_at, run.heartbeat_at = status, message, now, now
@@ -184,7 +228,16 @@ def job_finish(run: JobRun, *, status: str, message: str = "", stats: dict | Non
         run.stats = stats
     if status == JobRun.Status.DONE:
         run.progress_done = run.progress_total = max(run.progress_total, 1)
-    params = [status, message, now, now, json.dumps(run.stats or {}), run.progress_done, run.progress_total, run.id]
+    params = [
+        status,
+        message,
+        now,
+        now,
+        json.dumps(run.stats or {}),
+        run.progress_done,
+        run.progress_total,
+        run.id,
+    ]
     with connection.cursor() as cursor:
         if unlock is None:
             cursor.execute(_FINISH_SQL, params)

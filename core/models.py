@@ -104,7 +104,9 @@ class ImportBatch(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices)
     rows_total = models.PositiveIntegerField(default=0)
     rows_applied = models.PositiveIntegerField(default=0)
-    rows_skipped = models.PositiveIntegerField(default=0, help_text="Rows already applied by an earlier import")
+    rows_skipped = models.PositiveIntegerField(
+        default=0, help_text="Rows already applied by an earlier import"
+    )
     errors = models.JSONField(default=list, blank=True)
     uploaded_by = models.CharField(max_length=200)
     uploaded_at = models.DateTimeField()
@@ -126,8 +128,9 @@ class Document(models.Model):
 
     kind = models.CharField(max_length=60)
     title = models.CharField(max_length=300)
-    person = models.ForeignKey("participants.Person", null=True, blank=True, on_delete=models.PROTECT,
-                               related_name="documents")
+    person = models.ForeignKey(
+        "participants.Person", null=True, blank=True, on_delete=models.PROTECT, related_name="documents"
+    )
     object_type = models.CharField(max_length=80, blank=True)
     object_id = models.CharField(max_length=64, blank=True)
     path = models.CharField(max_length=300)

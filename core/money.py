@@ -3,6 +3,7 @@
 Remainders: a split pays the rounding difference on the last part; an installment series pays what
 is left on the last installment (EDCP 5.8).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -59,7 +60,9 @@ def percent_of(amount: Decimal, percent: Decimal | int) -> Decimal:
     return money(Decimal(amount) * Decimal(percent) / HUNDRED)
 
 
-def split_by_percent(amount: Decimal, parts: Sequence[tuple[object, Decimal | int]]) -> list[tuple[object, Decimal]]:
+def split_by_percent(
+    amount: Decimal, parts: Sequence[tuple[object, Decimal | int]]
+) -> list[tuple[object, Decimal]]:
     """Split `amount` by whole or decimal percentages summing to 100; the last part takes the remainder."""
     total_percent = sum(Decimal(p) for _, p in parts)
     if total_percent != HUNDRED:

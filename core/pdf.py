@@ -3,6 +3,7 @@
 Templates live in templates/<app>/pdf/ and extend templates/pdf/base.html (letterhead, page numbers).
 Rendering is deterministic: the same context gives the same bytes, so regenerating gives the same hash.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -32,20 +33,48 @@ def pdf_text(data: bytes) -> str:
     return result.stdout.decode("utf-8")
 
 
-def document_store(*, kind: str, title: str, template: str, context: dict, actor: str,
-                   person=None, obj: models.Model | None = None, now: dt.datetime | None = None) -> Document:
+def document_store(
+    *,
+    kind: str,
+    title: str,
+    template: str,
+    context: dict,
+    actor: str,
+    person=None,
+    obj: models.Model | None = None,
+    now: dt.datetime | None = None,
+) -> Document:
     """Render and store; if this object already has a document of this kind with the same bytes, return it."""
-    return document_store_bytes(data=render_pdf(template, context), kind=kind, title=title, template=template,
-                                actor=actor, person=person, obj=obj, now=now)
+    return document_store_bytes(
+        data=render_pdf(template, context),
+        kind=kind,
+        title=title,
+        template=template,
+        actor=actor,
+        person=person,
+        obj=obj,
+        now=now,
+    )
 
 
-def document_store_bytes(*, data: bytes, kind: str, title: str, template: str, actor: str, person=None,
-                         obj: models.Model | None = None, now: dt.datetime | None = None) -> Document:
+def document_store_bytes(
+    *,
+    data: bytes,
+    kind: str,
+    title: str,
+    template: str,
+    actor: str,
+    person=None,
+    obj: models.Model | None = None,
+    now: dt.datetime | None = None,
+) -> Document:
     """Store PDF bytes (rendered here or assembled elsewhere, e.g. a claim file) by content hash."""
     digest = hashlib.sha256(data).hexdigest()
     object_type = obj._meta.label if obj is not None else ""
     object_id = str(obj.pk) if obj is not None else ""
-    existing = Document.objects.filter(kind=kind, sha256=digest, object_type=object_type, object_id=object_id).first()
+    existing = Document.objects.filter(
+        kind=kind, sha256=digest, object_type=object_type, object_id=object_id
+    ).first()
     if existing:
         return existing
     relative = Path("documents") / kind / digest[:2] / f"{digest}.pdf"
@@ -53,9 +82,19 @@ def document_store_bytes(*, data: bytes, kind: str, title: str, template: str, a
     target.parent.mkdir(parents=True, exist_ok=True)
     if not target.exists():
         target.write_bytes(data)
-    return Document.objects.create(kind=kind, title=title, person=person, object_type=object_type,
-                                   object_id=object_id, path=str(relative), sha256=digest, size=len(data),
-                                   template=template, created_at=now or timezone.now(), created_by=actor)
+    return Document.objects.create(
+        kind=kind,
+        title=title,
+        person=person,
+        object_type=object_type,
+        object_id=object_id,
+        path=str(relative),
+        sha256=digest,
+        size=len(data),
+        template=template,
+        created_at=now or timezone.now(),
+        created_by=actor,
+    )
 
 
 def document_bytes(document: Document) -> bytes:

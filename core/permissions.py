@@ -1,4 +1,5 @@
 """DRF permissions: deny by default; a view names the capability it needs."""
+
 from __future__ import annotations
 
 from rest_framework.permissions import BasePermission

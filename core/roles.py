@@ -3,6 +3,7 @@
 Least privilege: administrators prepare payment runs, committee members approve them, so the
 person who prepares a run is never the one who releases it; auditors only read.
 """
+
 from __future__ import annotations
 
 from enum import StrEnum
@@ -31,14 +32,28 @@ class Cap(StrEnum):
 
 
 ROLE_CAPABILITIES: dict[Role, frozenset[Cap]] = {
-    Role.COMMITTEE: frozenset({
-        Cap.VIEW_STAFF, Cap.MANAGE_PLANS, Cap.MAINTAIN_TABLES, Cap.DECLARE_CONTRIBUTIONS,
-        Cap.APPROVE_PAYMENTS, Cap.APPROVE_EMERGENCY, Cap.DECIDE_APPEALS,
-    }),
-    Role.ADMINISTRATOR: frozenset({
-        Cap.VIEW_STAFF, Cap.IMPORT_DATA, Cap.RUN_JOBS, Cap.RECORD_EVENTS, Cap.PREPARE_PAYMENTS,
-        Cap.DECIDE_CLAIMS, Cap.MAINTAIN_TABLES,
-    }),
+    Role.COMMITTEE: frozenset(
+        {
+            Cap.VIEW_STAFF,
+            Cap.MANAGE_PLANS,
+            Cap.MAINTAIN_TABLES,
+            Cap.DECLARE_CONTRIBUTIONS,
+            Cap.APPROVE_PAYMENTS,
+            Cap.APPROVE_EMERGENCY,
+            Cap.DECIDE_APPEALS,
+        }
+    ),
+    Role.ADMINISTRATOR: frozenset(
+        {
+            Cap.VIEW_STAFF,
+            Cap.IMPORT_DATA,
+            Cap.RUN_JOBS,
+            Cap.RECORD_EVENTS,
+            Cap.PREPARE_PAYMENTS,
+            Cap.DECIDE_CLAIMS,
+            Cap.MAINTAIN_TABLES,
+        }
+    ),
     Role.AUDITOR: frozenset({Cap.VIEW_STAFF}),
     Role.PARTICIPANT: frozenset(),
 }

@@ -5,6 +5,7 @@
 `manage.py sync_schedules` (run by `make run` and at deploy) creates or updates them; staff can pause
 or move them in the admin afterwards (a later sync does not undo a paused task's `enabled`).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -40,10 +41,17 @@ def schedules_sync() -> list[str]:
     done = []
     for s in all_schedules():
         minute, hour, dom, month, dow = s.crontab.split()
-        cron, _ = CrontabSchedule.objects.get_or_create(minute=minute, hour=hour, day_of_month=dom, month_of_year=month,
-                                                        day_of_week=dow, timezone="America/New_York")
-        task, created = PeriodicTask.objects.get_or_create(name=s.name, defaults={"task": s.task, "crontab": cron,
-                                                                                  "description": s.description})
+        cron, _ = CrontabSchedule.objects.get_or_create(
+            minute=minute,
+            hour=hour,
+            day_of_month=dom,
+            month_of_year=month,
+            day_of_week=dow,
+            timezone="America/New_York",
+        )
+        task, created = PeriodicTask.objects.get_or_create(
+            name=s.name, defaults={"task": s.task, "crontab": cron, "description": s.description}
+        )
         if not created and (task.task != s.task or task.crontab_id != cron.id):
             task.task, task.crontab, task.description = s.task, cron, s.description
             task.save()

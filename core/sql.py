@@ -1,4 +1,5 @@
 """Raw SQL that must run on PostgreSQL and on the embedded SQLite default."""
+
 from __future__ import annotations
 
 import re

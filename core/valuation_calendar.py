@@ -3,6 +3,7 @@
 Sessions come from exchange_calendars (XNYS, a maintained calendar); staff add ad hoc closures
 (core.MarketClosure), which win over the calendar.
 """
+
 from __future__ import annotations
 
 import bisect

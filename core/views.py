@@ -1,4 +1,5 @@
 """Home, the staff dashboard and job runs. Thin views: reads through selectors, writes through services."""
+
 from __future__ import annotations
 
 from django.http import HttpResponse, JsonResponse
@@ -32,12 +33,16 @@ def portal_home(request):
 def dashboard(request):
     from plans.models import Plan
 
-    return render(request, "core/dashboard.html", {
-        "plans": Plan.objects.prefetch_related("versions").all(),
-        "runs": JobRun.objects.all()[:10],
-        "imports": ImportBatch.objects.all()[:10],
-        "events": AuditEvent.objects.all()[:10],
-    })
+    return render(
+        request,
+        "core/dashboard.html",
+        {
+            "plans": Plan.objects.prefetch_related("versions").all(),
+            "runs": JobRun.objects.all()[:10],
+            "imports": ImportBatch.objects.all()[:10],
+            "events": AuditEvent.objects.all()[:10],
+        },
+    )
 
 
 @capability_required(Cap.VIEW_STAFF)
@@ -46,20 +51,32 @@ def job_runs(request):
     runs = JobRun.objects.all()
     if kind:
         runs = runs.filter(kind=kind)
-    return render(request, "core/job_runs.html", {"runs": runs[:200], "kind": kind,
-                                                  "kinds": JobRun.objects.values_list("kind", flat=True).distinct()})
+    return render(
+        request,
+        "core/job_runs.html",
+        {"runs": runs[:200], "kind": kind, "kinds": JobRun.objects.values_list("kind", flat=True).distinct()},
+    )
 
 
 @capability_required(Cap.VIEW_STAFF)
 def job_progress_fragment(request, pk: int):
     run = get_object_or_404(JobRun, pk=pk)
-    return JsonResponse({"status": run.status, "percent": run.percent, "message": run.message,
-                         "done": run.progress_done, "total": run.progress_total})
+    return JsonResponse(
+        {
+            "status": run.status,
+            "percent": run.percent,
+            "message": run.message,
+            "done": run.progress_done,
+            "total": run.progress_total,
+        }
+    )
 
 
 @capability_required(Cap.VIEW_STAFF)
 def audit_log(request):
-    return render(request, "core/audit_log.html", {"events": AuditEvent.objects.select_related("actor")[:500]})
+    return render(
+        request, "core/audit_log.html", {"events": AuditEvent.objects.select_related("actor")[:500]}
+    )
 
 
 def document_download(request, pk: int):

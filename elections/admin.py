@@ -1,5 +1,6 @@
 """Back office of elections. Elections are submitted through elections.services (validated, audited);
 the admin shows them, their lines and their history."""
+
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
@@ -51,12 +52,27 @@ class DeferralElectionAdmin(ElectionAdmin):
 
 @admin.register(DistributionElection)
 class DistributionElectionAdmin(ElectionAdmin):
-    list_display = ("participation", "account_kind", "specified_month", "form", "installments", "status", "submitted_at")
+    list_display = (
+        "participation",
+        "account_kind",
+        "specified_month",
+        "form",
+        "installments",
+        "status",
+        "submitted_at",
+    )
 
 
 @admin.register(ScheduleChange)
 class ScheduleChangeAdmin(ElectionAdmin):
-    list_display = ("participation", "account_kind", "specified_month", "new_first_payment", "status", "submitted_at")
+    list_display = (
+        "participation",
+        "account_kind",
+        "specified_month",
+        "new_first_payment",
+        "status",
+        "submitted_at",
+    )
 
 
 @admin.register(InvestmentElection)

@@ -5,6 +5,7 @@ filtered on request.user.person: someone else's election answers 404); staff rea
 Submissions go through the same services as the portal and the simulator: an accepted election
 answers 201, a refused one 422 with the section it breaks (it is stored as refused all the same).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -33,29 +34,59 @@ def _when(moment: dt.datetime | None) -> str | None:
 
 def election_json(e) -> dict:
     kind = S.kind_of(e)
-    out = {"id": e.pk, "kind": kind, "plan": e.participation.plan.code, "status": e.status, "rule": e.rule,
-           "message": e.message, "submitted_at": _when(e.submitted_at), "irrevocable_at": _when(e.irrevocable_at),
-           "channel": e.channel, "submitted": e.request_data}
+    out = {
+        "id": e.pk,
+        "kind": kind,
+        "plan": e.participation.plan.code,
+        "status": e.status,
+        "rule": e.rule,
+        "message": e.message,
+        "submitted_at": _when(e.submitted_at),
+        "irrevocable_at": _when(e.irrevocable_at),
+        "channel": e.channel,
+        "submitted": e.request_data,
+    }
     if kind == "deferral":
-        out.update(plan_year=e.plan_year, election_kind=e.kind,
-                   percentages={line.component: f"{line.percent:.0f}" for line in e.lines.all()},
-                   accounts={(f"{a.account_kind}:{a.specified_month:%Y-%m}" if a.specified_month else a.account_kind): a.percent
-                             for a in e.allocations.all()},
-                   covers_pay_from=e.covers_pay_from.isoformat() if e.covers_pay_from else None)
+        out.update(
+            plan_year=e.plan_year,
+            election_kind=e.kind,
+            percentages={line.component: f"{line.percent:.0f}" for line in e.lines.all()},
+            accounts={
+                (
+                    f"{a.account_kind}:{a.specified_month:%Y-%m}" if a.specified_month else a.account_kind
+                ): a.percent
+                for a in e.allocations.all()
+            },
+            covers_pay_from=e.covers_pay_from.isoformat() if e.covers_pay_from else None,
+        )
     elif kind == "distribution":
-        out.update(account_kind=e.account_kind, form=e.form, installments=e.installments,
-                   lump_sum_percent=e.lump_sum_percent, delay_months=e.delay_months)
+        out.update(
+            account_kind=e.account_kind,
+            form=e.form,
+            installments=e.installments,
+            lump_sum_percent=e.lump_sum_percent,
+            delay_months=e.delay_months,
+        )
     elif kind == "schedule_change":
-        out.update(account_kind=e.account_kind,
-                   previous_first_payment=e.previous_first_payment.isoformat() if e.previous_first_payment else None,
-                   new_first_payment=e.new_first_payment.isoformat() if e.new_first_payment else None,
-                   takes_effect_on=e.takes_effect_on.isoformat() if e.takes_effect_on else None)
+        out.update(
+            account_kind=e.account_kind,
+            previous_first_payment=e.previous_first_payment.isoformat() if e.previous_first_payment else None,
+            new_first_payment=e.new_first_payment.isoformat() if e.new_first_payment else None,
+            takes_effect_on=e.takes_effect_on.isoformat() if e.takes_effect_on else None,
+        )
     elif kind == "investment":
-        out.update(applies_to=e.applies_to, effective_on=e.effective_on.isoformat() if e.effective_on else None,
-                   allocation={line.fund.code: line.percent for line in e.lines.all()})
+        out.update(
+            applies_to=e.applies_to,
+            effective_on=e.effective_on.isoformat() if e.effective_on else None,
+            allocation={line.fund.code: line.percent for line in e.lines.all()},
+        )
     elif kind == "annuity":
-        out.update(form=e.form, defer_years=e.defer_years, is_change=e.is_change,
-                   takes_effect_on=e.takes_effect_on.isoformat() if e.takes_effect_on else None)
+        out.update(
+            form=e.form,
+            defer_years=e.defer_years,
+            is_change=e.is_change,
+            takes_effect_on=e.takes_effect_on.isoformat() if e.takes_effect_on else None,
+        )
     document = S.confirmation_of(e)
     out["confirmation"] = f"/documents/{document.pk}/" if document else None
     return out
@@ -150,8 +181,11 @@ def _valid(serializer_class, data) -> dict:
 
 
 def _mine(request, plan_code: str) -> Participation:
-    found = Participation.objects.select_related("plan", "person").filter(person=request.user.person,
-                                                                         plan__code=plan_code).first()
+    found = (
+        Participation.objects.select_related("plan", "person")
+        .filter(person=request.user.person, plan__code=plan_code)
+        .first()
+    )
     if found is None:
         raise NotFound("you take no part in that plan")
     return found
@@ -164,6 +198,7 @@ def _period(d: dict):
 
 
 # --- participant endpoints -------------------------------------------------------------------------------
+
 
 class MyElections(APIView):
     permission_classes = [IsParticipant]
@@ -182,7 +217,9 @@ class MyElection(APIView):
         model = S.ELECTION_MODELS.get(kind)
         if model is None:
             raise NotFound("no such election")
-        return Response(election_json(get_object_or_404(model, pk=pk, participation__person=request.user.person)))
+        return Response(
+            election_json(get_object_or_404(model, pk=pk, participation__person=request.user.person))
+        )
 
 
 class MyDeferral(APIView):
@@ -192,9 +229,16 @@ class MyDeferral(APIView):
     def post(self, request):
         d = _valid(DeferralIn, request.data)
         election, _ = services.enrollment_submit(
-            participation=_mine(request, d["plan"]), plan_year=d["plan_year"], percentages=d["percentages"],
-            accounts=d.get("accounts") or None, schedules=d.get("schedules") or None, performance_period=_period(d),
-            submitted_at=timezone.now(), channel=Channel.API, actor=request.user)
+            participation=_mine(request, d["plan"]),
+            plan_year=d["plan_year"],
+            percentages=d["percentages"],
+            accounts=d.get("accounts") or None,
+            schedules=d.get("schedules") or None,
+            performance_period=_period(d),
+            submitted_at=timezone.now(),
+            channel=Channel.API,
+            actor=request.user,
+        )
         return _answer(election)
 
 
@@ -204,10 +248,19 @@ class MyDistribution(APIView):
     @extend_schema(request=DistributionIn, responses={201: ElectionOut, 422: ElectionOut})
     def post(self, request):
         d = _valid(DistributionIn, request.data)
-        return _answer(services.distribution_election_submit(
-            participation=_mine(request, d["plan"]), account=d["account"], form=d["form"],
-            installments=d.get("installments"), lump_sum_percent=d.get("lump_sum_percent"),
-            delay_months=d.get("delay_months") or 0, submitted_at=timezone.now(), channel=Channel.API, actor=request.user))
+        return _answer(
+            services.distribution_election_submit(
+                participation=_mine(request, d["plan"]),
+                account=d["account"],
+                form=d["form"],
+                installments=d.get("installments"),
+                lump_sum_percent=d.get("lump_sum_percent"),
+                delay_months=d.get("delay_months") or 0,
+                submitted_at=timezone.now(),
+                channel=Channel.API,
+                actor=request.user,
+            )
+        )
 
 
 class MyInvestment(APIView):
@@ -220,10 +273,19 @@ class MyInvestment(APIView):
         funds = {f.code: f.pk for f in Fund.objects.filter(plan=participation.plan)}
         unknown = [code for code in d["allocation"] if code not in funds]
         if unknown:
-            raise ValidationError({"allocation": f"not funds of {participation.plan.code}: {', '.join(unknown)}"})
-        return _answer(services.investment_election_submit(
-            participation=participation, allocation={funds[c]: pct for c, pct in d["allocation"].items()},
-            applies_to=d["applies_to"], submitted_at=timezone.now(), channel=Channel.API, actor=request.user))
+            raise ValidationError(
+                {"allocation": f"not funds of {participation.plan.code}: {', '.join(unknown)}"}
+            )
+        return _answer(
+            services.investment_election_submit(
+                participation=participation,
+                allocation={funds[c]: pct for c, pct in d["allocation"].items()},
+                applies_to=d["applies_to"],
+                submitted_at=timezone.now(),
+                channel=Channel.API,
+                actor=request.user,
+            )
+        )
 
 
 class MyScheduleChange(APIView):
@@ -236,10 +298,19 @@ class MyScheduleChange(APIView):
             new_month = parse_month(d["new_month"]) if d.get("new_month") else None
         except ValueError as exc:
             raise ValidationError({"new_month": str(exc)})
-        return _answer(services.schedule_change_submit(
-            participation=_mine(request, d["plan"]), account=d["account"], new_month=new_month,
-            delay_years=d.get("delay_years"), form=d.get("form"), installments=d.get("installments"),
-            submitted_at=timezone.now(), channel=Channel.API, actor=request.user))
+        return _answer(
+            services.schedule_change_submit(
+                participation=_mine(request, d["plan"]),
+                account=d["account"],
+                new_month=new_month,
+                delay_years=d.get("delay_years"),
+                form=d.get("form"),
+                installments=d.get("installments"),
+                submitted_at=timezone.now(),
+                channel=Channel.API,
+                actor=request.user,
+            )
+        )
 
 
 class PreviewOut(serializers.Serializer):
@@ -256,13 +327,27 @@ class MyScheduleChangePreview(APIView):
     def get(self, request):
         participation = _mine(request, request.query_params.get("plan", ""))
         account = request.query_params.get("account", "")
-        if account not in {s.account for s in S.account_schedules(participation=participation, as_of=timezone.localdate())}:
+        if account not in {
+            s.account for s in S.account_schedules(participation=participation, as_of=timezone.localdate())
+        }:
             raise NotFound("no such account")
-        p = services.schedule_change_preview(participation=participation, account=account, as_of=timezone.localdate())
-        refused = p.violation.text if p.violation and p.earliest_allowed is None and p.takes_effect_on is None else None
-        return Response({"current_first_payment": p.current_first_payment, "latest_filing": p.latest_filing,
-                         "earliest_allowed": p.earliest_allowed, "refused": refused,
-                         "rule": p.violation.rule if refused else None})
+        p = services.schedule_change_preview(
+            participation=participation, account=account, as_of=timezone.localdate()
+        )
+        refused = (
+            p.violation.text
+            if p.violation and p.earliest_allowed is None and p.takes_effect_on is None
+            else None
+        )
+        return Response(
+            {
+                "current_first_payment": p.current_first_payment,
+                "latest_filing": p.latest_filing,
+                "earliest_allowed": p.earliest_allowed,
+                "refused": refused,
+                "rule": p.violation.rule if refused else None,
+            }
+        )
 
 
 class MyAnnuity(APIView):
@@ -271,12 +356,20 @@ class MyAnnuity(APIView):
     @extend_schema(request=AnnuityIn, responses={201: ElectionOut, 422: ElectionOut})
     def post(self, request):
         d = _valid(AnnuityIn, request.data)
-        return _answer(services.annuity_election_submit(
-            participation=_mine(request, d["plan"]), form=d["form"], defer_years=d["defer_years"],
-            submitted_at=timezone.now(), channel=Channel.API, actor=request.user))
+        return _answer(
+            services.annuity_election_submit(
+                participation=_mine(request, d["plan"]),
+                form=d["form"],
+                defer_years=d["defer_years"],
+                submitted_at=timezone.now(),
+                channel=Channel.API,
+                actor=request.user,
+            )
+        )
 
 
 # --- staff endpoints ----------------------------------------------------------------------------------------
+
 
 class StaffDeferrals(APIView):
     permission_classes = [HasCapability]
@@ -285,8 +378,11 @@ class StaffDeferrals(APIView):
 
     @extend_schema(responses=ElectionOut(many=True))
     def get(self, request):
-        qs = DeferralElection.objects.select_related("participation__plan", "participation__person").prefetch_related(
-            "lines", "allocations").order_by("-submitted_at")
+        qs = (
+            DeferralElection.objects.select_related("participation__plan", "participation__person")
+            .prefetch_related("lines", "allocations")
+            .order_by("-submitted_at")
+        )
         if request.query_params.get("plan"):
             qs = qs.filter(participation__plan__code=request.query_params["plan"])
         if request.query_params.get("plan_year"):
@@ -303,9 +399,16 @@ class StaffDeferrals(APIView):
             raise ValidationError({"received_at": "a paper form cannot be received in the future"})
         participation = get_object_or_404(Participation, pk=d["participation"])
         election, _ = services.enrollment_submit(
-            participation=participation, plan_year=d["plan_year"], percentages=d["percentages"],
-            accounts=d.get("accounts") or None, schedules=d.get("schedules") or None, performance_period=_period(d),
-            submitted_at=d["received_at"], channel=Channel.STAFF, actor=request.user)
+            participation=participation,
+            plan_year=d["plan_year"],
+            percentages=d["percentages"],
+            accounts=d.get("accounts") or None,
+            schedules=d.get("schedules") or None,
+            performance_period=_period(d),
+            submitted_at=d["received_at"],
+            channel=Channel.STAFF,
+            actor=request.user,
+        )
         return _answer(election)
 
 
@@ -329,10 +432,18 @@ class WindowOut(serializers.Serializer):
 
 
 def _window_json(w: EnrollmentWindow) -> dict:
-    return {"id": w.pk, "plan": w.plan.code, "plan_year": w.plan_year, "kind": w.kind, "opens_at": _when(w.opens_at),
-            "closes_at": _when(w.closes_at), "participation": w.participation_id,
-            "performance_period_start": w.performance_period_start, "performance_period_end": w.performance_period_end,
-            "reminder_days": w.reminder_days}
+    return {
+        "id": w.pk,
+        "plan": w.plan.code,
+        "plan_year": w.plan_year,
+        "kind": w.kind,
+        "opens_at": _when(w.opens_at),
+        "closes_at": _when(w.closes_at),
+        "participation": w.participation_id,
+        "performance_period_start": w.performance_period_start,
+        "performance_period_end": w.performance_period_end,
+        "reminder_days": w.reminder_days,
+    }
 
 
 class StaffWindows(APIView):
@@ -353,11 +464,20 @@ class StaffWindows(APIView):
         plan = get_object_or_404(Plan, code=d["plan"])
         try:
             window = services.enrollment_window_open(
-                plan=plan, plan_year=d["plan_year"], kind=d["kind"], opens_at=d["opens_at"], closes_at=d["closes_at"],
-                performance_period=_period(d), reminder_days=d.get("reminder_days"), actor=request.user,
-                now=timezone.now())
+                plan=plan,
+                plan_year=d["plan_year"],
+                kind=d["kind"],
+                opens_at=d["opens_at"],
+                closes_at=d["closes_at"],
+                performance_period=_period(d),
+                reminder_days=d.get("reminder_days"),
+                actor=request.user,
+                now=timezone.now(),
+            )
         except services.ElectionError as exc:
-            return Response({"rule": exc.rule, "message": exc.message}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+            return Response(
+                {"rule": exc.rule, "message": exc.message}, status=status.HTTP_422_UNPROCESSABLE_ENTITY
+            )
         except ValueError as exc:
             raise ValidationError(str(exc))
         return Response(_window_json(window), status=status.HTTP_201_CREATED)

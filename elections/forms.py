@@ -3,6 +3,7 @@
 Percentages are taken as typed: the validators, not the form, decide whether "10.5" or "-3" is
 allowed, so a refusal always carries its plan section and is stored for the audit trail.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -29,8 +30,9 @@ def _int_or_raw(text: str):
         return text
 
 
-def deferral_arguments(data, *, components: list[str], default_account: str | None, specified_rows: int,
-                       with_schedules: set[str]) -> dict:
+def deferral_arguments(
+    data, *, components: list[str], default_account: str | None, specified_rows: int, with_schedules: set[str]
+) -> dict:
     """percentages, accounts and payment schedules from a submitted enrolment form."""
     percentages = {code: _raw(data, f"pct_{code}") for code in components if _raw(data, f"pct_{code}") != ""}
     accounts: dict[str, str] = {}
@@ -67,8 +69,13 @@ def _schedule(data, prefix: str) -> dict:
 
 def distribution_arguments(data) -> dict:
     sched = _schedule(data, "dist")
-    return {"account": _raw(data, "account"), "form": sched["form"], "installments": sched.get("installments"),
-            "lump_sum_percent": sched.get("lump_sum_percent"), "delay_months": sched.get("delay_months", 0)}
+    return {
+        "account": _raw(data, "account"),
+        "form": sched["form"],
+        "installments": sched.get("installments"),
+        "lump_sum_percent": sched.get("lump_sum_percent"),
+        "delay_months": sched.get("delay_months", 0),
+    }
 
 
 def schedule_change_arguments(data) -> dict:
@@ -89,17 +96,30 @@ def schedule_change_arguments(data) -> dict:
 
 
 def investment_arguments(data, funds) -> dict:
-    allocation = {f.pk: _raw(data, f"fund_{f.pk}") for f in funds if _raw(data, f"fund_{f.pk}") not in ("", "0")}
-    return {"allocation": allocation, "applies_to": _raw(data, "applies_to") or InvestmentElection.AppliesTo.BOTH}
+    allocation = {
+        f.pk: _raw(data, f"fund_{f.pk}") for f in funds if _raw(data, f"fund_{f.pk}") not in ("", "0")
+    }
+    return {
+        "allocation": allocation,
+        "applies_to": _raw(data, "applies_to") or InvestmentElection.AppliesTo.BOTH,
+    }
 
 
 class WindowForm(forms.Form):
     plan = forms.ModelChoiceField(queryset=Plan.objects.filter(kind=Plan.Kind.ACCOUNT_BALANCE))
     plan_year = forms.IntegerField(min_value=2000, max_value=2100)
-    kind = forms.ChoiceField(choices=[(EnrollmentWindow.Kind.ANNUAL, "Annual enrollment"),
-                                      (EnrollmentWindow.Kind.PERFORMANCE, "Performance-Based Compensation")])
-    opens = forms.DateTimeField(help_text="Eastern time", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
-    closes = forms.DateTimeField(help_text="Eastern time", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+    kind = forms.ChoiceField(
+        choices=[
+            (EnrollmentWindow.Kind.ANNUAL, "Annual enrollment"),
+            (EnrollmentWindow.Kind.PERFORMANCE, "Performance-Based Compensation"),
+        ]
+    )
+    opens = forms.DateTimeField(
+        help_text="Eastern time", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+    )
+    closes = forms.DateTimeField(
+        help_text="Eastern time", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+    )
     performance_period_start = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     performance_period_end = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     reminder_days = forms.CharField(required=False, initial="14, 7, 1", help_text="Days before the close")
@@ -111,10 +131,15 @@ class WindowForm(forms.Form):
             if data.get(name):
                 data[name] = data[name].replace(tzinfo=None).replace(tzinfo=EASTERN)
         if data.get("kind") == EnrollmentWindow.Kind.PERFORMANCE and not (
-                data.get("performance_period_start") and data.get("performance_period_end")):
-            raise forms.ValidationError("A Performance-Based Compensation window needs its performance period.")
+            data.get("performance_period_start") and data.get("performance_period_end")
+        ):
+            raise forms.ValidationError(
+                "A Performance-Based Compensation window needs its performance period."
+            )
         try:
-            data["reminder_days"] = [int(x) for x in (data.get("reminder_days") or "").replace(",", " ").split()]
+            data["reminder_days"] = [
+                int(x) for x in (data.get("reminder_days") or "").replace(",", " ").split()
+            ]
         except ValueError:
             raise forms.ValidationError("Reminder days are whole numbers separated by commas.")
         return data
@@ -125,19 +150,25 @@ class NoticeForm(forms.Form):
 
 
 class CancellationForm(forms.Form):
-    ground = forms.ChoiceField(choices=[("emergency", "Unforeseeable emergency (rest of that plan year)"),
-                                        ("hardship", "401(k) hardship distribution (through the plan year of its "
-                                                     "six-month anniversary)")])
-    event_on = forms.DateField(widget=forms.DateInput(attrs={"type": "date"}),
-                               help_text="Date of the emergency payment or of the hardship distribution")
+    ground = forms.ChoiceField(
+        choices=[
+            ("emergency", "Unforeseeable emergency (rest of that plan year)"),
+            ("hardship", "401(k) hardship distribution (through the plan year of its six-month anniversary)"),
+        ]
+    )
+    event_on = forms.DateField(
+        widget=forms.DateInput(attrs={"type": "date"}),
+        help_text="Date of the emergency payment or of the hardship distribution",
+    )
     reason = forms.CharField(max_length=250)
 
 
 class ReceivedForm(forms.Form):
     """Paper forms: when the Committee received the form (it decides timeliness); never in the future."""
 
-    received_at = forms.DateTimeField(widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
-                                      help_text="Eastern time")
+    received_at = forms.DateTimeField(
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}), help_text="Eastern time"
+    )
 
     def received(self, now: dt.datetime) -> dt.datetime:
         moment = self.cleaned_data["received_at"].replace(tzinfo=None).replace(tzinfo=EASTERN)

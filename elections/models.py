@@ -2,6 +2,7 @@
 
 A refused election is kept, with the rule it breaks, for the audit trail (it is never in force).
 """
+
 from __future__ import annotations
 
 from django.db import models
@@ -35,9 +36,12 @@ class ElectionBase(models.Model):
     message = models.TextField(blank=True)
     channel = models.CharField(max_length=12, choices=Channel.choices)
     actor = models.CharField(max_length=200)
-    irrevocable_at = models.DateTimeField(null=True, blank=True,
-                                          help_text="When the election can no longer be changed (accepted elections)")
-    request_data = models.JSONField(default=dict, blank=True, help_text="What was submitted, as submitted (audit trail)")
+    irrevocable_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the election can no longer be changed (accepted elections)"
+    )
+    request_data = models.JSONField(
+        default=dict, blank=True, help_text="What was submitted, as submitted (audit trail)"
+    )
 
     class Meta:
         abstract = True
@@ -55,14 +59,24 @@ class DeferralElection(ElectionBase):
         FIRST_YEAR = "first_year", "First year of eligibility"
         PERFORMANCE = "performance", "Performance-Based Compensation"
 
-    participation = models.ForeignKey(Participation, on_delete=models.PROTECT, related_name="deferral_elections")
+    participation = models.ForeignKey(
+        Participation, on_delete=models.PROTECT, related_name="deferral_elections"
+    )
     plan_year = models.PositiveIntegerField()
     kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.ANNUAL)
     performance_period_start = models.DateField(null=True, blank=True)
     performance_period_end = models.DateField(null=True, blank=True)
-    covers_pay_from = models.DateField(null=True, blank=True, help_text="First-year elections: pay for services after this date")
-    window = models.ForeignKey("EnrollmentWindow", null=True, blank=True, on_delete=models.PROTECT, related_name="elections",
-                               help_text="The enrollment window it was made in (none when the Committee opened none)")
+    covers_pay_from = models.DateField(
+        null=True, blank=True, help_text="First-year elections: pay for services after this date"
+    )
+    window = models.ForeignKey(
+        "EnrollmentWindow",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="elections",
+        help_text="The enrollment window it was made in (none when the Committee opened none)",
+    )
     history = HistoricalRecords()
 
     class Meta:
@@ -80,7 +94,9 @@ class DeferralElectionLine(models.Model):
 
     class Meta:
         ordering = ["election", "component"]
-        constraints = [models.UniqueConstraint(fields=["election", "component"], name="one_line_per_component")]
+        constraints = [
+            models.UniqueConstraint(fields=["election", "component"], name="one_line_per_component")
+        ]
 
 
 class DeferralAllocation(models.Model):
@@ -98,7 +114,9 @@ class DeferralAllocation(models.Model):
 class DeferralCancellation(models.Model):
     """The Committee cancels deferrals (EDCP 3.7) after an unforeseeable emergency or a 401(k) hardship."""
 
-    participation = models.ForeignKey(Participation, on_delete=models.PROTECT, related_name="deferral_cancellations")
+    participation = models.ForeignKey(
+        Participation, on_delete=models.PROTECT, related_name="deferral_cancellations"
+    )
     starts_on = models.DateField()
     ends_on = models.DateField()
     reason = models.CharField(max_length=300)
@@ -119,13 +137,17 @@ class DistributionElection(ElectionBase):
         INSTALLMENTS = "installments", "Annual installments"
         LUMP_SUM_AND_INSTALLMENTS = "lump_sum_and_installments", "Percentage lump sum, then installments"
 
-    participation = models.ForeignKey(Participation, on_delete=models.PROTECT, related_name="distribution_elections")
+    participation = models.ForeignKey(
+        Participation, on_delete=models.PROTECT, related_name="distribution_elections"
+    )
     account_kind = models.CharField(max_length=30)
     specified_month = models.DateField(null=True, blank=True)
     form = models.CharField(max_length=30, choices=Form.choices)
     installments = models.PositiveSmallIntegerField(null=True, blank=True)
     lump_sum_percent = models.PositiveSmallIntegerField(null=True, blank=True)
-    delay_months = models.PositiveSmallIntegerField(default=0, help_text="EDCP 5.1(b): a later first payment, in months after the standard date")
+    delay_months = models.PositiveSmallIntegerField(
+        default=0, help_text="EDCP 5.1(b): a later first payment, in months after the standard date"
+    )
     history = HistoricalRecords()
 
     class Meta:
@@ -138,7 +160,9 @@ class DistributionElection(ElectionBase):
 class ScheduleChange(ElectionBase):
     """A change of an account's payment schedule under EDCP Article VI."""
 
-    participation = models.ForeignKey(Participation, on_delete=models.PROTECT, related_name="schedule_changes")
+    participation = models.ForeignKey(
+        Participation, on_delete=models.PROTECT, related_name="schedule_changes"
+    )
     account_kind = models.CharField(max_length=30)
     specified_month = models.DateField(null=True, blank=True, help_text="The account (its original month)")
     new_month = models.DateField(null=True, blank=True, help_text="Specified Date Accounts: the new month")
@@ -147,8 +171,11 @@ class ScheduleChange(ElectionBase):
     installments = models.PositiveSmallIntegerField(null=True, blank=True)
     previous_first_payment = models.DateField(null=True, blank=True)
     new_first_payment = models.DateField(null=True, blank=True)
-    takes_effect_on = models.DateField(null=True, blank=True,
-                                       help_text="EDCP 6.2: a change takes effect no sooner than 12 months after it is made")
+    takes_effect_on = models.DateField(
+        null=True,
+        blank=True,
+        help_text="EDCP 6.2: a change takes effect no sooner than 12 months after it is made",
+    )
     history = HistoricalRecords()
 
     class Meta:
@@ -163,7 +190,9 @@ class InvestmentElection(ElectionBase):
         EXISTING = "existing", "Existing balances"
         BOTH = "both", "Future credits and existing balances"
 
-    participation = models.ForeignKey(Participation, on_delete=models.PROTECT, related_name="investment_elections")
+    participation = models.ForeignKey(
+        Participation, on_delete=models.PROTECT, related_name="investment_elections"
+    )
     applies_to = models.CharField(max_length=10, choices=AppliesTo.choices, default=AppliesTo.BOTH)
     effective_on = models.DateField(null=True, blank=True)
     rebalanced_on = models.DateField(null=True, blank=True, help_text="When existing balances were exchanged")
@@ -183,7 +212,9 @@ class InvestmentElectionLine(models.Model):
         ordering = ["election", "fund"]
         constraints = [
             models.UniqueConstraint(fields=["election", "fund"], name="one_line_per_fund"),
-            models.CheckConstraint(condition=Q(percent__gte=1, percent__lte=100), name="investment_percent_1_100"),
+            models.CheckConstraint(
+                condition=Q(percent__gte=1, percent__lte=100), name="investment_percent_1_100"
+            ),
         ]
 
 
@@ -205,14 +236,23 @@ class EnrollmentWindow(models.Model):
     plan = models.ForeignKey("plans.Plan", on_delete=models.PROTECT, related_name="enrollment_windows")
     plan_year = models.PositiveIntegerField()
     kind = models.CharField(max_length=12, choices=Kind.choices)
-    participation = models.ForeignKey(Participation, null=True, blank=True, on_delete=models.PROTECT,
-                                      related_name="enrollment_windows", help_text="First-year windows: whose window")
+    participation = models.ForeignKey(
+        Participation,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="enrollment_windows",
+        help_text="First-year windows: whose window",
+    )
     performance_period_start = models.DateField(null=True, blank=True)
     performance_period_end = models.DateField(null=True, blank=True)
     opens_at = models.DateTimeField()
     closes_at = models.DateTimeField()
-    reminder_days = models.JSONField(default=list, blank=True,
-                                     help_text="Days before the close on which those who have not elected are reminded")
+    reminder_days = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Days before the close on which those who have not elected are reminded",
+    )
     note = models.CharField(max_length=300, blank=True)
     opened_by = models.CharField(max_length=200)
     opened_at = models.DateTimeField()
@@ -222,14 +262,23 @@ class EnrollmentWindow(models.Model):
         ordering = ["-plan_year", "plan", "kind", "opens_at"]
         indexes = [models.Index(fields=["plan", "plan_year", "kind"])]
         constraints = [
-            models.CheckConstraint(condition=Q(closes_at__gt=models.F("opens_at")), name="window_closes_after_it_opens"),
-            models.CheckConstraint(condition=~Q(kind="first_year") | Q(participation__isnull=False),
-                                   name="first_year_window_names_its_participant"),
-            models.CheckConstraint(condition=~Q(kind="performance") | Q(performance_period_start__isnull=False,
-                                                                        performance_period_end__isnull=False),
-                                   name="performance_window_names_its_period"),
-            models.UniqueConstraint(fields=["participation"], condition=Q(kind="first_year"),
-                                    name="one_first_year_window_per_participation"),
+            models.CheckConstraint(
+                condition=Q(closes_at__gt=models.F("opens_at")), name="window_closes_after_it_opens"
+            ),
+            models.CheckConstraint(
+                condition=~Q(kind="first_year") | Q(participation__isnull=False),
+                name="first_year_window_names_its_participant",
+            ),
+            models.CheckConstraint(
+                condition=~Q(kind="performance")
+                | Q(performance_period_start__isnull=False, performance_period_end__isnull=False),
+                name="performance_window_names_its_period",
+            ),
+            models.UniqueConstraint(
+                fields=["participation"],
+                condition=Q(kind="first_year"),
+                name="one_first_year_window_per_participation",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -248,20 +297,30 @@ class ElectionNotice(models.Model):
         OPENED = "opened", "Enrollment window open"
         REMINDER = "reminder", "Reminder to elect"
 
-    participation = models.ForeignKey(Participation, on_delete=models.PROTECT, related_name="election_notices")
-    window = models.ForeignKey(EnrollmentWindow, null=True, blank=True, on_delete=models.PROTECT, related_name="notices")
+    participation = models.ForeignKey(
+        Participation, on_delete=models.PROTECT, related_name="election_notices"
+    )
+    window = models.ForeignKey(
+        EnrollmentWindow, null=True, blank=True, on_delete=models.PROTECT, related_name="notices"
+    )
     kind = models.CharField(max_length=12, choices=Kind.choices)
     sent_on = models.DateField(help_text="The business day (Eastern) it was sent for")
     sent_at = models.DateTimeField()
     to = models.CharField(max_length=254, blank=True)
     subject = models.CharField(max_length=300)
-    delivered = models.BooleanField(default=True, help_text="False when the person has no email address on file")
+    delivered = models.BooleanField(
+        default=True, help_text="False when the person has no email address on file"
+    )
     actor = models.CharField(max_length=200)
 
     class Meta:
         ordering = ["-sent_at", "-id"]
-        constraints = [models.UniqueConstraint(fields=["participation", "window", "kind", "sent_on"],
-                                               name="one_notice_per_window_kind_and_day")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["participation", "window", "kind", "sent_on"],
+                name="one_notice_per_window_kind_and_day",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} to {self.participation} on {self.sent_on}"
@@ -271,12 +330,18 @@ class AnnuityElection(ElectionBase):
     """BRP 4.2(c) form of benefit and 4.2(d) changes: a change of time or form takes effect no sooner
     than 12 months after it is made and defers payment at least five years."""
 
-    participation = models.ForeignKey(Participation, on_delete=models.PROTECT, related_name="annuity_elections")
+    participation = models.ForeignKey(
+        Participation, on_delete=models.PROTECT, related_name="annuity_elections"
+    )
     form = models.CharField(max_length=30)
-    defer_years = models.PositiveSmallIntegerField(default=0, help_text="Years after the Benefit Commencement Date")
+    defer_years = models.PositiveSmallIntegerField(
+        default=0, help_text="Years after the Benefit Commencement Date"
+    )
     previous_form = models.CharField(max_length=30, blank=True)
     previous_defer_years = models.PositiveSmallIntegerField(default=0)
-    is_change = models.BooleanField(default=False, help_text="A change of time or form for Section 409A (BRP 4.2(d))")
+    is_change = models.BooleanField(
+        default=False, help_text="A change of time or form for Section 409A (BRP 4.2(d))"
+    )
     takes_effect_on = models.DateField(null=True, blank=True)
     history = HistoricalRecords()
 

@@ -3,6 +3,7 @@
 Everything here is derived from stored data (never the clock), so rendering again gives the same
 bytes: times are written in Eastern time as text, provisions are quoted from the plan catalog.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -44,10 +45,16 @@ def _account_label(version: PlanVersion, kind: str, month: dt.date | None) -> st
 def _common(election, version: PlanVersion, title: str, template: str) -> dict:
     person = election.participation.person
     return {
-        "title": title, "template": template, "plan_name": version.plan.name, "sponsor": version.plan.sponsor,
-        "version_title": version.title, "participant_name": person.full_name,
-        "employee_number": person.employee_number, "reference": f"{election._meta.model_name}-{election.pk}",
-        "submitted": when(election.submitted_at), "channel": election.get_channel_display(),
+        "title": title,
+        "template": template,
+        "plan_name": version.plan.name,
+        "sponsor": version.plan.sponsor,
+        "version_title": version.title,
+        "participant_name": person.full_name,
+        "employee_number": person.employee_number,
+        "reference": f"{election._meta.model_name}-{election.pk}",
+        "submitted": when(election.submitted_at),
+        "channel": election.get_channel_display(),
     }
 
 
@@ -69,18 +76,38 @@ def confirmation_context(election) -> dict:
 
 def _deferral(e: DeferralElection, v: PlanVersion) -> dict:
     components = {c["code"]: c for c in v.provision("deferral_components", []) or []}
-    lines = [{"label": components.get(line.component, {}).get("label", line.component), "percent": f"{line.percent:.0f}%"}
-             for line in e.lines.all()]
-    allocations = [{"label": _account_label(v, a.account_kind, a.specified_month), "percent": f"{a.percent}%"}
-                   for a in e.allocations.all() if a.percent]
+    lines = [
+        {
+            "label": components.get(line.component, {}).get("label", line.component),
+            "percent": f"{line.percent:.0f}%",
+        }
+        for line in e.lines.all()
+    ]
+    allocations = [
+        {"label": _account_label(v, a.account_kind, a.specified_month), "percent": f"{a.percent}%"}
+        for a in e.allocations.all()
+        if a.percent
+    ]
     if not allocations:
         default = v.provision("default_deferral_account", None)
         if default:
-            allocations = [{"label": _account_label(v, default, None) + " (no allocation made: the default)", "percent": "100%"}]
-    cites = [components[c]["cite"] for c in components if c in {line.component for line in e.lines.all()}
-             and components[c].get("cite")]
-    cites += [v.cite("whole_percentages"), v.cite(V.KIND_PROVISION[e.kind]), v.cite("evergreen"),
-              v.cite("default_deferral_account")]
+            allocations = [
+                {
+                    "label": _account_label(v, default, None) + " (no allocation made: the default)",
+                    "percent": "100%",
+                }
+            ]
+    cites = [
+        components[c]["cite"]
+        for c in components
+        if c in {line.component for line in e.lines.all()} and components[c].get("cite")
+    ]
+    cites += [
+        v.cite("whole_percentages"),
+        v.cite(V.KIND_PROVISION[e.kind]),
+        v.cite("evergreen"),
+        v.cite("default_deferral_account"),
+    ]
     if any(a.account_kind == "specified_date" for a in e.allocations.all()):
         spec = v.account_spec("specified_date") or {}
         cites.append(spec.get("cite", v.cite("accounts")))
@@ -90,16 +117,25 @@ def _deferral(e: DeferralElection, v: PlanVersion) -> dict:
         cites.append(v.cite("net_pay_cap_percent"))
     if v.provision("deferral_cancellation", None):
         cites.append(v.cite("deferral_cancellation"))
-    context = _common(e, v, f"Confirmation of your deferral election for {e.plan_year}", "elections/pdf/deferral.html")
-    context.update({
-        "plan_year": e.plan_year, "kind": e.get_kind_display(), "lines": lines, "allocations": allocations,
-        "irrevocable": when(e.irrevocable_at), "covers_pay_from": day(e.covers_pay_from),
-        "performance_period": f"{day(e.performance_period_start)} to {day(e.performance_period_end)}"
-        if e.performance_period_end else "",
-        "window": f"{when(e.window.opens_at)} to {when(e.window.closes_at)}" if e.window_id else "",
-        "evergreen": bool(v.provision("evergreen", False)),
-        "quotes": provision_quotes(v, cites),
-    })
+    context = _common(
+        e, v, f"Confirmation of your deferral election for {e.plan_year}", "elections/pdf/deferral.html"
+    )
+    context.update(
+        {
+            "plan_year": e.plan_year,
+            "kind": e.get_kind_display(),
+            "lines": lines,
+            "allocations": allocations,
+            "irrevocable": when(e.irrevocable_at),
+            "covers_pay_from": day(e.covers_pay_from),
+            "performance_period": f"{day(e.performance_period_start)} to {day(e.performance_period_end)}"
+            if e.performance_period_end
+            else "",
+            "window": f"{when(e.window.opens_at)} to {when(e.window.closes_at)}" if e.window_id else "",
+            "evergreen": bool(v.provision("evergreen", False)),
+            "quotes": provision_quotes(v, cites),
+        }
+    )
     return context
 
 
@@ -117,14 +153,26 @@ def _distribution(e: DistributionElection, v: PlanVersion) -> dict:
         cites.append(rule["later_start"].get("cite"))
     if v.has("schedule_change"):
         cites.append(v.provision("schedule_change")["cites"]["right"])
-    context = _common(e, v, f"Confirmation of your payment election: {_account_label(v, e.account_kind, e.specified_month)}",
-                      "elections/pdf/distribution.html")
-    context.update({
-        "account": _account_label(v, e.account_kind, e.specified_month), "form": form, "benefit": rule.get("name", ""),
-        "delay": (f"{e.delay_months // 12} years" if e.delay_months % 12 == 0 else f"{e.delay_months} months")
-        if e.delay_months else "",
-        "irrevocable": when(e.irrevocable_at), "quotes": provision_quotes(v, [c for c in cites if c]),
-    })
+    context = _common(
+        e,
+        v,
+        f"Confirmation of your payment election: {_account_label(v, e.account_kind, e.specified_month)}",
+        "elections/pdf/distribution.html",
+    )
+    context.update(
+        {
+            "account": _account_label(v, e.account_kind, e.specified_month),
+            "form": form,
+            "benefit": rule.get("name", ""),
+            "delay": (
+                f"{e.delay_months // 12} years" if e.delay_months % 12 == 0 else f"{e.delay_months} months"
+            )
+            if e.delay_months
+            else "",
+            "irrevocable": when(e.irrevocable_at),
+            "quotes": provision_quotes(v, [c for c in cites if c]),
+        }
+    )
     return context
 
 
@@ -136,16 +184,27 @@ def _schedule_change(e: ScheduleChange, v: PlanVersion) -> dict:
     if e.delay_years:
         change.append(f"first payment delayed {e.delay_years} years")
     if e.form:
-        change.append(f"form changed to {V.FORM_LABELS.get(e.form, e.form)}"
-                      + (f" ({e.installments} installments)" if e.installments else ""))
-    context = _common(e, v, f"Confirmation of your change of payment schedule: {_account_label(v, e.account_kind, e.specified_month)}",
-                      "elections/pdf/schedule_change.html")
-    context.update({
-        "account": _account_label(v, e.account_kind, e.specified_month), "change": "; ".join(change),
-        "previous_first_payment": day(e.previous_first_payment), "new_first_payment": day(e.new_first_payment),
-        "takes_effect_on": day(e.takes_effect_on), "irrevocable": when(e.irrevocable_at),
-        "quotes": provision_quotes(v, cites),
-    })
+        change.append(
+            f"form changed to {V.FORM_LABELS.get(e.form, e.form)}"
+            + (f" ({e.installments} installments)" if e.installments else "")
+        )
+    context = _common(
+        e,
+        v,
+        f"Confirmation of your change of payment schedule: {_account_label(v, e.account_kind, e.specified_month)}",
+        "elections/pdf/schedule_change.html",
+    )
+    context.update(
+        {
+            "account": _account_label(v, e.account_kind, e.specified_month),
+            "change": "; ".join(change),
+            "previous_first_payment": day(e.previous_first_payment),
+            "new_first_payment": day(e.new_first_payment),
+            "takes_effect_on": day(e.takes_effect_on),
+            "irrevocable": when(e.irrevocable_at),
+            "quotes": provision_quotes(v, cites),
+        }
+    )
     return context
 
 
@@ -154,23 +213,37 @@ def _investment(e: InvestmentElection, v: PlanVersion) -> dict:
     if v.provision("investment_change_after_separation", False):
         cites.append(v.cite("investment_change_after_separation"))
     context = _common(e, v, "Confirmation of your investment election", "elections/pdf/investment.html")
-    context.update({
-        "lines": [{"fund": f"{line.fund.code} {line.fund.name}", "percent": f"{line.percent}%"} for line in e.lines.all()],
-        "applies_to": e.get_applies_to_display(), "effective_on": day(e.effective_on),
-        "quotes": provision_quotes(v, cites),
-    })
+    context.update(
+        {
+            "lines": [
+                {"fund": f"{line.fund.code} {line.fund.name}", "percent": f"{line.percent}%"}
+                for line in e.lines.all()
+            ],
+            "applies_to": e.get_applies_to_display(),
+            "effective_on": day(e.effective_on),
+            "quotes": provision_quotes(v, cites),
+        }
+    )
     return context
 
 
 def _annuity(e: AnnuityElection, v: PlanVersion) -> dict:
     cites = [v.cite("db_forms"), v.cite("db_commencement"), v.cite("db_election_change")]
-    context = _common(e, v, "Confirmation of your election of the form of your benefit", "elections/pdf/annuity.html")
-    context.update({
-        "form": V.FORM_LABELS.get(e.form, e.form), "previous_form": V.FORM_LABELS.get(e.previous_form, e.previous_form),
-        "defer_years": e.defer_years, "previous_defer_years": e.previous_defer_years, "is_change": e.is_change,
-        "takes_effect_on": day(e.takes_effect_on), "irrevocable": when(e.irrevocable_at),
-        "quotes": provision_quotes(v, cites),
-    })
+    context = _common(
+        e, v, "Confirmation of your election of the form of your benefit", "elections/pdf/annuity.html"
+    )
+    context.update(
+        {
+            "form": V.FORM_LABELS.get(e.form, e.form),
+            "previous_form": V.FORM_LABELS.get(e.previous_form, e.previous_form),
+            "defer_years": e.defer_years,
+            "previous_defer_years": e.previous_defer_years,
+            "is_change": e.is_change,
+            "takes_effect_on": day(e.takes_effect_on),
+            "irrevocable": when(e.irrevocable_at),
+            "quotes": provision_quotes(v, cites),
+        }
+    )
     return context
 
 
@@ -187,31 +260,61 @@ def blank_form_context(plan: Plan, plan_year: int) -> dict:
                 top = f"{announced_percent(plan, 'announced_max_deferral_percent', plan_year):.0f}"
             except MissingFigure:
                 top = "as the Committee announces"
-        components.append({"label": comp["label"], "max": f"{top}%" if str(top)[0].isdigit() else top,
-                           "cite": comp.get("cite", v.cite("deferral_components"))})
+        components.append(
+            {
+                "label": comp["label"],
+                "max": f"{top}%" if str(top)[0].isdigit() else top,
+                "cite": comp.get("cite", v.cite("deferral_components")),
+            }
+        )
     deferral_accounts = [a for a in v.account_kinds() if a["funded_by"] == "deferral"]
     schedules = []
     for a in deferral_accounts:
         rule = V.distribution_rule_for(v, a["kind"])
         if rule:
-            schedules.append({"account": a["label"], "max_count": a["max_count"],
-                              "forms": [V.FORM_LABELS.get(f, f) for f in rule["forms"]],
-                              "installments": f"{rule['installments']['min']} to {rule['installments']['max']}"
-                              if "installments" in rule else "", "default": V.FORM_LABELS.get(rule.get("default_form", ""), ""),
-                              "later_start": rule.get("later_start", {}).get("max_years"), "cite": rule["cite"]})
-    windows = [f"{when(w.opens_at)} to {when(w.closes_at)}" for w in
-               EnrollmentWindow.objects.filter(plan=plan, plan_year=plan_year, kind=EnrollmentWindow.Kind.ANNUAL)
-               .order_by("opens_at")]
+            schedules.append(
+                {
+                    "account": a["label"],
+                    "max_count": a["max_count"],
+                    "forms": [V.FORM_LABELS.get(f, f) for f in rule["forms"]],
+                    "installments": f"{rule['installments']['min']} to {rule['installments']['max']}"
+                    if "installments" in rule
+                    else "",
+                    "default": V.FORM_LABELS.get(rule.get("default_form", ""), ""),
+                    "later_start": rule.get("later_start", {}).get("max_years"),
+                    "cite": rule["cite"],
+                }
+            )
+    windows = [
+        f"{when(w.opens_at)} to {when(w.closes_at)}"
+        for w in EnrollmentWindow.objects.filter(
+            plan=plan, plan_year=plan_year, kind=EnrollmentWindow.Kind.ANNUAL
+        ).order_by("opens_at")
+    ]
     deadline = when(V.annual_deadline(v, plan_year)) if v.has("election_deadline") else ""
-    cites = [v.cite("deferral_components"), v.cite("whole_percentages"), v.cite("election_deadline"),
-             v.cite("first_year_window_days"), v.cite("performance_election_months_before_end"), v.cite("evergreen"),
-             v.cite("default_deferral_account")] + [s["cite"] for s in schedules]
+    cites = [
+        v.cite("deferral_components"),
+        v.cite("whole_percentages"),
+        v.cite("election_deadline"),
+        v.cite("first_year_window_days"),
+        v.cite("performance_election_months_before_end"),
+        v.cite("evergreen"),
+        v.cite("default_deferral_account"),
+    ] + [s["cite"] for s in schedules]
     return {
-        "title": f"{plan.code} Compensation Deferral Agreement for {plan_year}", "plan_name": plan.name,
-        "sponsor": plan.sponsor, "version_title": v.title, "plan_year": plan_year, "components": components,
-        "deferral_accounts": deferral_accounts, "specified_rows": range(
-            next((a["max_count"] for a in deferral_accounts if a["kind"] == "specified_date"), 0)),
-        "schedules": schedules, "deadline": deadline, "windows": windows,
+        "title": f"{plan.code} Compensation Deferral Agreement for {plan_year}",
+        "plan_name": plan.name,
+        "sponsor": plan.sponsor,
+        "version_title": v.title,
+        "plan_year": plan_year,
+        "components": components,
+        "deferral_accounts": deferral_accounts,
+        "specified_rows": range(
+            next((a["max_count"] for a in deferral_accounts if a["kind"] == "specified_date"), 0)
+        ),
+        "schedules": schedules,
+        "deadline": deadline,
+        "windows": windows,
         "first_year_days": v.provision("first_year_window_days", None),
         "quotes": provision_quotes(v, [c for c in cites if c and c != plan.code]),
     }

@@ -1,4 +1,5 @@
 """Which election is in force: the reads payroll, crediting, payments and the screens rely on."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -27,14 +28,26 @@ from plans.models import Fund, Plan, PlanSection, PlanVersion
 EASTERN = zoneinfo.ZoneInfo("America/New_York")
 
 
-def choose_deferral_line(lines, *, cancellations, evergreen: bool, plan_year: int, pay_date: dt.date,
-                         period_start: dt.date | None = None,
-                         performance_period_end: dt.date | None = None) -> DeferralElectionLine | None:
+def choose_deferral_line(
+    lines,
+    *,
+    cancellations,
+    evergreen: bool,
+    plan_year: int,
+    pay_date: dt.date,
+    period_start: dt.date | None = None,
+    performance_period_end: dt.date | None = None,
+) -> DeferralElectionLine | None:
     """Which of a participation's accepted election lines for one component governs a pay (pure: the caller
     loads the lines, with their elections, and the participation's cancellations)."""
-    candidates = [line for line in lines if line.election.plan_year <= plan_year
-                  and (evergreen or line.election.plan_year == plan_year)]
-    candidates.sort(key=lambda line: (line.election.plan_year, line.election.submitted_at, line.election.id), reverse=True)
+    candidates = [
+        line
+        for line in lines
+        if line.election.plan_year <= plan_year and (evergreen or line.election.plan_year == plan_year)
+    ]
+    candidates.sort(
+        key=lambda line: (line.election.plan_year, line.election.submitted_at, line.election.id), reverse=True
+    )
     ended = [c for c in cancellations if c.ends_on < pay_date]
     if ended:
         # EDCP 3.1(c): after a cancellation under 3.7 only a new agreement resumes deferrals.
@@ -47,8 +60,10 @@ def choose_deferral_line(lines, *, cancellations, evergreen: bool, plan_year: in
             if performance_period_end is None or e.performance_period_end != performance_period_end:
                 continue
         elif performance_period_end is not None and any(
-                x.election.kind == DeferralElection.Kind.PERFORMANCE
-                and x.election.performance_period_end == performance_period_end for x in candidates):
+            x.election.kind == DeferralElection.Kind.PERFORMANCE
+            and x.election.performance_period_end == performance_period_end
+            for x in candidates
+        ):
             continue
         if e.covers_pay_from and earned_from < e.covers_pay_from:
             continue  # EDCP 3.2(a): a first-year election covers only pay earned after it is irrevocable
@@ -56,17 +71,34 @@ def choose_deferral_line(lines, *, cancellations, evergreen: bool, plan_year: in
     return None
 
 
-def deferral_line_in_force(*, participation: Participation, component: str, plan_year: int, pay_date: dt.date,
-                           period_start: dt.date | None = None,
-                           performance_period_end: dt.date | None = None) -> DeferralElectionLine | None:
+def deferral_line_in_force(
+    *,
+    participation: Participation,
+    component: str,
+    plan_year: int,
+    pay_date: dt.date,
+    period_start: dt.date | None = None,
+    performance_period_end: dt.date | None = None,
+) -> DeferralElectionLine | None:
     """The accepted election line governing this pay (evergreen when the plan says so, EDCP 3.2(d))."""
     version = participation.plan.version_on(pay_date)
-    lines = list(DeferralElectionLine.objects.select_related("election")
-                 .filter(election__participation=participation, election__status=Status.ACCEPTED, component=component,
-                         election__plan_year__lte=plan_year))
-    return choose_deferral_line(lines, cancellations=list(DeferralCancellation.objects.filter(participation=participation)),
-                                evergreen=version.provision("evergreen", False), plan_year=plan_year, pay_date=pay_date,
-                                period_start=period_start, performance_period_end=performance_period_end)
+    lines = list(
+        DeferralElectionLine.objects.select_related("election").filter(
+            election__participation=participation,
+            election__status=Status.ACCEPTED,
+            component=component,
+            election__plan_year__lte=plan_year,
+        )
+    )
+    return choose_deferral_line(
+        lines,
+        cancellations=list(DeferralCancellation.objects.filter(participation=participation)),
+        evergreen=version.provision("evergreen", False),
+        plan_year=plan_year,
+        pay_date=pay_date,
+        period_start=period_start,
+        performance_period_end=performance_period_end,
+    )
 
 
 def cancellation_covering(cancellations, day: dt.date) -> DeferralCancellation | None:
@@ -94,13 +126,26 @@ def allocation_of(election: DeferralElection | None, default_kind: str) -> list[
 def deferral_election_in_force(*, participation: Participation, plan_year: int) -> DeferralElection | None:
     """The annual or first-year election that governs `plan_year` (its own, or an earlier one carried forward)."""
     version = participation.plan.version_on(dt.date(plan_year, 1, 1))
-    qs = (DeferralElection.objects.filter(participation=participation, status=Status.ACCEPTED,
-                                          kind__in=[DeferralElection.Kind.ANNUAL, DeferralElection.Kind.FIRST_YEAR])
-          .prefetch_related("lines", "allocations").order_by("-plan_year", "-submitted_at", "-id"))
-    qs = qs.filter(plan_year__lte=plan_year) if version.provision("evergreen", False) else qs.filter(plan_year=plan_year)
+    qs = (
+        DeferralElection.objects.filter(
+            participation=participation,
+            status=Status.ACCEPTED,
+            kind__in=[DeferralElection.Kind.ANNUAL, DeferralElection.Kind.FIRST_YEAR],
+        )
+        .prefetch_related("lines", "allocations")
+        .order_by("-plan_year", "-submitted_at", "-id")
+    )
+    qs = (
+        qs.filter(plan_year__lte=plan_year)
+        if version.provision("evergreen", False)
+        else qs.filter(plan_year=plan_year)
+    )
     election = qs.first()
-    ended = (DeferralCancellation.objects.filter(participation=participation, ends_on__lt=dt.date(plan_year, 1, 1))
-             .order_by("-decided_at").first())
+    ended = (
+        DeferralCancellation.objects.filter(participation=participation, ends_on__lt=dt.date(plan_year, 1, 1))
+        .order_by("-decided_at")
+        .first()
+    )
     if election is not None and ended is not None and election.submitted_at <= ended.decided_at:
         return None
     return election
@@ -108,10 +153,13 @@ def deferral_election_in_force(*, participation: Participation, plan_year: int) 
 
 # --- windows and what a participant may elect ------------------------------------------------------------
 
+
 def windows_open_for(*, participation: Participation, now: dt.datetime) -> list[EnrollmentWindow]:
-    return list(EnrollmentWindow.objects.filter(plan=participation.plan, opens_at__lte=now, closes_at__gte=now)
-                .filter(Q(participation__isnull=True) | Q(participation=participation))
-                .order_by("closes_at", "id"))
+    return list(
+        EnrollmentWindow.objects.filter(plan=participation.plan, opens_at__lte=now, closes_at__gte=now)
+        .filter(Q(participation__isnull=True) | Q(participation=participation))
+        .order_by("closes_at", "id")
+    )
 
 
 @dataclass
@@ -143,18 +191,25 @@ def election_chances(*, participation: Participation, now: dt.datetime) -> list[
     today = now.astimezone(EASTERN).date()
     chances: list[ElectionChance] = []
     for window in windows_open_for(participation=participation, now=now):
-        period = ((window.performance_period_start, window.performance_period_end)
-                  if window.kind == EnrollmentWindow.Kind.PERFORMANCE else None)
+        period = (
+            (window.performance_period_start, window.performance_period_end)
+            if window.kind == EnrollmentWindow.Kind.PERFORMANCE
+            else None
+        )
         chances.append(ElectionChance(window.plan_year, window.kind, window.closes_at, window, period))
-    years_with_windows = set(EnrollmentWindow.objects.filter(plan=participation.plan, kind=EnrollmentWindow.Kind.ANNUAL)
-                             .values_list("plan_year", flat=True))
+    years_with_windows = set(
+        EnrollmentWindow.objects.filter(
+            plan=participation.plan, kind=EnrollmentWindow.Kind.ANNUAL
+        ).values_list("plan_year", flat=True)
+    )
     next_year = today.year + 1
     if next_year not in years_with_windows and now <= V.annual_deadline(version, next_year):
         chances.append(ElectionChance(next_year, "annual", V.annual_deadline(version, next_year)))
     if participation.eligible_on and version.has("first_year_window_days"):
         end = V.first_year_window_end(version, participation.eligible_on)
-        has_window = EnrollmentWindow.objects.filter(participation=participation,
-                                                     kind=EnrollmentWindow.Kind.FIRST_YEAR).exists()
+        has_window = EnrollmentWindow.objects.filter(
+            participation=participation, kind=EnrollmentWindow.Kind.FIRST_YEAR
+        ).exists()
         if not has_window and participation.eligible_on <= today and now <= end:
             chances.append(ElectionChance(participation.eligible_on.year, "first_year", end))
     seen, out = set(), []
@@ -194,12 +249,22 @@ def deferral_limits(*, participation: Participation, plan_year: int, as_of: dt.d
                 problem = str(exc)
         else:
             top = Decimal(comp["max_percent"])
-        out.append(ComponentLimit(comp["code"], comp["label"], top, Decimal(comp.get("min_percent", "0")),
-                                  bool(comp["performance_based"]), cite, problem))
+        out.append(
+            ComponentLimit(
+                comp["code"],
+                comp["label"],
+                top,
+                Decimal(comp.get("min_percent", "0")),
+                bool(comp["performance_based"]),
+                cite,
+                problem,
+            )
+        )
     return out
 
 
 # --- payment schedules ---------------------------------------------------------------------------------------
+
 
 @dataclass
 class AccountSchedule:
@@ -223,10 +288,14 @@ class AccountSchedule:
         if self.form == "installments":
             text = f"{self.installments} annual installments"
         elif self.form == "lump_sum_and_installments":
-            text = f"{self.lump_sum_percent}% as a lump sum, the rest in {self.installments} annual installments"
+            text = (
+                f"{self.lump_sum_percent}% as a lump sum, the rest in {self.installments} annual installments"
+            )
         if self.delay_months:
-            text += f"; first payment {self.delay_months // 12 if self.delay_months % 12 == 0 else self.delay_months}" \
-                    f"{' years' if self.delay_months % 12 == 0 else ' months'} after the standard date"
+            text += (
+                f"; first payment {self.delay_months // 12 if self.delay_months % 12 == 0 else self.delay_months}"
+                f"{' years' if self.delay_months % 12 == 0 else ' months'} after the standard date"
+            )
         return text
 
 
@@ -237,14 +306,17 @@ def account_schedules(*, participation: Participation, as_of: dt.date) -> list[A
 
     version = participation.plan.version_on(as_of)
     names: dict[tuple[str, dt.date | None], None] = {}
-    for kind, month in Account.objects.filter(participation=participation).values_list("kind", "specified_month"):
+    for kind, month in Account.objects.filter(participation=participation).values_list(
+        "kind", "specified_month"
+    ):
         names[(kind, month)] = None
     for e in DistributionElection.objects.filter(participation=participation, status=Status.ACCEPTED):
         names[(e.account_kind, e.specified_month)] = None
     for m in V.specified_months_in_use(participation):
         names[("specified_date", m)] = None
-    for kind, month in (ScheduleChange.objects.filter(participation=participation, status=Status.ACCEPTED)
-                        .values_list("account_kind", "specified_month")):
+    for kind, month in ScheduleChange.objects.filter(
+        participation=participation, status=Status.ACCEPTED
+    ).values_list("account_kind", "specified_month"):
         names[(kind, month)] = None
     default_kind = version.provision("default_deferral_account", None)
     if default_kind:
@@ -255,20 +327,58 @@ def account_schedules(*, participation: Participation, as_of: dt.date) -> list[A
         if rule is None:
             continue
         account = f"{kind}:{month:%Y-%m}" if month else kind
-        election = (DistributionElection.objects.filter(participation=participation, account_kind=kind,
-                                                        specified_month=month, status=Status.ACCEPTED)
-                    .order_by("-submitted_at", "-id").first())
+        election = (
+            DistributionElection.objects.filter(
+                participation=participation, account_kind=kind, specified_month=month, status=Status.ACCEPTED
+            )
+            .order_by("-submitted_at", "-id")
+            .first()
+        )
         spec = version.account_spec(kind)
-        label = (spec["label"] if spec else kind.replace("_", " ").title()) + (f" ({month:%B %Y})" if month else "")
-        changes = list(ScheduleChange.objects.filter(participation=participation, account_kind=kind,
-                                                     specified_month=month, status=Status.ACCEPTED).order_by("submitted_at"))
+        label = (spec["label"] if spec else kind.replace("_", " ").title()) + (
+            f" ({month:%B %Y})" if month else ""
+        )
+        changes = list(
+            ScheduleChange.objects.filter(
+                participation=participation, account_kind=kind, specified_month=month, status=Status.ACCEPTED
+            ).order_by("submitted_at")
+        )
         if election:
-            out.append(AccountSchedule(account, label, kind, month, election, election.form, election.installments,
-                                       election.lump_sum_percent, election.delay_months, False, rule["cite"], rule["name"],
-                                       changes))
+            out.append(
+                AccountSchedule(
+                    account,
+                    label,
+                    kind,
+                    month,
+                    election,
+                    election.form,
+                    election.installments,
+                    election.lump_sum_percent,
+                    election.delay_months,
+                    False,
+                    rule["cite"],
+                    rule["name"],
+                    changes,
+                )
+            )
         else:
-            out.append(AccountSchedule(account, label, kind, month, None, rule.get("default_form", "lump_sum"), None, None,
-                                       0, True, rule["cite"], rule["name"], changes))
+            out.append(
+                AccountSchedule(
+                    account,
+                    label,
+                    kind,
+                    month,
+                    None,
+                    rule.get("default_form", "lump_sum"),
+                    None,
+                    None,
+                    0,
+                    True,
+                    rule["cite"],
+                    rule["name"],
+                    changes,
+                )
+            )
     return out
 
 
@@ -290,7 +400,9 @@ def annuity_in_force(*, participation: Participation, as_of: dt.date) -> Annuity
     """BRP 4.2(c): the form elected and in effect on `as_of`; without one, a Qualified Joint and Survivor Annuity if
     married, else a Single Life Annuity. A change waiting out its 12 months (4.2(d)) is reported as pending."""
     version = participation.plan.version_on(as_of)
-    accepted = AnnuityElection.objects.filter(participation=participation, status=Status.ACCEPTED).order_by("-submitted_at", "-id")
+    accepted = AnnuityElection.objects.filter(participation=participation, status=Status.ACCEPTED).order_by(
+        "-submitted_at", "-id"
+    )
     effective = accepted.filter(Q(takes_effect_on__lte=as_of) | Q(takes_effect_on__isnull=True)).first()
     pending = accepted.filter(takes_effect_on__gt=as_of).first()
     cite = version.cite("db_forms")
@@ -325,17 +437,33 @@ def investment_in_force(*, participation: Participation, as_of: dt.date) -> Inve
     """The allocation of future credits in effect on `as_of`; the capital-preservation default fund without one
     (EDCP 7.5, RRP 3.05(b))."""
     version = participation.plan.version_on(as_of)
-    qs = (InvestmentElection.objects.filter(participation=participation, status=Status.ACCEPTED,
-                                            applies_to__in=[InvestmentElection.AppliesTo.FUTURE, InvestmentElection.AppliesTo.BOTH])
-          .prefetch_related("lines__fund").order_by("-effective_on", "-submitted_at", "-id"))
+    qs = (
+        InvestmentElection.objects.filter(
+            participation=participation,
+            status=Status.ACCEPTED,
+            applies_to__in=[InvestmentElection.AppliesTo.FUTURE, InvestmentElection.AppliesTo.BOTH],
+        )
+        .prefetch_related("lines__fund")
+        .order_by("-effective_on", "-submitted_at", "-id")
+    )
     current = qs.filter(effective_on__lte=as_of).first()
-    pending = list(InvestmentElection.objects.filter(participation=participation, status=Status.ACCEPTED,
-                                                     effective_on__gt=as_of).prefetch_related("lines__fund"))
+    pending = list(
+        InvestmentElection.objects.filter(
+            participation=participation, status=Status.ACCEPTED, effective_on__gt=as_of
+        ).prefetch_related("lines__fund")
+    )
     if current is not None:
-        return InvestmentInForce(current, [(line.fund, line.percent) for line in current.lines.all()], False,
-                                 version.cite("investment_increment_percent"), pending)
+        return InvestmentInForce(
+            current,
+            [(line.fund, line.percent) for line in current.lines.all()],
+            False,
+            version.cite("investment_increment_percent"),
+            pending,
+        )
     default = Fund.objects.filter(plan=participation.plan, is_default=True).first()
-    return InvestmentInForce(None, [(default, 100)] if default else [], True, version.cite("default_fund_rule"), pending)
+    return InvestmentInForce(
+        None, [(default, 100)] if default else [], True, version.cite("default_fund_rule"), pending
+    )
 
 
 def schedule_accounts(*, participation: Participation, as_of: dt.date) -> list[dict]:
@@ -355,8 +483,11 @@ def schedule_accounts(*, participation: Participation, as_of: dt.date) -> list[d
 # --- what staff see ----------------------------------------------------------------------------------------------
 
 ELECTION_MODELS = {
-    "deferral": DeferralElection, "distribution": DistributionElection, "schedule_change": ScheduleChange,
-    "investment": InvestmentElection, "annuity": AnnuityElection,
+    "deferral": DeferralElection,
+    "distribution": DistributionElection,
+    "schedule_change": ScheduleChange,
+    "investment": InvestmentElection,
+    "annuity": AnnuityElection,
 }
 KIND_OF_MODEL = {model: kind for kind, model in ELECTION_MODELS.items()}
 
@@ -376,15 +507,22 @@ def elections_of(*, person: Person) -> list:
 def confirmation_of(election) -> Document | None:
     from elections.services import CONFIRMATION_KIND
 
-    return (Document.objects.filter(kind=CONFIRMATION_KIND, object_type=election._meta.label, object_id=str(election.pk))
-            .order_by("-created_at", "-id").first())
+    return (
+        Document.objects.filter(
+            kind=CONFIRMATION_KIND, object_type=election._meta.label, object_id=str(election.pk)
+        )
+        .order_by("-created_at", "-id")
+        .first()
+    )
 
 
 def refused_elections(*, plan: Plan | None = None, submitted_in: int | None = None) -> list:
     """Refused elections of every kind, with the section and the reason, newest first."""
     out = []
     for model in ELECTION_MODELS.values():
-        qs = model.objects.filter(status=Status.REJECTED).select_related("participation__person", "participation__plan")
+        qs = model.objects.filter(status=Status.REJECTED).select_related(
+            "participation__person", "participation__plan"
+        )
         if plan is not None:
             qs = qs.filter(participation__plan=plan)
         if submitted_in is not None:
@@ -408,8 +546,11 @@ def plan_year_summary(*, plan: Plan, plan_year: int) -> PlanYearSummary:
     """Who elected for the plan year, whose earlier election carries forward (evergreen), who did not elect,
     and per component how many defer and at what percentages."""
     version = plan.version_on(dt.date(plan_year, 1, 1))
-    participations = list(Participation.objects.filter(plan=plan).select_related("person").order_by(
-        "person__last_name", "person__first_name"))
+    participations = list(
+        Participation.objects.filter(plan=plan)
+        .select_related("person")
+        .order_by("person__last_name", "person__first_name")
+    )
     elected, carried, not_elected = [], [], []
     in_force: list[DeferralElection] = []
     for p in participations:
@@ -424,49 +565,95 @@ def plan_year_summary(*, plan: Plan, plan_year: int) -> PlanYearSummary:
             not_elected.append(p)
     totals = []
     for comp in version.provision("deferral_components", []) or []:
-        values = [line.percent for e in in_force for line in e.lines.all() if line.component == comp["code"] and line.percent]
-        totals.append({"code": comp["code"], "label": comp["label"], "count": len(values),
-                       "average": (sum(values) / len(values)).quantize(Decimal("0.1")) if values else None,
-                       "min": min(values) if values else None, "max": max(values) if values else None})
+        values = [
+            line.percent
+            for e in in_force
+            for line in e.lines.all()
+            if line.component == comp["code"] and line.percent
+        ]
+        totals.append(
+            {
+                "code": comp["code"],
+                "label": comp["label"],
+                "count": len(values),
+                "average": (sum(values) / len(values)).quantize(Decimal("0.1")) if values else None,
+                "min": min(values) if values else None,
+                "max": max(values) if values else None,
+            }
+        )
     return PlanYearSummary(plan, plan_year, elected, carried, not_elected, totals)
 
 
 def payroll_export_rows(*, plan: Plan, plan_year: int) -> list[dict]:
     """The deferral percentages in force for a plan year, one row per participant and component, for payroll."""
     rows = []
-    cancellations = {c.participation_id: c for c in DeferralCancellation.objects.filter(
-        participation__plan=plan, starts_on__lte=dt.date(plan_year, 12, 31), ends_on__gte=dt.date(plan_year, 1, 1))}
+    cancellations = {
+        c.participation_id: c
+        for c in DeferralCancellation.objects.filter(
+            participation__plan=plan,
+            starts_on__lte=dt.date(plan_year, 12, 31),
+            ends_on__gte=dt.date(plan_year, 1, 1),
+        )
+    }
     elections = []
-    for p in Participation.objects.filter(plan=plan).select_related("person").order_by("person__employee_number"):
+    for p in (
+        Participation.objects.filter(plan=plan).select_related("person").order_by("person__employee_number")
+    ):
         e = deferral_election_in_force(participation=p, plan_year=plan_year)
         if e is not None:
             elections.append((p, e))
-    performance = (DeferralElection.objects.filter(participation__plan=plan, status=Status.ACCEPTED,
-                                                   kind=DeferralElection.Kind.PERFORMANCE, plan_year=plan_year)
-                   .select_related("participation__person").prefetch_related("lines"))
+    performance = (
+        DeferralElection.objects.filter(
+            participation__plan=plan,
+            status=Status.ACCEPTED,
+            kind=DeferralElection.Kind.PERFORMANCE,
+            plan_year=plan_year,
+        )
+        .select_related("participation__person")
+        .prefetch_related("lines")
+    )
     elections.extend((e.participation, e) for e in performance)
     for p, e in elections:
         c = cancellations.get(p.pk)
         for line in e.lines.all():
-            rows.append({
-                "employee_number": p.person.employee_number, "name": p.person.full_name, "plan": plan.code,
-                "plan_year": plan_year, "component": line.component, "percent": f"{line.percent:.0f}",
-                "election_id": e.pk, "election_plan_year": e.plan_year, "kind": e.kind,
-                "irrevocable_at": e.irrevocable_at.astimezone(EASTERN).isoformat() if e.irrevocable_at else "",
-                "covers_pay_from": e.covers_pay_from.isoformat() if e.covers_pay_from else "",
-                "performance_period_end": e.performance_period_end.isoformat() if e.performance_period_end else "",
-                "cancelled_from": c.starts_on.isoformat() if c else "", "cancelled_to": c.ends_on.isoformat() if c else "",
-            })
+            rows.append(
+                {
+                    "employee_number": p.person.employee_number,
+                    "name": p.person.full_name,
+                    "plan": plan.code,
+                    "plan_year": plan_year,
+                    "component": line.component,
+                    "percent": f"{line.percent:.0f}",
+                    "election_id": e.pk,
+                    "election_plan_year": e.plan_year,
+                    "kind": e.kind,
+                    "irrevocable_at": e.irrevocable_at.astimezone(EASTERN).isoformat()
+                    if e.irrevocable_at
+                    else "",
+                    "covers_pay_from": e.covers_pay_from.isoformat() if e.covers_pay_from else "",
+                    "performance_period_end": e.performance_period_end.isoformat()
+                    if e.performance_period_end
+                    else "",
+                    "cancelled_from": c.starts_on.isoformat() if c else "",
+                    "cancelled_to": c.ends_on.isoformat() if c else "",
+                }
+            )
     return rows
 
 
-def payroll_reductions(*, plan: Plan, plan_year: int | None = None, participation: Participation | None = None):
+def payroll_reductions(
+    *, plan: Plan, plan_year: int | None = None, participation: Participation | None = None
+):
     """Pay lines whose deferral payroll reduced (EDCP 1.14: never more than the cash pay left after taxes) or
     cancelled (EDCP 3.7), with the reason payroll recorded."""
     from books.models import PayrollDeferral
 
-    qs = (PayrollDeferral.objects.filter(participation__plan=plan).filter(Q(reduced_by__gt=0) | ~Q(reason=""))
-          .select_related("record", "participation__person").order_by("-record__pay_date", "-id"))
+    qs = (
+        PayrollDeferral.objects.filter(participation__plan=plan)
+        .filter(Q(reduced_by__gt=0) | ~Q(reason=""))
+        .select_related("record", "participation__person")
+        .order_by("-record__pay_date", "-id")
+    )
     if plan_year is not None:
         qs = qs.filter(record__plan_year=plan_year)
     if participation is not None:
@@ -475,6 +662,7 @@ def payroll_reductions(*, plan: Plan, plan_year: int | None = None, participatio
 
 
 # --- plan text quoted in documents -----------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Quote:
@@ -487,7 +675,7 @@ class Quote:
 def _section_candidates(section: str) -> list[str]:
     out = [section]
     while "(" in section:
-        section = section[:section.rindex("(")]
+        section = section[: section.rindex("(")]
         out.append(section)
     return out
 
@@ -498,7 +686,10 @@ def provision_quote(version: PlanVersion, citation: str) -> Quote | None:
     code, _, section = citation.partition(" ")
     if not section or code != version.plan.code:
         return None
-    versions = sorted(version.plan.versions.all(), key=lambda v: (v.pk != version.pk, abs((v.effective_date - version.effective_date).days)))
+    versions = sorted(
+        version.plan.versions.all(),
+        key=lambda v: (v.pk != version.pk, abs((v.effective_date - version.effective_date).days)),
+    )
     for candidate_version in versions:
         for candidate in _section_candidates(section):
             found = PlanSection.objects.filter(version=candidate_version, section=candidate).first()
@@ -506,12 +697,14 @@ def provision_quote(version: PlanVersion, citation: str) -> Quote | None:
                 continue
             text, notes = found.text, []
             if candidate != section:
-                paragraph = _paragraph(text, section[len(candidate):])
+                paragraph = _paragraph(text, section[len(candidate) :])
                 if paragraph:
                     text = paragraph
                 else:
-                    notes.append(f"the catalog's text of {code} {candidate} has no paragraph {section[len(candidate):]}; "
-                                 f"the whole section is quoted")
+                    notes.append(
+                        f"the catalog's text of {code} {candidate} has no paragraph {section[len(candidate) :]}; "
+                        f"the whole section is quoted"
+                    )
             if candidate_version.pk != version.pk:
                 notes.append(f"text of the {candidate_version.title}")
             return Quote(citation, found.title, text, "; ".join(notes))

@@ -11,6 +11,7 @@ has opened windows of a kind for a plan year, an election of that kind outside e
 is refused; with no window recorded, only the plan's deadlines apply (the simulator records none).
 An election made in a window becomes irrevocable when that window closes.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -104,15 +105,25 @@ def _whole(value) -> int | None:
 
 # --- enrollment windows ------------------------------------------------------------------------------
 
+
 def _deadline_version(plan: Plan, plan_year: int):
     return plan.version_on(dt.date(plan_year - 1, 12, 31))
 
 
 @transaction.atomic
-def enrollment_window_open(*, plan: Plan, plan_year: int, opens_at: dt.datetime, closes_at: dt.datetime, actor,
-                           now: dt.datetime, kind: str = EnrollmentWindow.Kind.ANNUAL,
-                           performance_period: tuple[dt.date, dt.date] | None = None,
-                           reminder_days: list[int] | None = None, note: str = "") -> EnrollmentWindow:
+def enrollment_window_open(
+    *,
+    plan: Plan,
+    plan_year: int,
+    opens_at: dt.datetime,
+    closes_at: dt.datetime,
+    actor,
+    now: dt.datetime,
+    kind: str = EnrollmentWindow.Kind.ANNUAL,
+    performance_period: tuple[dt.date, dt.date] | None = None,
+    reminder_days: list[int] | None = None,
+    note: str = "",
+) -> EnrollmentWindow:
     """The Committee opens a window (EDCP 3.1(a), 3.2; RRP 2.03). It may close earlier than the plan's
     deadline, never later."""
     version = _deadline_version(plan, plan_year)
@@ -120,7 +131,9 @@ def enrollment_window_open(*, plan: Plan, plan_year: int, opens_at: dt.datetime,
         raise ValueError("window times must be timezone-aware")
     if kind == EnrollmentWindow.Kind.ANNUAL:
         if not version.has("election_deadline"):
-            raise ElectionError(version.cite("deferral_components"), f"{plan.name} takes no deferral elections.")
+            raise ElectionError(
+                version.cite("deferral_components"), f"{plan.name} takes no deferral elections."
+            )
         deadline = V.annual_deadline(version, plan_year)
         cite = version.cite("election_deadline")
         what = f"the plan's deadline for {plan_year} elections"
@@ -129,12 +142,16 @@ def enrollment_window_open(*, plan: Plan, plan_year: int, opens_at: dt.datetime,
             raise ValueError("a Performance-Based Compensation window needs its performance period")
         start, end = performance_period
         if not version.has("performance_election_months_before_end"):
-            raise ElectionError(version.cite("deferral_components"), f"{plan.name} takes no performance-period elections.")
+            raise ElectionError(
+                version.cite("deferral_components"), f"{plan.name} takes no performance-period elections."
+            )
         cite = version.cite("performance_election_months_before_end")
         min_months = version.provision("performance_period_min_months", 12)
         if add_months(start, min_months) > end + dt.timedelta(days=1):
-            raise ElectionError(version.cite("performance_period_min_months"),
-                                f"A performance period must last at least {min_months} months; {start} to {end} is shorter.")
+            raise ElectionError(
+                version.cite("performance_period_min_months"),
+                f"A performance period must last at least {min_months} months; {start} to {end} is shorter.",
+            )
         deadline = V.performance_deadline(version, end)
         what = f"six months before the performance period ends ({end:%B %d, %Y})"
     else:
@@ -143,16 +160,36 @@ def enrollment_window_open(*, plan: Plan, plan_year: int, opens_at: dt.datetime,
         raise ValueError("a window must close after it opens")
     if closes_at > deadline:
         raise ElectionError(cite, f"A window cannot close after {what}: {V._when(deadline)}.")
-    days = sorted({int(d) for d in (reminder_days if reminder_days is not None else [14, 7, 1]) if int(d) >= 0},
-                  reverse=True)
+    days = sorted(
+        {int(d) for d in (reminder_days if reminder_days is not None else [14, 7, 1]) if int(d) >= 0},
+        reverse=True,
+    )
     window = EnrollmentWindow.objects.create(
-        plan=plan, plan_year=plan_year, kind=kind, opens_at=opens_at, closes_at=closes_at, reminder_days=days,
+        plan=plan,
+        plan_year=plan_year,
+        kind=kind,
+        opens_at=opens_at,
+        closes_at=closes_at,
+        reminder_days=days,
         performance_period_start=performance_period[0] if performance_period else None,
         performance_period_end=performance_period[1] if performance_period else None,
-        note=note, opened_by=actor_label(actor), opened_at=now)
-    audit_record(action="enrollment_window.open", actor=actor, at=now, obj=window,
-                 data={"plan": plan.code, "plan_year": plan_year, "kind": kind, "opens_at": opens_at.isoformat(),
-                       "closes_at": closes_at.isoformat()})
+        note=note,
+        opened_by=actor_label(actor),
+        opened_at=now,
+    )
+    audit_record(
+        action="enrollment_window.open",
+        actor=actor,
+        at=now,
+        obj=window,
+        data={
+            "plan": plan.code,
+            "plan_year": plan_year,
+            "kind": kind,
+            "opens_at": opens_at.isoformat(),
+            "closes_at": closes_at.isoformat(),
+        },
+    )
     return window
 
 
@@ -160,75 +197,149 @@ def enrollment_window_open(*, plan: Plan, plan_year: int, opens_at: dt.datetime,
 def enrollment_window_cancel(*, window: EnrollmentWindow, actor, now: dt.datetime) -> None:
     """A window may be withdrawn before it opens; once open its close fixes when elections become irrevocable."""
     if window.opens_at <= now:
-        raise ElectionError(window.plan.version_on(_local_date(now)).cite("election_deadline"),
-                            "A window that has opened cannot be withdrawn or changed: elections made in it become "
-                            "irrevocable when it closes.")
+        raise ElectionError(
+            window.plan.version_on(_local_date(now)).cite("election_deadline"),
+            "A window that has opened cannot be withdrawn or changed: elections made in it become "
+            "irrevocable when it closes.",
+        )
     if window.kind == EnrollmentWindow.Kind.FIRST_YEAR:
         raise ValueError("a first-year window follows the notice of eligibility and cannot be withdrawn")
-    audit_record(action="enrollment_window.cancel", actor=actor, at=now, obj=window,
-                 data={"plan": window.plan.code, "plan_year": window.plan_year})
+    audit_record(
+        action="enrollment_window.cancel",
+        actor=actor,
+        at=now,
+        obj=window,
+        data={"plan": window.plan.code, "plan_year": window.plan_year},
+    )
     window.notices.all().delete()
     window.delete()
 
 
 # --- notices and reminders -----------------------------------------------------------------------------
 
-def _send(*, participation: Participation, window: EnrollmentWindow | None, kind: str, template: str, context: dict,
-          subject: str, today: dt.date, now: dt.datetime, actor) -> ElectionNotice | None:
+
+def _send(
+    *,
+    participation: Participation,
+    window: EnrollmentWindow | None,
+    kind: str,
+    template: str,
+    context: dict,
+    subject: str,
+    today: dt.date,
+    now: dt.datetime,
+    actor,
+) -> ElectionNotice | None:
     """Send one notice unless it was already sent for this window, kind and day (a rerun sends nothing)."""
-    if ElectionNotice.objects.filter(participation=participation, window=window, kind=kind, sent_on=today).exists():
+    if ElectionNotice.objects.filter(
+        participation=participation, window=window, kind=kind, sent_on=today
+    ).exists():
         return None
     person = participation.person
-    body = render_to_string(template, {**context, "person": person, "participation": participation,
-                                       "plan": participation.plan, "window": window})
+    body = render_to_string(
+        template,
+        {
+            **context,
+            "person": person,
+            "participation": participation,
+            "plan": participation.plan,
+            "window": window,
+        },
+    )
     delivered = bool(person.email)
     if delivered:
         send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [person.email])
-    return ElectionNotice.objects.create(participation=participation, window=window, kind=kind, sent_on=today,
-                                         sent_at=now, to=person.email, subject=subject, delivered=delivered,
-                                         actor=actor_label(actor))
+    return ElectionNotice.objects.create(
+        participation=participation,
+        window=window,
+        kind=kind,
+        sent_on=today,
+        sent_at=now,
+        to=person.email,
+        subject=subject,
+        delivered=delivered,
+        actor=actor_label(actor),
+    )
 
 
 @transaction.atomic
-def eligibility_notice_send(*, participation: Participation, notice_on: dt.date, actor, now: dt.datetime) -> ElectionNotice:
+def eligibility_notice_send(
+    *, participation: Participation, notice_on: dt.date, actor, now: dt.datetime
+) -> ElectionNotice:
     """The Committee's notice of initial eligibility (EDCP 3.2(a), RRP 2.03(c)): it starts the participant's
     30-day first-year window, recorded as an EnrollmentWindow of that participant."""
     version = participation.plan.version_on(notice_on)
     if not version.has("first_year_window_days"):
-        raise ElectionError(version.cite("deferral_components"), f"{participation.plan.name} takes no deferral elections.")
+        raise ElectionError(
+            version.cite("deferral_components"), f"{participation.plan.name} takes no deferral elections."
+        )
     if participation.eligible_on and participation.eligible_on != notice_on:
-        raise ElectionError(version.cite("first_year_window_days"),
-                            f"{participation.person} was already notified of initial eligibility on "
-                            f"{participation.eligible_on:%B %d, %Y}; the first-year window runs from that notice.")
+        raise ElectionError(
+            version.cite("first_year_window_days"),
+            f"{participation.person} was already notified of initial eligibility on "
+            f"{participation.eligible_on:%B %d, %Y}; the first-year window runs from that notice.",
+        )
     if not participation.eligible:
-        raise ElectionError(version.cite("participation"), f"{participation.person} is not an Eligible Employee.")
+        raise ElectionError(
+            version.cite("participation"), f"{participation.person} is not an Eligible Employee."
+        )
     if participation.eligible_on != notice_on:
         participation.eligible_on = notice_on
         participation.save(update_fields=["eligible_on"])
     opens = dt.datetime(notice_on.year, notice_on.month, notice_on.day, tzinfo=EASTERN)
     closes = V.first_year_window_end(version, notice_on)
     window, _ = EnrollmentWindow.objects.get_or_create(
-        participation=participation, kind=EnrollmentWindow.Kind.FIRST_YEAR,
-        defaults={"plan": participation.plan, "plan_year": notice_on.year, "opens_at": opens, "closes_at": closes,
-                  "reminder_days": [7, 1], "opened_by": actor_label(actor), "opened_at": now,
-                  "note": "Opened by the notice of initial eligibility"})
+        participation=participation,
+        kind=EnrollmentWindow.Kind.FIRST_YEAR,
+        defaults={
+            "plan": participation.plan,
+            "plan_year": notice_on.year,
+            "opens_at": opens,
+            "closes_at": closes,
+            "reminder_days": [7, 1],
+            "opened_by": actor_label(actor),
+            "opened_at": now,
+            "note": "Opened by the notice of initial eligibility",
+        },
+    )
     subject = f"{participation.plan.name}: you are eligible to defer pay"
-    notice = _send(participation=participation, window=window, kind=ElectionNotice.Kind.ELIGIBILITY,
-                   template="elections/email/eligibility.txt", today=notice_on, now=now, actor=actor, subject=subject,
-                   context={"closes_at": closes, "days": version.provision("first_year_window_days"),
-                            "cite": version.cite("first_year_window_days"),
-                            "components": version.provision("deferral_components", []) or []})
-    audit_record(action="elections.eligibility_notice", actor=actor, at=now, obj=participation,
-                 data={"notice_on": notice_on.isoformat(), "window": window.pk})
+    notice = _send(
+        participation=participation,
+        window=window,
+        kind=ElectionNotice.Kind.ELIGIBILITY,
+        template="elections/email/eligibility.txt",
+        today=notice_on,
+        now=now,
+        actor=actor,
+        subject=subject,
+        context={
+            "closes_at": closes,
+            "days": version.provision("first_year_window_days"),
+            "cite": version.cite("first_year_window_days"),
+            "components": version.provision("deferral_components", []) or [],
+        },
+    )
+    audit_record(
+        action="elections.eligibility_notice",
+        actor=actor,
+        at=now,
+        obj=participation,
+        data={"notice_on": notice_on.isoformat(), "window": window.pk},
+    )
     if notice is None:
-        notice = ElectionNotice.objects.get(participation=participation, window=window,
-                                            kind=ElectionNotice.Kind.ELIGIBILITY, sent_on=notice_on)
+        notice = ElectionNotice.objects.get(
+            participation=participation,
+            window=window,
+            kind=ElectionNotice.Kind.ELIGIBILITY,
+            sent_on=notice_on,
+        )
     return notice
 
 
 def _has_elected(participation: Participation, window: EnrollmentWindow) -> bool:
-    qs = DeferralElection.objects.filter(participation=participation, status=Status.ACCEPTED, plan_year=window.plan_year,
-                                         kind=window.kind)
+    qs = DeferralElection.objects.filter(
+        participation=participation, status=Status.ACCEPTED, plan_year=window.plan_year, kind=window.kind
+    )
     if window.kind == EnrollmentWindow.Kind.PERFORMANCE:
         qs = qs.filter(performance_period_end=window.performance_period_end)
     return qs.exists()
@@ -240,13 +351,16 @@ def _window_audience(window: EnrollmentWindow, today: dt.date) -> list[Participa
     if window.kind == EnrollmentWindow.Kind.FIRST_YEAR:
         people = [window.participation]
     else:
-        people = list(Participation.objects.filter(plan=window.plan, eligible=True).select_related("person", "plan"))
+        people = list(
+            Participation.objects.filter(plan=window.plan, eligible=True).select_related("person", "plan")
+        )
     out = []
     for p in people:
         if not p.eligible or not employment_status_on(p.person, today).employed:
             continue
         if window.kind == EnrollmentWindow.Kind.PERFORMANCE and not V.employed_throughout(
-                p.person, window.performance_period_start, today):
+            p.person, window.performance_period_start, today
+        ):
             continue  # EDCP 3.2(c): only those employed since the performance period began may elect
         out.append(p)
     return out
@@ -258,7 +372,9 @@ def election_reminders_send(*, today: dt.date, actor, now: dt.datetime) -> dict:
     start = dt.datetime(today.year, today.month, today.day, tzinfo=EASTERN)
     end = start + dt.timedelta(days=1)
     stats = {"opened": 0, "reminders": 0, "undeliverable": 0}
-    windows = EnrollmentWindow.objects.filter(closes_at__gte=start, opens_at__lt=end).select_related("plan", "participation")
+    windows = EnrollmentWindow.objects.filter(closes_at__gte=start, opens_at__lt=end).select_related(
+        "plan", "participation"
+    )
     for window in windows:
         close_day = _local_date(window.closes_at)
         days_left = (close_day - today).days
@@ -271,14 +387,29 @@ def election_reminders_send(*, today: dt.date, actor, now: dt.datetime) -> dict:
             if _has_elected(participation, window):
                 continue
             in_force = _in_force_summary(participation, window.plan_year)
-            subject = (f"{window.plan.name}: {window.get_kind_display().lower()} for {window.plan_year} is open"
-                       if opening else f"{window.plan.name}: {days_left} day{'s' if days_left != 1 else ''} left to elect "
-                                       f"for {window.plan_year}")
+            subject = (
+                f"{window.plan.name}: {window.get_kind_display().lower()} for {window.plan_year} is open"
+                if opening
+                else f"{window.plan.name}: {days_left} day{'s' if days_left != 1 else ''} left to elect "
+                f"for {window.plan_year}"
+            )
             with transaction.atomic():
-                notice = _send(participation=participation, window=window, kind=kind, today=today, now=now, actor=actor,
-                               subject=subject, template="elections/email/reminder.txt",
-                               context={"opening": opening, "days_left": days_left, "in_force": in_force,
-                                        "cite": window.plan.version_on(today).cite(V.KIND_PROVISION[window.kind])})
+                notice = _send(
+                    participation=participation,
+                    window=window,
+                    kind=kind,
+                    today=today,
+                    now=now,
+                    actor=actor,
+                    subject=subject,
+                    template="elections/email/reminder.txt",
+                    context={
+                        "opening": opening,
+                        "days_left": days_left,
+                        "in_force": in_force,
+                        "cite": window.plan.version_on(today).cite(V.KIND_PROVISION[window.kind]),
+                    },
+                )
             if notice is not None:
                 stats["opened" if opening else "reminders"] += 1
                 stats["undeliverable"] += int(not notice.delivered)
@@ -291,11 +422,14 @@ def _in_force_summary(participation: Participation, plan_year: int) -> str:
     election = deferral_election_in_force(participation=participation, plan_year=plan_year)
     if election is None:
         return ""
-    lines = ", ".join(f"{line.percent:.0f}% of {line.component.replace('_', ' ')}" for line in election.lines.all())
+    lines = ", ".join(
+        f"{line.percent:.0f}% of {line.component.replace('_', ' ')}" for line in election.lines.all()
+    )
     return f"your election of {election.plan_year} ({lines}) stays in force unless you replace it"
 
 
 # --- deferral elections -----------------------------------------------------------------------------------
+
 
 def _store_lines(election: DeferralElection, percentages: dict, accounts: dict | None) -> None:
     for comp, pct in percentages.items():
@@ -304,8 +438,9 @@ def _store_lines(election: DeferralElection, percentages: dict, accounts: dict |
         if not _whole(pct):
             continue
         kind_name, month = _split_account(name)
-        DeferralAllocation.objects.create(election=election, account_kind=kind_name, specified_month=month,
-                                          percent=_whole(pct))
+        DeferralAllocation.objects.create(
+            election=election, account_kind=kind_name, specified_month=month, percent=_whole(pct)
+        )
 
 
 def _deferral_violation(req: V.DeferralRequest) -> tuple[V.Violation | None, EnrollmentWindow | None]:
@@ -327,26 +462,50 @@ def _irrevocable_at(req: V.DeferralRequest, kind: str, window: EnrollmentWindow 
 
 
 @transaction.atomic
-def deferral_election_submit(*, participation: Participation, plan_year: int, percentages: dict[str, object],
-                             accounts: dict[str, object] | None, submitted_at: dt.datetime, channel: str, actor,
-                             performance_period: tuple[dt.date, dt.date] | None = None,
-                             _violation: V.Violation | None = None) -> DeferralElection:
+def deferral_election_submit(
+    *,
+    participation: Participation,
+    plan_year: int,
+    percentages: dict[str, object],
+    accounts: dict[str, object] | None,
+    submitted_at: dt.datetime,
+    channel: str,
+    actor,
+    performance_period: tuple[dt.date, dt.date] | None = None,
+    _violation: V.Violation | None = None,
+) -> DeferralElection:
     """A Compensation Deferral Agreement (EDCP 3.1-3.3, RRP 2.03). Changeable until its window (or the plan's
     deadline) closes, when it becomes irrevocable; a later one of the same plan year and kind replaces it."""
     _lock(participation)
-    req = V.DeferralRequest(participation=participation, plan_year=plan_year, percentages=dict(percentages),
-                            accounts=dict(accounts) if accounts else None, performance_period=performance_period,
-                            submitted_at=submitted_at)
+    req = V.DeferralRequest(
+        participation=participation,
+        plan_year=plan_year,
+        percentages=dict(percentages),
+        accounts=dict(accounts) if accounts else None,
+        performance_period=performance_period,
+        submitted_at=submitted_at,
+    )
     violation, window = _deferral_violation(req)
     violation = violation or _violation
     kind = V.election_kind(req)
     election = DeferralElection(
-        participation=participation, plan_year=plan_year, submitted_at=submitted_at, channel=channel,
-        actor=actor_label(actor), kind=kind, window=window,
+        participation=participation,
+        plan_year=plan_year,
+        submitted_at=submitted_at,
+        channel=channel,
+        actor=actor_label(actor),
+        kind=kind,
+        window=window,
         performance_period_start=performance_period[0] if performance_period else None,
         performance_period_end=performance_period[1] if performance_period else None,
-        request_data=_jsonable({"plan_year": plan_year, "percentages": percentages, "accounts": accounts,
-                                "performance_period": performance_period}),
+        request_data=_jsonable(
+            {
+                "plan_year": plan_year,
+                "percentages": percentages,
+                "accounts": accounts,
+                "performance_period": performance_period,
+            }
+        ),
     )
     if violation:
         election.status, election.rule, election.message = Status.REJECTED, violation.rule, violation.text
@@ -357,15 +516,27 @@ def deferral_election_submit(*, participation: Participation, plan_year: int, pe
         if kind == "first_year":
             # EDCP 3.2(a): only pay earned after the election becomes irrevocable.
             election.covers_pay_from = _local_date(election.irrevocable_at) + dt.timedelta(days=1)
-        (DeferralElection.objects.filter(participation=participation, plan_year=plan_year, kind=election.kind,
-                                         status=Status.ACCEPTED, performance_period_end=election.performance_period_end,
-                                         irrevocable_at__gt=submitted_at)
-         .update(status=Status.SUPERSEDED))
+        (
+            DeferralElection.objects.filter(
+                participation=participation,
+                plan_year=plan_year,
+                kind=election.kind,
+                status=Status.ACCEPTED,
+                performance_period_end=election.performance_period_end,
+                irrevocable_at__gt=submitted_at,
+            ).update(status=Status.SUPERSEDED)
+        )
         election.save()
         _store_lines(election, percentages, accounts)
         _fix_pending_distribution_elections(election)
-    audit_record(action=f"deferral_election.{election.status}", actor=actor, at=submitted_at, obj=election,
-                 reason=election.message, data={**election.request_data, "rule": election.rule, "channel": channel})
+    audit_record(
+        action=f"deferral_election.{election.status}",
+        actor=actor,
+        at=submitted_at,
+        obj=election,
+        reason=election.message,
+        data={**election.request_data, "rule": election.rule, "channel": channel},
+    )
     return election
 
 
@@ -375,25 +546,47 @@ def _fix_pending_distribution_elections(election: DeferralElection) -> None:
     if not any(line.percent for line in election.lines.all()):
         return
     for kind, month in V._accounts_of(election, version.provision("default_deferral_account", None)):
-        (DistributionElection.objects.filter(participation=election.participation, status=Status.ACCEPTED,
-                                             account_kind=kind, specified_month=month, irrevocable_at__isnull=True)
-         .update(irrevocable_at=election.irrevocable_at))
+        (
+            DistributionElection.objects.filter(
+                participation=election.participation,
+                status=Status.ACCEPTED,
+                account_kind=kind,
+                specified_month=month,
+                irrevocable_at__isnull=True,
+            ).update(irrevocable_at=election.irrevocable_at)
+        )
 
 
-def deferral_election_stop(*, participation: Participation, plan_year: int, submitted_at: dt.datetime, channel: str,
-                           actor) -> DeferralElection:
+def deferral_election_stop(
+    *, participation: Participation, plan_year: int, submitted_at: dt.datetime, channel: str, actor
+) -> DeferralElection:
     """Revoke an evergreen election for a plan year in time (EDCP 3.2(d)): an election of 0% of every component."""
     version = participation.plan.version_on(_local_date(submitted_at))
     zeros = {c["code"]: 0 for c in version.provision("deferral_components", []) or []}
-    return deferral_election_submit(participation=participation, plan_year=plan_year, percentages=zeros, accounts=None,
-                                    submitted_at=submitted_at, channel=channel, actor=actor)
+    return deferral_election_submit(
+        participation=participation,
+        plan_year=plan_year,
+        percentages=zeros,
+        accounts=None,
+        submitted_at=submitted_at,
+        channel=channel,
+        actor=actor,
+    )
 
 
 @transaction.atomic
-def enrollment_submit(*, participation: Participation, plan_year: int, percentages: dict[str, object],
-                      accounts: dict[str, object] | None, schedules: dict[str, dict] | None, submitted_at: dt.datetime,
-                      channel: str, actor, performance_period: tuple[dt.date, dt.date] | None = None
-                      ) -> tuple[DeferralElection, list[DistributionElection]]:
+def enrollment_submit(
+    *,
+    participation: Participation,
+    plan_year: int,
+    percentages: dict[str, object],
+    accounts: dict[str, object] | None,
+    schedules: dict[str, dict] | None,
+    submitted_at: dt.datetime,
+    channel: str,
+    actor,
+    performance_period: tuple[dt.date, dt.date] | None = None,
+) -> tuple[DeferralElection, list[DistributionElection]]:
     """A deferral election filed with the payment schedule of each account it opens (EDCP 3.1(b)).
 
     All or nothing: when a payment schedule is refused, the deferral election is refused with it, so
@@ -405,31 +598,58 @@ def enrollment_submit(*, participation: Participation, plan_year: int, percentag
         try:
             kind, month = _split_account(account)
         except ValueError as exc:
-            problem = V.Violation(participation.plan.version_on(_local_date(submitted_at)).cite("default_deferral_account"),
-                                  str(exc))
+            problem = V.Violation(
+                participation.plan.version_on(_local_date(submitted_at)).cite("default_deferral_account"),
+                str(exc),
+            )
             break
-        problem = V.check_distribution(participation=participation, account_kind=kind, specified_month=month,
-                                       form=sched.get("form"), installments=sched.get("installments"),
-                                       lump_sum_percent=sched.get("lump_sum_percent"),
-                                       delay_months=sched.get("delay_months", 0) or 0,
-                                       submitted_on=_local_date(submitted_at), submitted_at=submitted_at)
+        problem = V.check_distribution(
+            participation=participation,
+            account_kind=kind,
+            specified_month=month,
+            form=sched.get("form"),
+            installments=sched.get("installments"),
+            lump_sum_percent=sched.get("lump_sum_percent"),
+            delay_months=sched.get("delay_months", 0) or 0,
+            submitted_on=_local_date(submitted_at),
+            submitted_at=submitted_at,
+        )
         if problem:
-            problem = V.Violation(problem.rule, f"Payment schedule of {account_label(participation, account)}: "
-                                                f"{problem.message}", problem.allowed)
+            problem = V.Violation(
+                problem.rule,
+                f"Payment schedule of {account_label(participation, account)}: {problem.message}",
+                problem.allowed,
+            )
             break
-    election = deferral_election_submit(participation=participation, plan_year=plan_year, percentages=percentages,
-                                        accounts=accounts, submitted_at=submitted_at, channel=channel, actor=actor,
-                                        performance_period=performance_period, _violation=problem)
+    election = deferral_election_submit(
+        participation=participation,
+        plan_year=plan_year,
+        percentages=percentages,
+        accounts=accounts,
+        submitted_at=submitted_at,
+        channel=channel,
+        actor=actor,
+        performance_period=performance_period,
+        _violation=problem,
+    )
     election.request_data["schedules"] = _jsonable(schedules)
     election.save(update_fields=["request_data"])
     filed = []
     if election.accepted:
         for account, sched in schedules.items():
-            filed.append(distribution_election_submit(
-                participation=participation, account=account, form=sched["form"],
-                installments=sched.get("installments"), lump_sum_percent=sched.get("lump_sum_percent"),
-                delay_months=sched.get("delay_months", 0) or 0, submitted_at=submitted_at, channel=channel,
-                actor=actor))
+            filed.append(
+                distribution_election_submit(
+                    participation=participation,
+                    account=account,
+                    form=sched["form"],
+                    installments=sched.get("installments"),
+                    lump_sum_percent=sched.get("lump_sum_percent"),
+                    delay_months=sched.get("delay_months", 0) or 0,
+                    submitted_at=submitted_at,
+                    channel=channel,
+                    actor=actor,
+                )
+            )
     return election, filed
 
 
@@ -444,8 +664,9 @@ def account_label(participation: Participation, account: str) -> str:
 
 
 @transaction.atomic
-def deferral_cancel(*, participation: Participation, ground: str, event_on: dt.date, reason: str, actor,
-                    now: dt.datetime) -> DeferralCancellation:
+def deferral_cancel(
+    *, participation: Participation, ground: str, event_on: dt.date, reason: str, actor, now: dt.datetime
+) -> DeferralCancellation:
     """EDCP 3.7: the Committee cancels deferrals for the rest of the plan year of an unforeseeable emergency,
     or after a 401(k) hardship distribution through the end of the plan year holding its six-month
     anniversary. To resume, the participant files a new agreement (EDCP 3.1(c))."""
@@ -468,22 +689,44 @@ def deferral_cancel(*, participation: Participation, ground: str, event_on: dt.d
     if not reason.strip():
         raise ValueError("give the reason the Committee recorded")
     cancellation = DeferralCancellation.objects.create(
-        participation=participation, starts_on=event_on, ends_on=ends_on, reason=f"{label}: {reason.strip()}"[:300],
-        cite=cite, decided_by=actor_label(actor), decided_at=now)
-    audit_record(action="deferral.cancel", actor=actor, at=now, obj=cancellation, reason=reason,
-                 data={"ground": ground, "starts_on": event_on.isoformat(), "ends_on": ends_on.isoformat()})
+        participation=participation,
+        starts_on=event_on,
+        ends_on=ends_on,
+        reason=f"{label}: {reason.strip()}"[:300],
+        cite=cite,
+        decided_by=actor_label(actor),
+        decided_at=now,
+    )
+    audit_record(
+        action="deferral.cancel",
+        actor=actor,
+        at=now,
+        obj=cancellation,
+        reason=reason,
+        data={"ground": ground, "starts_on": event_on.isoformat(), "ends_on": ends_on.isoformat()},
+    )
     return cancellation
 
 
 # --- distribution elections and schedule changes ----------------------------------------------------------
 
-def account_first_payment(*, participation: Participation, account_kind: str, specified_month: dt.date | None) -> dt.date | None:
+
+def account_first_payment(
+    *, participation: Participation, account_kind: str, specified_month: dt.date | None
+) -> dt.date | None:
     """The first Payment Date under the current schedule: a Specified Date Account's 15th of its month (EDCP
     5.2(b)), as changed since; a separation-triggered account's date once separation is known (EDCP 5.1(b),
     plus any later start elected; the Key Employee delay is left out, which only makes the 12-month test stricter)."""
-    last_change = (ScheduleChange.objects.filter(participation=participation, account_kind=account_kind,
-                                                 specified_month=specified_month, status=Status.ACCEPTED)
-                   .order_by("-submitted_at", "-id").first())
+    last_change = (
+        ScheduleChange.objects.filter(
+            participation=participation,
+            account_kind=account_kind,
+            specified_month=specified_month,
+            status=Status.ACCEPTED,
+        )
+        .order_by("-submitted_at", "-id")
+        .first()
+    )
     if account_kind == "specified_date" and specified_month is not None:
         if last_change and last_change.new_first_payment:
             return last_change.new_first_payment
@@ -503,78 +746,145 @@ def account_first_payment(*, participation: Participation, account_kind: str, sp
         return None
     pd = rule["payment_date"]
     first = day_of_month_after(ended.effective_date, pd.get("day", 15), pd.get("months", 1))
-    election = (DistributionElection.objects.filter(participation=participation, account_kind=account_kind,
-                                                    specified_month=None, status=Status.ACCEPTED)
-                .order_by("-submitted_at", "-id").first())
+    election = (
+        DistributionElection.objects.filter(
+            participation=participation,
+            account_kind=account_kind,
+            specified_month=None,
+            status=Status.ACCEPTED,
+        )
+        .order_by("-submitted_at", "-id")
+        .first()
+    )
     if election and election.delay_months:
         first = add_months(first, election.delay_months)
-    changes = ScheduleChange.objects.filter(participation=participation, account_kind=account_kind,
-                                            specified_month=None, status=Status.ACCEPTED,
-                                            takes_effect_on__lte=ended.effective_date)
+    changes = ScheduleChange.objects.filter(
+        participation=participation,
+        account_kind=account_kind,
+        specified_month=None,
+        status=Status.ACCEPTED,
+        takes_effect_on__lte=ended.effective_date,
+    )
     for change in changes.order_by("submitted_at"):
         first = add_months(first, 12 * (change.delay_years or 0))
     return first
 
 
-def _parse_account(participation: Participation, account: str, submitted_at: dt.datetime,
-                   provision: str) -> tuple[str, dt.date | None, V.Violation | None]:
+def _parse_account(
+    participation: Participation, account: str, submitted_at: dt.datetime, provision: str
+) -> tuple[str, dt.date | None, V.Violation | None]:
     try:
         kind, month = _split_account(account)
     except ValueError:
-        return (str(account).split(":")[0][:30], None, V.Violation(
-            participation.plan.version_on(_local_date(submitted_at)).cite(provision),
-            f"{account} is not an account: a Specified Date Account is named by its month and year.",
-            "Give the month as YYYY-MM, for example specified_date:2031-03."))
+        return (
+            str(account).split(":")[0][:30],
+            None,
+            V.Violation(
+                participation.plan.version_on(_local_date(submitted_at)).cite(provision),
+                f"{account} is not an account: a Specified Date Account is named by its month and year.",
+                "Give the month as YYYY-MM, for example specified_date:2031-03.",
+            ),
+        )
     return kind[:30], month, None
 
 
 @transaction.atomic
-def distribution_election_submit(*, participation: Participation, account: str, form: str, installments: int | None,
-                                 lump_sum_percent: int | None, submitted_at: dt.datetime, channel: str, actor,
-                                 delay_months: int = 0) -> DistributionElection:
+def distribution_election_submit(
+    *,
+    participation: Participation,
+    account: str,
+    form: str,
+    installments: int | None,
+    lump_sum_percent: int | None,
+    submitted_at: dt.datetime,
+    channel: str,
+    actor,
+    delay_months: int = 0,
+) -> DistributionElection:
     """The payment schedule of an account (EDCP 5.1(c), 5.2(c)), filed with the first deferral into it."""
     _lock(participation)
     kind, month, violation = _parse_account(participation, account, submitted_at, "distribution")
     violation = violation or V.check_distribution(
-        participation=participation, account_kind=kind, specified_month=month, form=form, installments=installments,
-        lump_sum_percent=lump_sum_percent, delay_months=delay_months, submitted_on=_local_date(submitted_at),
-        submitted_at=submitted_at)
+        participation=participation,
+        account_kind=kind,
+        specified_month=month,
+        form=form,
+        installments=installments,
+        lump_sum_percent=lump_sum_percent,
+        delay_months=delay_months,
+        submitted_on=_local_date(submitted_at),
+        submitted_at=submitted_at,
+    )
     election = DistributionElection(
-        participation=participation, account_kind=kind, specified_month=month, form=str(form or "")[:30],
+        participation=participation,
+        account_kind=kind,
+        specified_month=month,
+        form=str(form or "")[:30],
         installments=_small(installments) if form != "lump_sum" else None,
         lump_sum_percent=_small(lump_sum_percent) if form == "lump_sum_and_installments" else None,
-        delay_months=_small(delay_months) or 0, submitted_at=submitted_at, channel=channel,
+        delay_months=_small(delay_months) or 0,
+        submitted_at=submitted_at,
+        channel=channel,
         actor=actor_label(actor),
-        request_data=_jsonable({"account": account, "form": form, "installments": installments,
-                                "lump_sum_percent": lump_sum_percent, "delay_months": delay_months}))
+        request_data=_jsonable(
+            {
+                "account": account,
+                "form": form,
+                "installments": installments,
+                "lump_sum_percent": lump_sum_percent,
+                "delay_months": delay_months,
+            }
+        ),
+    )
     if violation:
         election.status, election.rule, election.message = Status.REJECTED, violation.rule, violation.text
     else:
         election.status = Status.ACCEPTED
-        (DistributionElection.objects.filter(participation=participation, account_kind=kind, specified_month=month,
-                                             status=Status.ACCEPTED).update(status=Status.SUPERSEDED))
+        (
+            DistributionElection.objects.filter(
+                participation=participation, account_kind=kind, specified_month=month, status=Status.ACCEPTED
+            ).update(status=Status.SUPERSEDED)
+        )
         election.irrevocable_at = _pending_deferral_deadline(participation, kind, month, submitted_at)
     election.save()
     if election.status == Status.ACCEPTED:
         hooks.emit("payment_schedule_input", participation=participation, actor=actor, now=submitted_at)
-    audit_record(action=f"distribution_election.{election.status}", actor=actor, at=submitted_at, obj=election,
-                 reason=election.message, data={**election.request_data, "rule": election.rule, "channel": channel})
+    audit_record(
+        action=f"distribution_election.{election.status}",
+        actor=actor,
+        at=submitted_at,
+        obj=election,
+        reason=election.message,
+        data={**election.request_data, "rule": election.rule, "channel": channel},
+    )
     return election
 
 
-def _pending_deferral_deadline(participation: Participation, kind: str, month: dt.date | None,
-                               after: dt.datetime) -> dt.datetime | None:
+def _pending_deferral_deadline(
+    participation: Participation, kind: str, month: dt.date | None, after: dt.datetime
+) -> dt.datetime | None:
     """When the first deferral election into this account becomes irrevocable (and the schedule with it)."""
-    default_kind = participation.plan.version_on(_local_date(after)).provision("default_deferral_account", None)
-    pending = (DeferralElection.objects.filter(participation=participation, status=Status.ACCEPTED, irrevocable_at__gt=after)
-               .prefetch_related("allocations", "lines").order_by("irrevocable_at"))
+    default_kind = participation.plan.version_on(_local_date(after)).provision(
+        "default_deferral_account", None
+    )
+    pending = (
+        DeferralElection.objects.filter(
+            participation=participation, status=Status.ACCEPTED, irrevocable_at__gt=after
+        )
+        .prefetch_related("allocations", "lines")
+        .order_by("irrevocable_at")
+    )
     for election in pending:
-        if any(line.percent for line in election.lines.all()) and (kind, month) in V._accounts_of(election, default_kind):
+        if any(line.percent for line in election.lines.all()) and (kind, month) in V._accounts_of(
+            election, default_kind
+        ):
             return election.irrevocable_at
     return None
 
 
-def schedule_change_preview(*, participation: Participation, account: str, as_of: dt.date) -> V.ScheduleChangeCheck:
+def schedule_change_preview(
+    *, participation: Participation, account: str, as_of: dt.date
+) -> V.ScheduleChangeCheck:
     """What a change filed on `as_of` would be held to: the current first payment, the last day to file and the
     earliest new first payment that would be accepted (EDCP 6.2, 6.3), before anything is submitted."""
     from payments.selectors import account_payments_started
@@ -582,23 +892,44 @@ def schedule_change_preview(*, participation: Participation, account: str, as_of
     kind, month = _split_account(account)
     current = account_first_payment(participation=participation, account_kind=kind, specified_month=month)
     return V.check_schedule_change(
-        participation=participation, account_kind=kind, specified_month=month, current_first_payment=current,
-        new_month=None, delay_years=None, form=None, installments=None, submitted_on=as_of,
-        already_paying=account_payments_started(participation=participation, account_kind=kind, specified_month=month))
+        participation=participation,
+        account_kind=kind,
+        specified_month=month,
+        current_first_payment=current,
+        new_month=None,
+        delay_years=None,
+        form=None,
+        installments=None,
+        submitted_on=as_of,
+        already_paying=account_payments_started(
+            participation=participation, account_kind=kind, specified_month=month
+        ),
+    )
 
 
 @transaction.atomic
-def schedule_change_submit(*, participation: Participation, account: str, submitted_at: dt.datetime, channel: str,
-                           actor, new_month: dt.date | None = None, delay_years: int | None = None,
-                           form: str | None = None, installments: int | None = None,
-                           lump_sum_percent: int | None = None) -> ScheduleChange:
+def schedule_change_submit(
+    *,
+    participation: Participation,
+    account: str,
+    submitted_at: dt.datetime,
+    channel: str,
+    actor,
+    new_month: dt.date | None = None,
+    delay_years: int | None = None,
+    form: str | None = None,
+    installments: int | None = None,
+    lump_sum_percent: int | None = None,
+) -> ScheduleChange:
     """EDCP Article VI: irrevocable on receipt (6.4); one account at a time (6.5)."""
     _lock(participation)
     kind, month, problem = _parse_account(participation, account, submitted_at, "schedule_change")
     if problem is None and kind == "specified_date" and month not in V.specified_months_in_use(participation):
-        problem = V.Violation(participation.plan.version_on(_local_date(submitted_at)).cite("schedule_change"),
-                              f"You have no Specified Date Account for {month:%B %Y}.",
-                              "Choose one of your accounts.")
+        problem = V.Violation(
+            participation.plan.version_on(_local_date(submitted_at)).cite("schedule_change"),
+            f"You have no Specified Date Account for {month:%B %Y}.",
+            "Choose one of your accounts.",
+        )
     current = account_first_payment(participation=participation, account_kind=kind, specified_month=month)
     from payments.selectors import account_payments_started
 
@@ -606,19 +937,49 @@ def schedule_change_submit(*, participation: Participation, account: str, submit
         check = V.ScheduleChangeCheck(problem, current, None, None)
     else:
         check = V.check_schedule_change(
-            participation=participation, account_kind=kind, specified_month=month, current_first_payment=current,
-            new_month=new_month, delay_years=delay_years, form=form, installments=installments,
+            participation=participation,
+            account_kind=kind,
+            specified_month=month,
+            current_first_payment=current,
+            new_month=new_month,
+            delay_years=delay_years,
+            form=form,
+            installments=installments,
             submitted_on=_local_date(submitted_at),
-            already_paying=account_payments_started(participation=participation, account_kind=kind, specified_month=month))
-    change = ScheduleChange(participation=participation, account_kind=kind, specified_month=month, new_month=new_month,
-                            delay_years=_small(delay_years), form=(form or "")[:30], installments=_small(installments),
-                            previous_first_payment=current, new_first_payment=check.new_first_payment,
-                            submitted_at=submitted_at, channel=channel, actor=actor_label(actor),
-                            request_data=_jsonable({"account": account, "new_month": new_month, "delay_years": delay_years,
-                                                    "form": form, "installments": installments,
-                                                    "lump_sum_percent": lump_sum_percent}))
+            already_paying=account_payments_started(
+                participation=participation, account_kind=kind, specified_month=month
+            ),
+        )
+    change = ScheduleChange(
+        participation=participation,
+        account_kind=kind,
+        specified_month=month,
+        new_month=new_month,
+        delay_years=_small(delay_years),
+        form=(form or "")[:30],
+        installments=_small(installments),
+        previous_first_payment=current,
+        new_first_payment=check.new_first_payment,
+        submitted_at=submitted_at,
+        channel=channel,
+        actor=actor_label(actor),
+        request_data=_jsonable(
+            {
+                "account": account,
+                "new_month": new_month,
+                "delay_years": delay_years,
+                "form": form,
+                "installments": installments,
+                "lump_sum_percent": lump_sum_percent,
+            }
+        ),
+    )
     if check.violation:
-        change.status, change.rule, change.message = Status.REJECTED, check.violation.rule, check.violation.text
+        change.status, change.rule, change.message = (
+            Status.REJECTED,
+            check.violation.rule,
+            check.violation.text,
+        )
     else:
         change.status = Status.ACCEPTED
         change.irrevocable_at = submitted_at  # EDCP 6.4: irrevocable when the Committee receives it
@@ -626,27 +987,49 @@ def schedule_change_submit(*, participation: Participation, account: str, submit
     change.save()
     if change.status == Status.ACCEPTED:
         hooks.emit("payment_schedule_input", participation=participation, actor=actor, now=submitted_at)
-    audit_record(action=f"schedule_change.{change.status}", actor=actor, at=submitted_at, obj=change,
-                 reason=change.message, data={**change.request_data, "rule": change.rule, "channel": channel})
+    audit_record(
+        action=f"schedule_change.{change.status}",
+        actor=actor,
+        at=submitted_at,
+        obj=change,
+        reason=change.message,
+        data={**change.request_data, "rule": change.rule, "channel": channel},
+    )
     return change
 
 
 # --- investment elections ---------------------------------------------------------------------------
 
+
 @transaction.atomic
-def investment_election_submit(*, participation: Participation, allocation: dict[int, object], applies_to: str,
-                               submitted_at: dt.datetime, channel: str, actor) -> InvestmentElection:
+def investment_election_submit(
+    *,
+    participation: Participation,
+    allocation: dict[int, object],
+    applies_to: str,
+    submitted_at: dt.datetime,
+    channel: str,
+    actor,
+) -> InvestmentElection:
     """EDCP 7.4, RRP 3.05: effective on the next Valuation Date after it is received."""
     _lock(participation)
     submitted_on = _local_date(submitted_at)
-    violation = V.check_investment(participation=participation, allocation=allocation, submitted_on=submitted_on)
+    violation = V.check_investment(
+        participation=participation, allocation=allocation, submitted_on=submitted_on
+    )
     if violation is None and applies_to not in InvestmentElection.AppliesTo.values:
-        violation = V.Violation(participation.plan.version_on(submitted_on).cite("investment_increment_percent"),
-                                "Say whether the allocation is for future credits, existing balances or both.")
-    election = InvestmentElection(participation=participation,
-                                  applies_to=applies_to if applies_to in InvestmentElection.AppliesTo.values else "both",
-                                  submitted_at=submitted_at, channel=channel, actor=actor_label(actor),
-                                  request_data=_jsonable({"allocation": allocation, "applies_to": applies_to}))
+        violation = V.Violation(
+            participation.plan.version_on(submitted_on).cite("investment_increment_percent"),
+            "Say whether the allocation is for future credits, existing balances or both.",
+        )
+    election = InvestmentElection(
+        participation=participation,
+        applies_to=applies_to if applies_to in InvestmentElection.AppliesTo.values else "both",
+        submitted_at=submitted_at,
+        channel=channel,
+        actor=actor_label(actor),
+        request_data=_jsonable({"allocation": allocation, "applies_to": applies_to}),
+    )
     if violation:
         election.status, election.rule, election.message = Status.REJECTED, violation.rule, violation.text
         election.save()
@@ -655,17 +1038,33 @@ def investment_election_submit(*, participation: Participation, allocation: dict
         election.effective_on = cal.next_valuation_date_after(submitted_on)
         election.save()
         for fund_id, pct in sorted(allocation.items()):
-            InvestmentElectionLine.objects.create(election=election, fund_id=fund_id, percent=int(Decimal(str(pct))))
-    audit_record(action=f"investment_election.{election.status}", actor=actor, at=submitted_at, obj=election,
-                 reason=election.message, data={**election.request_data, "rule": election.rule, "channel": channel})
+            InvestmentElectionLine.objects.create(
+                election=election, fund_id=fund_id, percent=int(Decimal(str(pct)))
+            )
+    audit_record(
+        action=f"investment_election.{election.status}",
+        actor=actor,
+        at=submitted_at,
+        obj=election,
+        reason=election.message,
+        data={**election.request_data, "rule": election.rule, "channel": channel},
+    )
     return election
 
 
 # --- BRP annuity form elections ------------------------------------------------------------------------
 
+
 @transaction.atomic
-def annuity_election_submit(*, participation: Participation, form: str, defer_years: int, submitted_at: dt.datetime,
-                            channel: str, actor) -> AnnuityElection:
+def annuity_election_submit(
+    *,
+    participation: Participation,
+    form: str,
+    defer_years: int,
+    submitted_at: dt.datetime,
+    channel: str,
+    actor,
+) -> AnnuityElection:
     """BRP 4.2(c) form of benefit; 4.2(d) a change of time or form takes effect 12 months after it is made and
     defers payment at least five years (switching between Actuarially Equivalent annuities is not such a change)."""
     from elections.selectors import annuity_in_force, benefit_commencement
@@ -673,29 +1072,53 @@ def annuity_election_submit(*, participation: Participation, form: str, defer_ye
     _lock(participation)
     submitted_on = _local_date(submitted_at)
     current = annuity_in_force(participation=participation, as_of=submitted_on)
-    check = V.check_annuity(participation=participation, form=form, defer_years=defer_years, current_form=current.form,
-                            current_defer_years=current.defer_years,
-                            commencement=benefit_commencement(participation=participation, defer_years=current.defer_years),
-                            submitted_on=submitted_on)
-    election = AnnuityElection(participation=participation, form=str(form)[:30],
-                               defer_years=_small(defer_years) or 0,
-                               previous_form=current.form, previous_defer_years=current.defer_years,
-                               is_change=check.is_change, submitted_at=submitted_at, channel=channel,
-                               actor=actor_label(actor),
-                               request_data=_jsonable({"form": form, "defer_years": defer_years}))
+    check = V.check_annuity(
+        participation=participation,
+        form=form,
+        defer_years=defer_years,
+        current_form=current.form,
+        current_defer_years=current.defer_years,
+        commencement=benefit_commencement(participation=participation, defer_years=current.defer_years),
+        submitted_on=submitted_on,
+    )
+    election = AnnuityElection(
+        participation=participation,
+        form=str(form)[:30],
+        defer_years=_small(defer_years) or 0,
+        previous_form=current.form,
+        previous_defer_years=current.defer_years,
+        is_change=check.is_change,
+        submitted_at=submitted_at,
+        channel=channel,
+        actor=actor_label(actor),
+        request_data=_jsonable({"form": form, "defer_years": defer_years}),
+    )
     if check.violation:
-        election.status, election.rule, election.message = Status.REJECTED, check.violation.rule, check.violation.text
+        election.status, election.rule, election.message = (
+            Status.REJECTED,
+            check.violation.rule,
+            check.violation.text,
+        )
     else:
         election.status = Status.ACCEPTED
         election.takes_effect_on = check.takes_effect_on
         election.irrevocable_at = submitted_at if check.is_change else None
-        (AnnuityElection.objects.filter(participation=participation, status=Status.ACCEPTED, takes_effect_on__gt=submitted_on)
-         .update(status=Status.SUPERSEDED))
+        (
+            AnnuityElection.objects.filter(
+                participation=participation, status=Status.ACCEPTED, takes_effect_on__gt=submitted_on
+            ).update(status=Status.SUPERSEDED)
+        )
     election.save()
     if election.status == Status.ACCEPTED:  # a separated participant's benefit follows the form (BRP 4.2(c))
         hooks.emit("payment_schedule_input", participation=participation, actor=actor, now=submitted_at)
-    audit_record(action=f"annuity_election.{election.status}", actor=actor, at=submitted_at, obj=election,
-                 reason=election.message, data={**election.request_data, "rule": election.rule, "channel": channel})
+    audit_record(
+        action=f"annuity_election.{election.status}",
+        actor=actor,
+        at=submitted_at,
+        obj=election,
+        reason=election.message,
+        data={**election.request_data, "rule": election.rule, "channel": channel},
+    )
     return election
 
 
@@ -714,9 +1137,16 @@ def election_confirmation_render(*, election, actor, now: dt.datetime) -> Docume
     if election.status not in (Status.ACCEPTED, Status.SUPERSEDED):
         raise ValueError("only an accepted election has a confirmation")
     context = confirmation_context(election)
-    return document_store(kind=CONFIRMATION_KIND, title=context["title"], template=context["template"],
-                          context=context, actor=actor_label(actor), person=election.participation.person,
-                          obj=election, now=now)
+    return document_store(
+        kind=CONFIRMATION_KIND,
+        title=context["title"],
+        template=context["template"],
+        context=context,
+        actor=actor_label(actor),
+        person=election.participation.person,
+        obj=election,
+        now=now,
+    )
 
 
 def blank_form_render(*, plan: Plan, plan_year: int, actor, now: dt.datetime) -> Document:
@@ -725,8 +1155,15 @@ def blank_form_render(*, plan: Plan, plan_year: int, actor, now: dt.datetime) ->
     from elections.pdf import blank_form_context
 
     context = blank_form_context(plan, plan_year)
-    return document_store(kind=BLANK_FORM_KIND, title=context["title"], template="elections/pdf/blank_form.html",
-                          context=context, actor=actor_label(actor), obj=plan, now=now)
+    return document_store(
+        kind=BLANK_FORM_KIND,
+        title=context["title"],
+        template="elections/pdf/blank_form.html",
+        context=context,
+        actor=actor_label(actor),
+        obj=plan,
+        now=now,
+    )
 
 
 def confirmation_queue(election) -> None:
@@ -743,4 +1180,3 @@ def confirmation_queue(election) -> None:
             logger.warning("could not queue the confirmation of %s %s", label, pk, exc_info=True)
 
     transaction.on_commit(queue)
-

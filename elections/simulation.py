@@ -1,4 +1,5 @@
 """Simulator: elections go through the same services (and validators) as the portal and the API."""
+
 from __future__ import annotations
 
 from core.dates import parse_date, parse_month
@@ -18,10 +19,15 @@ def deferral_election(ctx, event) -> dict:
     d = event.data
     pp = d.get("performance_period")
     election = services.deferral_election_submit(
-        participation=ctx.participations[event.participant], plan_year=d["plan_year"], percentages=d["percentages"],
+        participation=ctx.participations[event.participant],
+        plan_year=d["plan_year"],
+        percentages=d["percentages"],
         accounts=d.get("accounts"),
         performance_period=(parse_date(pp["start"]), parse_date(pp["end"])) if pp else None,
-        submitted_at=ctx.moment(event.on), channel=Channel.SIMULATOR, actor=ctx.actor)
+        submitted_at=ctx.moment(event.on),
+        channel=Channel.SIMULATOR,
+        actor=ctx.actor,
+    )
     return _outcome(election)
 
 
@@ -29,10 +35,16 @@ def deferral_election(ctx, event) -> dict:
 def distribution_election(ctx, event) -> dict:
     d = event.data
     election = services.distribution_election_submit(
-        participation=ctx.participations[event.participant], account=d["account"], form=d["form"],
-        installments=d.get("installments"), lump_sum_percent=d.get("lump_sum_percent"),
+        participation=ctx.participations[event.participant],
+        account=d["account"],
+        form=d["form"],
+        installments=d.get("installments"),
+        lump_sum_percent=d.get("lump_sum_percent"),
         delay_months=d.get("delay_months", 0) + 12 * d.get("delay_years", 0),
-        submitted_at=ctx.moment(event.on), channel=Channel.SIMULATOR, actor=ctx.actor)
+        submitted_at=ctx.moment(event.on),
+        channel=Channel.SIMULATOR,
+        actor=ctx.actor,
+    )
     return _outcome(election)
 
 
@@ -42,8 +54,11 @@ def investment_election(ctx, event) -> dict:
     election = services.investment_election_submit(
         participation=ctx.participations[event.participant],
         allocation={ctx.funds[code].pk: pct for code, pct in d["allocation"].items()},
-        applies_to=d.get("applies_to", "both"), submitted_at=ctx.moment(event.on), channel=Channel.SIMULATOR,
-        actor=ctx.actor)
+        applies_to=d.get("applies_to", "both"),
+        submitted_at=ctx.moment(event.on),
+        channel=Channel.SIMULATOR,
+        actor=ctx.actor,
+    )
     return _outcome(election)
 
 
@@ -51,8 +66,15 @@ def investment_election(ctx, event) -> dict:
 def schedule_change(ctx, event) -> dict:
     d = event.data
     change = services.schedule_change_submit(
-        participation=ctx.participations[event.participant], account=d["account"],
-        new_month=parse_month(d["new_month"]) if d.get("new_month") else None, delay_years=d.get("delay_years"),
-        form=d.get("form"), installments=d.get("installments"), lump_sum_percent=d.get("lump_sum_percent"),
-        submitted_at=ctx.moment(event.on), channel=Channel.SIMULATOR, actor=ctx.actor)
+        participation=ctx.participations[event.participant],
+        account=d["account"],
+        new_month=parse_month(d["new_month"]) if d.get("new_month") else None,
+        delay_years=d.get("delay_years"),
+        form=d.get("form"),
+        installments=d.get("installments"),
+        lump_sum_percent=d.get("lump_sum_percent"),
+        submitted_at=ctx.moment(event.on),
+        channel=Channel.SIMULATOR,
+        actor=ctx.actor,
+    )
     return _outcome(change)

@@ -1,4 +1,5 @@
 """URLs of the elections app: staff pages (/staff/), portal pages (/portal/) and API endpoints (/api/)."""
+
 from django.urls import path
 
 from elections import api, views
@@ -41,7 +42,9 @@ api_urlpatterns: list = [
     path("mine/distribution/", api.MyDistribution.as_view(), name="mine_distribution"),
     path("mine/investment/", api.MyInvestment.as_view(), name="mine_investment"),
     path("mine/schedule-change/", api.MyScheduleChange.as_view(), name="mine_schedule_change"),
-    path("mine/schedule-change/preview/", api.MyScheduleChangePreview.as_view(), name="mine_schedule_preview"),
+    path(
+        "mine/schedule-change/preview/", api.MyScheduleChangePreview.as_view(), name="mine_schedule_preview"
+    ),
     path("mine/annuity/", api.MyAnnuity.as_view(), name="mine_annuity"),
     path("deferral/", api.StaffDeferrals.as_view(), name="deferrals"),
     path("refused/", api.StaffRefused.as_view(), name="refused"),

@@ -2,6 +2,7 @@
 screens, the API and the simulator: a validator returns None or a Violation saying which section
 is broken, in a sentence a participant understands, and what would be accepted instead.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -90,14 +91,20 @@ def performance_deadline(version: PlanVersion, period_end: dt.date) -> dt.dateti
 
 # --- deferral election rules ---------------------------------------------------------------------
 
+
 def v_eligible(req: DeferralRequest) -> Violation | None:
     cite = req.version.cite("participation")
     if not req.participation.eligible:
-        return Violation(cite, "You are no longer an Eligible Employee, so you cannot defer pay for a later plan year.",
-                         "Elections already irrevocable run to the end of their plan year.")
+        return Violation(
+            cite,
+            "You are no longer an Eligible Employee, so you cannot defer pay for a later plan year.",
+            "Elections already irrevocable run to the end of their plan year.",
+        )
     status = employment_status_on(req.participation.person, req.submitted_on)
     if not status.employed:
-        return Violation(cite, f"You cannot make a deferral election after your employment ended ({status.reason}).")
+        return Violation(
+            cite, f"You cannot make a deferral election after your employment ended ({status.reason})."
+        )
     return None
 
 
@@ -108,8 +115,11 @@ def v_components(req: DeferralRequest) -> Violation | None:
         return Violation(cite, f"{req.version.plan.name} takes no deferral elections.")
     for comp in req.percentages:
         if comp not in codes:
-            return Violation(cite, f"{comp.replace('_', ' ')} is not pay you can defer under this plan.",
-                             f"You can defer: {', '.join(c.replace('_', ' ') for c in codes)}.")
+            return Violation(
+                cite,
+                f"{comp.replace('_', ' ')} is not pay you can defer under this plan.",
+                f"You can defer: {', '.join(c.replace('_', ' ') for c in codes)}.",
+            )
     if not req.percentages:
         return Violation(cite, "Choose a percentage for at least one kind of pay.")
     return None
@@ -119,8 +129,11 @@ def v_whole_percentages(req: DeferralRequest) -> Violation | None:
     cite = req.version.cite("whole_percentages")
     for comp, pct in req.percentages.items():
         if not _is_whole(pct):
-            return Violation(cite, f"The {comp.replace('_', ' ')} percentage {pct} is not a whole number.",
-                             "Enter whole percentages such as 5 or 10.")
+            return Violation(
+                cite,
+                f"The {comp.replace('_', ' ')} percentage {pct} is not a whole number.",
+                "Enter whole percentages such as 5 or 10.",
+            )
     return None
 
 
@@ -142,12 +155,21 @@ def v_percent_limits(req: DeferralRequest) -> Violation | None:
         low = Decimal(comp.get("min_percent", "0"))
         label = comp["label"].lower()
         if value < 0:
-            return Violation(cite, f"The {label} percentage cannot be negative.", f"Choose from {low:.0f}% to {top:.0f}%.")
+            return Violation(
+                cite, f"The {label} percentage cannot be negative.", f"Choose from {low:.0f}% to {top:.0f}%."
+            )
         if value > top:
-            return Violation(cite, f"You may defer at most {top:.0f}% of your {label}; you chose {value:.0f}%.",
-                             f"Choose {top:.0f}% or less.")
+            return Violation(
+                cite,
+                f"You may defer at most {top:.0f}% of your {label}; you chose {value:.0f}%.",
+                f"Choose {top:.0f}% or less.",
+            )
         if 0 < value < low:
-            return Violation(cite, f"The smallest {label} deferral is {low:.0f}%.", f"Choose 0% or from {low:.0f}% to {top:.0f}%.")
+            return Violation(
+                cite,
+                f"The smallest {label} deferral is {low:.0f}%.",
+                f"Choose 0% or from {low:.0f}% to {top:.0f}%.",
+            )
     return None
 
 
@@ -175,42 +197,59 @@ def v_timing(req: DeferralRequest) -> Violation | None:
         cite = v.cite("performance_election_months_before_end")
         min_months = v.provision("performance_period_min_months", 12)
         if add_months(start, min_months) > end + dt.timedelta(days=1):
-            return Violation(v.cite("performance_period_min_months"),
-                             f"A performance period must last at least {min_months} months; {start} to {end} is shorter.",
-                             "Elect under the annual deadline instead.")
+            return Violation(
+                v.cite("performance_period_min_months"),
+                f"A performance period must last at least {min_months} months; {start} to {end} is shorter.",
+                "Elect under the annual deadline instead.",
+            )
         non_pbc = [c for c in req.percentages if not (v.component(c) or {}).get("performance_based")]
         if non_pbc:
-            return Violation(cite, f"Only Performance-Based Compensation may be elected by performance period; "
-                                   f"{', '.join(non_pbc)} follows the annual deadline.")
+            return Violation(
+                cite,
+                f"Only Performance-Based Compensation may be elected by performance period; "
+                f"{', '.join(non_pbc)} follows the annual deadline.",
+            )
         deadline = performance_deadline(v, end)
         if req.submitted_at > deadline:
-            return Violation(cite, f"The election for the performance period ending {end:%B %d, %Y} was due by "
-                                   f"{deadline:%B %d, %Y} (six months before the period ends).",
-                             "Your next chance is the next performance period or the annual election.")
+            return Violation(
+                cite,
+                f"The election for the performance period ending {end:%B %d, %Y} was due by "
+                f"{deadline:%B %d, %Y} (six months before the period ends).",
+                "Your next chance is the next performance period or the annual election.",
+            )
         if not employed_throughout(req.participation.person, start, req.submitted_on):
-            return Violation(cite, f"You must have been employed continuously since the performance period began "
-                                   f"({start:%B %d, %Y}) to elect under it.",
-                             "Your pay for this period follows the annual election deadline instead.")
+            return Violation(
+                cite,
+                f"You must have been employed continuously since the performance period began "
+                f"({start:%B %d, %Y}) to elect under it.",
+                "Your pay for this period follows the annual election deadline instead.",
+            )
         return None
     if kind == "first_year":
         end = first_year_window_end(v, req.participation.eligible_on)
         if req.submitted_on < req.participation.eligible_on:
-            return Violation(v.cite("first_year_window_days"),
-                             f"Your first-year election can be made only after the Committee's notice of your initial "
-                             f"eligibility, dated {req.participation.eligible_on:%B %d, %Y}.",
-                             f"Elect from that date until {end:%B %d, %Y}.")
+            return Violation(
+                v.cite("first_year_window_days"),
+                f"Your first-year election can be made only after the Committee's notice of your initial "
+                f"eligibility, dated {req.participation.eligible_on:%B %d, %Y}.",
+                f"Elect from that date until {end:%B %d, %Y}.",
+            )
         if req.submitted_at > end:
-            return Violation(v.cite("first_year_window_days"),
-                             f"Your first-year election was due within {v.provision('first_year_window_days')} days of "
-                             f"your notice of eligibility, by {end:%B %d, %Y}.",
-                             f"You can elect for {req.plan_year + 1} until {annual_deadline(v, req.plan_year + 1):%B %d, %Y at %I:%M %p} Eastern.")
+            return Violation(
+                v.cite("first_year_window_days"),
+                f"Your first-year election was due within {v.provision('first_year_window_days')} days of "
+                f"your notice of eligibility, by {end:%B %d, %Y}.",
+                f"You can elect for {req.plan_year + 1} until {annual_deadline(v, req.plan_year + 1):%B %d, %Y at %I:%M %p} Eastern.",
+            )
         return None
     deadline = annual_deadline(v, req.plan_year)
     if req.submitted_at > deadline:
-        return Violation(v.cite("election_deadline"),
-                         f"Elections for pay earned in {req.plan_year} had to be made by {deadline:%I:%M %p} Eastern on "
-                         f"{deadline:%B %d, %Y}.",
-                         f"You can still elect for {req.plan_year + 1} until {annual_deadline(v, req.plan_year + 1):%B %d, %Y}.")
+        return Violation(
+            v.cite("election_deadline"),
+            f"Elections for pay earned in {req.plan_year} had to be made by {deadline:%I:%M %p} Eastern on "
+            f"{deadline:%B %d, %Y}.",
+            f"You can still elect for {req.plan_year + 1} until {annual_deadline(v, req.plan_year + 1):%B %d, %Y}.",
+        )
     return None
 
 
@@ -221,14 +260,20 @@ def employed_throughout(person, start: dt.date, end: dt.date) -> bool:
     if person.hire_date > start:
         return False
     return not EmploymentEvent.objects.filter(
-        person=person, kind__in=[EmploymentEvent.Kind.SEPARATION, EmploymentEvent.Kind.DEATH],
-        effective_date__gte=start, effective_date__lt=end).exists()
+        person=person,
+        kind__in=[EmploymentEvent.Kind.SEPARATION, EmploymentEvent.Kind.DEATH],
+        effective_date__gte=start,
+        effective_date__lt=end,
+    ).exists()
 
 
 # --- enrollment windows --------------------------------------------------------------------------
 
-KIND_PROVISION = {"annual": "election_deadline", "first_year": "first_year_window_days",
-                  "performance": "performance_election_months_before_end"}
+KIND_PROVISION = {
+    "annual": "election_deadline",
+    "first_year": "first_year_window_days",
+    "performance": "performance_election_months_before_end",
+}
 
 
 def windows_for(req: DeferralRequest) -> tuple[list, object | None]:
@@ -245,7 +290,9 @@ def windows_for(req: DeferralRequest) -> tuple[list, object | None]:
     for w in windows:
         if not w.is_open(req.submitted_at):
             continue
-        if kind == "performance" and (w.performance_period_start, w.performance_period_end) != tuple(req.performance_period):
+        if kind == "performance" and (w.performance_period_start, w.performance_period_end) != tuple(
+            req.performance_period
+        ):
             continue
         return windows, w
     return windows, None
@@ -266,22 +313,37 @@ def v_window(req: DeferralRequest) -> Violation | None:
     cite = req.version.cite(KIND_PROVISION[kind])
     later = [w for w in windows if w.opens_at > req.submitted_at]
     if kind == "performance":
-        period = [w for w in windows if (w.performance_period_start, w.performance_period_end) == tuple(req.performance_period)]
+        period = [
+            w
+            for w in windows
+            if (w.performance_period_start, w.performance_period_end) == tuple(req.performance_period)
+        ]
         if not period:
             start, end = req.performance_period
-            return Violation(cite, f"The Committee has not opened elections for a performance period from "
-                                   f"{start:%B %d, %Y} to {end:%B %d, %Y}.",
-                             "Choose one of the performance periods the Committee has announced.")
+            return Violation(
+                cite,
+                f"The Committee has not opened elections for a performance period from "
+                f"{start:%B %d, %Y} to {end:%B %d, %Y}.",
+                "Choose one of the performance periods the Committee has announced.",
+            )
         later = [w for w in period if w.opens_at > req.submitted_at]
         windows = period
-    message = (f"This election was made outside its enrollment window: the Committee takes {req.plan_year} "
-               f"elections of this kind only while a window is open")
+    message = (
+        f"This election was made outside its enrollment window: the Committee takes {req.plan_year} "
+        f"elections of this kind only while a window is open"
+    )
     if later:
-        return Violation(cite, message + ".", f"The next window opens {_when(later[0].opens_at)} and closes "
-                                              f"{_when(later[0].closes_at)}.")
+        return Violation(
+            cite,
+            message + ".",
+            f"The next window opens {_when(later[0].opens_at)} and closes {_when(later[0].closes_at)}.",
+        )
     last = max(windows, key=lambda w: w.closes_at)
-    return Violation(cite, message + f" (the last one closed {_when(last.closes_at)}).",
-                     "Any election already in force continues (evergreen).")
+    return Violation(
+        cite,
+        message + f" (the last one closed {_when(last.closes_at)}).",
+        "Any election already in force continues (evergreen).",
+    )
 
 
 def v_not_yet_irrevocable(req: DeferralRequest) -> Violation | None:
@@ -290,16 +352,24 @@ def v_not_yet_irrevocable(req: DeferralRequest) -> Violation | None:
     from elections.models import DeferralElection, Status
 
     kind = election_kind(req)
-    fixed = DeferralElection.objects.filter(participation=req.participation, plan_year=req.plan_year, kind=kind,
-                                            status=Status.ACCEPTED, irrevocable_at__lt=req.submitted_at)
+    fixed = DeferralElection.objects.filter(
+        participation=req.participation,
+        plan_year=req.plan_year,
+        kind=kind,
+        status=Status.ACCEPTED,
+        irrevocable_at__lt=req.submitted_at,
+    )
     if kind == "performance":
         fixed = fixed.filter(performance_period_end=req.performance_period[1])
     fixed = fixed.order_by("irrevocable_at").first()
     if fixed is None:
         return None
-    return Violation(req.version.cite(KIND_PROVISION[kind]),
-                     f"Your election for {req.plan_year} became irrevocable on {_when(fixed.irrevocable_at)} and can no "
-                     f"longer be replaced.", f"You can elect for {req.plan_year + 1} instead.")
+    return Violation(
+        req.version.cite(KIND_PROVISION[kind]),
+        f"Your election for {req.plan_year} became irrevocable on {_when(fixed.irrevocable_at)} and can no "
+        f"longer be replaced.",
+        f"You can elect for {req.plan_year + 1} instead.",
+    )
 
 
 def _account_name_parts(name: str) -> tuple[str, dt.date | None]:
@@ -321,35 +391,58 @@ def v_allocation(req: DeferralRequest) -> Violation | None:
         try:
             kind, month = _account_name_parts(name)
         except ValueError:
-            return Violation(cite, f"{name} is not an account: a Specified Date Account is named by its month and year.",
-                             "Give the month as YYYY-MM, for example 2031-03.")
+            return Violation(
+                cite,
+                f"{name} is not an account: a Specified Date Account is named by its month and year.",
+                "Give the month as YYYY-MM, for example 2031-03.",
+            )
         label = deferral_kinds.get(kind, {}).get("label", kind.replace("_", " "))
         if not _is_whole(pct) or Decimal(str(pct)) < 0:
-            return Violation(cite, f"The share for the {label} must be a whole percentage from 0 to 100; you entered {pct}.",
-                             "Enter whole percentages that add up to 100.")
+            return Violation(
+                cite,
+                f"The share for the {label} must be a whole percentage from 0 to 100; you entered {pct}.",
+                "Enter whole percentages that add up to 100.",
+            )
         if kind not in deferral_kinds:
-            return Violation(cite, f"Deferrals cannot go to {kind.replace('_', ' ')}.",
-                             f"Choose among: {', '.join(a['label'] for a in deferral_kinds.values())}.")
+            return Violation(
+                cite,
+                f"Deferrals cannot go to {kind.replace('_', ' ')}.",
+                f"Choose among: {', '.join(a['label'] for a in deferral_kinds.values())}.",
+            )
         if kind == "specified_date" and month is None:
-            return Violation(cite, "A Specified Date Account is named by the month and year its payment starts.",
-                             "Give the month as YYYY-MM.")
+            return Violation(
+                cite,
+                "A Specified Date Account is named by the month and year its payment starts.",
+                "Give the month as YYYY-MM.",
+            )
         total += int(Decimal(str(pct)))
     if total != 100:
-        return Violation(cite, f"The account shares add up to {total}%, not 100%.", "Make them add up to exactly 100%.")
+        return Violation(
+            cite, f"The account shares add up to {total}%, not 100%.", "Make them add up to exactly 100%."
+        )
     return None
 
 
-def specified_months_in_use(participation: Participation, *, exclude_plan_year: int | None = None) -> set[dt.date]:
+def specified_months_in_use(
+    participation: Participation, *, exclude_plan_year: int | None = None
+) -> set[dt.date]:
     """The Specified Date Accounts a participant has or has committed to (accounts, elections in force)."""
     from books.models import Account
     from elections.models import DeferralAllocation, DistributionElection, Status
 
-    months = set(Account.objects.filter(participation=participation, kind="specified_date")
-                 .values_list("specified_month", flat=True))
-    months |= set(DistributionElection.objects.filter(participation=participation, account_kind="specified_date",
-                                                      status=Status.ACCEPTED).values_list("specified_month", flat=True))
-    allocations = DeferralAllocation.objects.filter(election__participation=participation, account_kind="specified_date",
-                                                    election__status=Status.ACCEPTED)
+    months = set(
+        Account.objects.filter(participation=participation, kind="specified_date").values_list(
+            "specified_month", flat=True
+        )
+    )
+    months |= set(
+        DistributionElection.objects.filter(
+            participation=participation, account_kind="specified_date", status=Status.ACCEPTED
+        ).values_list("specified_month", flat=True)
+    )
+    allocations = DeferralAllocation.objects.filter(
+        election__participation=participation, account_kind="specified_date", election__status=Status.ACCEPTED
+    )
     if exclude_plan_year is not None:
         allocations = allocations.exclude(election__plan_year=exclude_plan_year)
     months |= set(allocations.values_list("specified_month", flat=True))
@@ -366,34 +459,52 @@ def v_specified_dates(req: DeferralRequest) -> Violation | None:
         return None
     v = req.version
     spec = v.account_spec("specified_date")
-    months = {m for name in req.accounts for k, m in [_account_name_parts(name)] if k == "specified_date" and m}
+    months = {
+        m for name in req.accounts for k, m in [_account_name_parts(name)] if k == "specified_date" and m
+    }
     if not months:
         return None
     cite = spec.get("cite", v.cite("accounts")) if spec else v.cite("accounts")
     # An election replacing one of the same plan year frees the accounts only that one named.
     existing = specified_months_in_use(req.participation, exclude_plan_year=req.plan_year)
     if spec and len(existing | months) > spec["max_count"]:
-        return Violation(cite, f"You may have at most {spec['max_count']} Specified Date Accounts; this election would "
-                               f"make {len(existing | months)}.",
-                         f"Use one of your existing Specified Date Accounts: {', '.join(sorted(m.strftime('%Y-%m') for m in existing))}.")
+        return Violation(
+            cite,
+            f"You may have at most {spec['max_count']} Specified Date Accounts; this election would "
+            f"make {len(existing | months)}.",
+            f"Use one of your existing Specified Date Accounts: {', '.join(sorted(m.strftime('%Y-%m') for m in existing))}.",
+        )
     sd_rule = distribution_rule_for(v, "specified_date")
     for month in sorted(months):
         if month < req.submitted_on.replace(day=1) or month.year <= req.plan_year:
-            return Violation(sd_rule["cite"] if sd_rule else cite,
-                             f"A Specified Date must fall after the plan year of the deferrals; {month:%B %Y} does not.",
-                             f"Choose a month in {req.plan_year + 1} or later.")
+            return Violation(
+                sd_rule["cite"] if sd_rule else cite,
+                f"A Specified Date must fall after the plan year of the deferrals; {month:%B %Y} does not.",
+                f"Choose a month in {req.plan_year + 1} or later.",
+            )
         min_years = v.provision("specified_date_min_deferral_years", None)
         if min_years and month not in existing and month.year < req.plan_year + min_years:
             # EDCP 3.4 (2024): a minimum deferral period, counted from the first deferral into a new account.
-            return Violation(v.cite("specified_date_min_deferral_years"),
-                             f"The Committee requires Specified Date payments to start no earlier than the "
-                             f"{_ordinal(min_years)} plan year after the deferral; {month:%B %Y} is too early.",
-                             f"Choose a month in {req.plan_year + min_years} or later.")
+            return Violation(
+                v.cite("specified_date_min_deferral_years"),
+                f"The Committee requires Specified Date payments to start no earlier than the "
+                f"{_ordinal(min_years)} plan year after the deferral; {month:%B %Y} is too early.",
+                f"Choose a month in {req.plan_year + min_years} or later.",
+            )
     return None
 
 
-DEFERRAL_RULES = (v_eligible, v_components, v_whole_percentages, v_percent_limits, v_timing, v_window,
-                  v_not_yet_irrevocable, v_allocation, v_specified_dates)
+DEFERRAL_RULES = (
+    v_eligible,
+    v_components,
+    v_whole_percentages,
+    v_percent_limits,
+    v_timing,
+    v_window,
+    v_not_yet_irrevocable,
+    v_allocation,
+    v_specified_dates,
+)
 
 
 def check_deferral(req: DeferralRequest) -> Violation | None:
@@ -405,6 +516,7 @@ def check_deferral(req: DeferralRequest) -> Violation | None:
 
 
 # --- distribution elections ------------------------------------------------------------------------
+
 
 def distribution_rule_for(version: PlanVersion, kind: str) -> dict | None:
     for rule in version.provision("distribution", []) or []:
@@ -420,15 +532,23 @@ def _accounts_of(election, default_kind: str | None) -> set[tuple[str, dt.date |
     return {(a.account_kind, a.specified_month) for a in allocations if a.percent}
 
 
-def fixing_election(*, participation: Participation, account_kind: str, specified_month: dt.date | None,
-                    before: dt.datetime):
+def fixing_election(
+    *, participation: Participation, account_kind: str, specified_month: dt.date | None, before: dt.datetime
+):
     """The first deferral election into this account that became irrevocable before `before`, if any:
     the account's payment schedule was fixed then (it is part of the deferral agreement, 409A)."""
     from elections.models import DeferralElection, Status
 
-    default_kind = participation.plan.version_on(before.astimezone(EASTERN).date()).provision("default_deferral_account", None)
-    fixed = (DeferralElection.objects.filter(participation=participation, status=Status.ACCEPTED, irrevocable_at__lte=before)
-             .prefetch_related("allocations").order_by("irrevocable_at", "id"))
+    default_kind = participation.plan.version_on(before.astimezone(EASTERN).date()).provision(
+        "default_deferral_account", None
+    )
+    fixed = (
+        DeferralElection.objects.filter(
+            participation=participation, status=Status.ACCEPTED, irrevocable_at__lte=before
+        )
+        .prefetch_related("allocations")
+        .order_by("irrevocable_at", "id")
+    )
     for election in fixed:
         if not any(line.percent for line in election.lines.all()):
             continue
@@ -437,58 +557,106 @@ def fixing_election(*, participation: Participation, account_kind: str, specifie
     return None
 
 
-def check_distribution(*, participation: Participation, account_kind: str, specified_month: dt.date | None, form: str,
-                       installments: int | None, lump_sum_percent: int | None, delay_months: int,
-                       submitted_on: dt.date, submitted_at: dt.datetime | None = None) -> Violation | None:
+def check_distribution(
+    *,
+    participation: Participation,
+    account_kind: str,
+    specified_month: dt.date | None,
+    form: str,
+    installments: int | None,
+    lump_sum_percent: int | None,
+    delay_months: int,
+    submitted_on: dt.date,
+    submitted_at: dt.datetime | None = None,
+) -> Violation | None:
     from books.models import LedgerEntry
 
     v = participation.plan.version_on(submitted_on)
     rule = distribution_rule_for(v, account_kind)
     if rule is None:
-        return Violation(v.cite("distribution"), f"The {account_kind.replace('_', ' ')} account has no elective payment schedule.")
+        return Violation(
+            v.cite("distribution"),
+            f"The {account_kind.replace('_', ' ')} account has no elective payment schedule.",
+        )
     cite = rule["cite"]
     if form not in rule["forms"]:
-        return Violation(cite, f"{str(form).replace('_', ' ')} is not a form of payment for this account.",
-                         f"Choose: {', '.join(f.replace('_', ' ') for f in rule['forms'])}.")
+        return Violation(
+            cite,
+            f"{str(form).replace('_', ' ')} is not a form of payment for this account.",
+            f"Choose: {', '.join(f.replace('_', ' ') for f in rule['forms'])}.",
+        )
     if form in ("installments", "lump_sum_and_installments"):
         lo, hi = rule["installments"]["min"], rule["installments"]["max"]
         c = rule["installments"].get("cite", cite)
-        if not isinstance(installments, int) or isinstance(installments, bool) or not (lo <= installments <= hi):
-            return Violation(c, f"Installments must number from {lo} to {hi}; you chose {installments}.",
-                             f"Choose {lo} to {hi} annual installments.")
-    if form == "lump_sum_and_installments" and not (isinstance(lump_sum_percent, int) and 1 <= lump_sum_percent <= 99):
-        return Violation(cite, "The lump-sum part must be a whole percentage from 1 to 99.",
-                         "Enter the percentage paid as a lump sum; the rest is paid in installments.")
+        if (
+            not isinstance(installments, int)
+            or isinstance(installments, bool)
+            or not (lo <= installments <= hi)
+        ):
+            return Violation(
+                c,
+                f"Installments must number from {lo} to {hi}; you chose {installments}.",
+                f"Choose {lo} to {hi} annual installments.",
+            )
+    if form == "lump_sum_and_installments" and not (
+        isinstance(lump_sum_percent, int) and 1 <= lump_sum_percent <= 99
+    ):
+        return Violation(
+            cite,
+            "The lump-sum part must be a whole percentage from 1 to 99.",
+            "Enter the percentage paid as a lump sum; the rest is paid in installments.",
+        )
     if delay_months:
         later = rule.get("later_start")
         if not later:
             return Violation(cite, "This account does not allow a later first payment.")
         if delay_months < 0 or delay_months > 12 * later["max_years"]:
-            return Violation(later.get("cite", cite),
-                             f"A later first payment may be at most {later['max_years']} years after separation.",
-                             f"Choose a delay of 0 to {later['max_years']} years.")
+            return Violation(
+                later.get("cite", cite),
+                f"A later first payment may be at most {later['max_years']} years after separation.",
+                f"Choose a delay of 0 to {later['max_years']} years.",
+            )
     if account_kind == "specified_date":
         if specified_month is None:
-            return Violation(cite, "A Specified Date Account needs its month and year.", "Give the month as YYYY-MM.")
+            return Violation(
+                cite, "A Specified Date Account needs its month and year.", "Give the month as YYYY-MM."
+            )
         if specified_month < submitted_on.replace(day=1):
-            return Violation(cite, f"{specified_month:%B %Y} is in the past; a Specified Date must be in the future.",
-                             "Choose a month after the plan year of your first deferral into the account.")
-    already = LedgerEntry.objects.filter(account__participation=participation, account__kind=account_kind,
-                                         account__specified_month=specified_month, source="deferral").exists()
-    change_cite = v.provision("schedule_change", {}).get("cites", {}).get("right") if v.has("schedule_change") else None
+            return Violation(
+                cite,
+                f"{specified_month:%B %Y} is in the past; a Specified Date must be in the future.",
+                "Choose a month after the plan year of your first deferral into the account.",
+            )
+    already = LedgerEntry.objects.filter(
+        account__participation=participation,
+        account__kind=account_kind,
+        account__specified_month=specified_month,
+        source="deferral",
+    ).exists()
+    change_cite = (
+        v.provision("schedule_change", {}).get("cites", {}).get("right") if v.has("schedule_change") else None
+    )
     if already:
-        return Violation(change_cite or cite,
-                         "This account already holds deferrals, so its schedule can change only under the "
-                         "rules for changing a payment schedule (12 months ahead, at least 5 years later).",
-                         "Use a change of payment schedule instead." if change_cite else "")
+        return Violation(
+            change_cite or cite,
+            "This account already holds deferrals, so its schedule can change only under the "
+            "rules for changing a payment schedule (12 months ahead, at least 5 years later).",
+            "Use a change of payment schedule instead." if change_cite else "",
+        )
     if submitted_at is not None:
-        fixed = fixing_election(participation=participation, account_kind=account_kind, specified_month=specified_month,
-                                before=submitted_at)
+        fixed = fixing_election(
+            participation=participation,
+            account_kind=account_kind,
+            specified_month=specified_month,
+            before=submitted_at,
+        )
         if fixed is not None:
-            return Violation(change_cite or cite,
-                             f"This account's payment schedule became part of your deferral election when that election "
-                             f"became irrevocable ({_when(fixed.irrevocable_at)}); it can no longer be chosen anew.",
-                             "Use a change of payment schedule instead." if change_cite else "")
+            return Violation(
+                change_cite or cite,
+                f"This account's payment schedule became part of your deferral election when that election "
+                f"became irrevocable ({_when(fixed.irrevocable_at)}); it can no longer be chosen anew.",
+                "Use a change of payment schedule instead." if change_cite else "",
+            )
     return None
 
 
@@ -501,6 +669,7 @@ def default_distribution(version: PlanVersion, account_kind: str) -> dict | None
 
 
 # --- BRP annuity forms (4.2(c), 4.2(d)) ----------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class AnnuityCheck:
@@ -519,58 +688,99 @@ def is_life_annuity(form: str) -> bool:
     return form != "lump_sum"
 
 
-def check_annuity(*, participation: Participation, form: str, defer_years: int, current_form: str,
-                  current_defer_years: int, commencement: dt.date | None, submitted_on: dt.date) -> AnnuityCheck:
+def check_annuity(
+    *,
+    participation: Participation,
+    form: str,
+    defer_years: int,
+    current_form: str,
+    current_defer_years: int,
+    commencement: dt.date | None,
+    submitted_on: dt.date,
+) -> AnnuityCheck:
     """BRP 4.2(c) forms; 4.2(d): a change of time or form (other than between Actuarially Equivalent life
     annuities, Treas. Reg. 1.409A-2(b)(2)(ii)) takes effect 12 months after it is made and defers the
     payment at least five years."""
     v = participation.plan.version_on(submitted_on)
     forms = v.provision("db_forms", None)
     if not forms:
-        return AnnuityCheck(Violation(v.cite("distribution"), f"{v.plan.name} has no annuity forms to elect."), False, None)
+        return AnnuityCheck(
+            Violation(v.cite("distribution"), f"{v.plan.name} has no annuity forms to elect."), False, None
+        )
     cite = v.cite("db_forms")
     if form not in forms["forms"]:
-        return AnnuityCheck(Violation(cite, f"{str(form).replace('_', ' ')} is not a form of benefit under this plan.",
-                                      f"Choose: {', '.join(FORM_LABELS.get(f, f) for f in forms['forms'])}."), False, None)
+        return AnnuityCheck(
+            Violation(
+                cite,
+                f"{str(form).replace('_', ' ')} is not a form of benefit under this plan.",
+                f"Choose: {', '.join(FORM_LABELS.get(f, f) for f in forms['forms'])}.",
+            ),
+            False,
+            None,
+        )
     if not isinstance(defer_years, int) or isinstance(defer_years, bool) or defer_years < 0:
         return AnnuityCheck(Violation(cite, "The delay must be a whole number of years."), False, None)
     if commencement is not None and commencement <= submitted_on:
-        return AnnuityCheck(Violation(cite, f"Your benefit began on {commencement:%B %d, %Y}; its form can no longer change."),
-                            False, None)
+        return AnnuityCheck(
+            Violation(
+                cite, f"Your benefit began on {commencement:%B %d, %Y}; its form can no longer change."
+            ),
+            False,
+            None,
+        )
     change_rule = v.provision("db_election_change", None) or {}
     change_cite = v.cite("db_election_change")
     same_time = defer_years == current_defer_years
     if same_time and form == current_form:
-        return AnnuityCheck(Violation(cite, "This is the form and time already in force; nothing would change."), False, None)
+        return AnnuityCheck(
+            Violation(cite, "This is the form and time already in force; nothing would change."), False, None
+        )
     if same_time and is_life_annuity(form) and is_life_annuity(current_form):
         return AnnuityCheck(None, False, submitted_on)
     months, years = change_rule.get("min_months_effective", 12), change_rule.get("min_years_later", 5)
     takes_effect = add_months(submitted_on, months)
     if defer_years - current_defer_years < years:
-        return AnnuityCheck(Violation(change_cite,
-                                      f"A change of the time or form of your benefit must defer its start by at least {years} "
-                                      f"years from when it would otherwise begin.",
-                                      f"Choose a delay of at least {current_defer_years + years} years, or switch only "
-                                      f"between annuity forms."), True, takes_effect)
+        return AnnuityCheck(
+            Violation(
+                change_cite,
+                f"A change of the time or form of your benefit must defer its start by at least {years} "
+                f"years from when it would otherwise begin.",
+                f"Choose a delay of at least {current_defer_years + years} years, or switch only "
+                f"between annuity forms.",
+            ),
+            True,
+            takes_effect,
+        )
     if commencement is not None and commencement < takes_effect:
-        return AnnuityCheck(Violation(change_cite,
-                                      f"A change takes effect only {months} months after it is made ({takes_effect:%B %d, %Y}), "
-                                      f"after your benefit is due to begin ({commencement:%B %d, %Y})."), True, takes_effect)
+        return AnnuityCheck(
+            Violation(
+                change_cite,
+                f"A change takes effect only {months} months after it is made ({takes_effect:%B %d, %Y}), "
+                f"after your benefit is due to begin ({commencement:%B %d, %Y}).",
+            ),
+            True,
+            takes_effect,
+        )
     return AnnuityCheck(None, True, takes_effect)
 
 
 FORM_LABELS = {
-    "qjsa": "Qualified Joint and Survivor Annuity", "single_life": "Single Life Annuity",
+    "qjsa": "Qualified Joint and Survivor Annuity",
+    "single_life": "Single Life Annuity",
     "period_certain_60": "Period Certain and Continuous (60 payments guaranteed)",
     "period_certain_120": "Period Certain and Continuous (120 payments guaranteed)",
     "period_certain_180": "Period Certain and Continuous (180 payments guaranteed)",
-    "js_100": "Joint and Survivor Annuity (100% survivor)", "js_75": "Joint and Survivor Annuity (75% survivor)",
-    "js_50": "Joint and Survivor Annuity (50% survivor)", "lump_sum": "Single lump sum",
-    "installments": "Annual installments", "lump_sum_and_installments": "Percentage lump sum, then annual installments",
+    "js_100": "Joint and Survivor Annuity (100% survivor)",
+    "js_75": "Joint and Survivor Annuity (75% survivor)",
+    "js_50": "Joint and Survivor Annuity (50% survivor)",
+    "lump_sum": "Single lump sum",
+    "installments": "Annual installments",
+    "lump_sum_and_installments": "Percentage lump sum, then annual installments",
 }
 
 
 # --- schedule changes (EDCP Article VI) --------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ScheduleChangeCheck:
@@ -582,39 +792,86 @@ class ScheduleChangeCheck:
     takes_effect_on: dt.date | None = None
 
 
-def check_schedule_change(*, participation: Participation, account_kind: str, specified_month: dt.date | None,
-                          current_first_payment: dt.date | None, new_month: dt.date | None, delay_years: int | None,
-                          form: str | None, installments: int | None, submitted_on: dt.date,
-                          already_paying: bool) -> ScheduleChangeCheck:
+def check_schedule_change(
+    *,
+    participation: Participation,
+    account_kind: str,
+    specified_month: dt.date | None,
+    current_first_payment: dt.date | None,
+    new_month: dt.date | None,
+    delay_years: int | None,
+    form: str | None,
+    installments: int | None,
+    submitted_on: dt.date,
+    already_paying: bool,
+) -> ScheduleChangeCheck:
     v = participation.plan.version_on(submitted_on)
     rule = v.provision("schedule_change", None)
     if not rule:
-        return ScheduleChangeCheck(Violation(v.cite("schedule_change"), "This plan does not allow changes to a payment schedule."),
-                                   current_first_payment, None, None)
+        return ScheduleChangeCheck(
+            Violation(v.cite("schedule_change"), "This plan does not allow changes to a payment schedule."),
+            current_first_payment,
+            None,
+            None,
+        )
     cites = rule["cites"]
     if already_paying:
-        return ScheduleChangeCheck(Violation(cites["twelve_months"], "Payments from this account have started; its schedule can no longer change."),
-                                   current_first_payment, None, None)
+        return ScheduleChangeCheck(
+            Violation(
+                cites["twelve_months"],
+                "Payments from this account have started; its schedule can no longer change.",
+            ),
+            current_first_payment,
+            None,
+            None,
+        )
     d_rule = distribution_rule_for(v, account_kind)
     if form is not None and d_rule and form not in d_rule["forms"]:
-        return ScheduleChangeCheck(Violation(d_rule["cite"], f"{form.replace('_', ' ')} is not a form of payment for this account."),
-                                   current_first_payment, None, None)
+        return ScheduleChangeCheck(
+            Violation(d_rule["cite"], f"{form.replace('_', ' ')} is not a form of payment for this account."),
+            current_first_payment,
+            None,
+            None,
+        )
     if installments is not None and d_rule and "installments" in d_rule:
         lo, hi = d_rule["installments"]["min"], d_rule["installments"]["max"]
         if not lo <= installments <= hi:
-            return ScheduleChangeCheck(Violation(d_rule["installments"].get("cite", d_rule["cite"]),
-                                                 f"Installments must number from {lo} to {hi}."), current_first_payment, None, None)
+            return ScheduleChangeCheck(
+                Violation(
+                    d_rule["installments"].get("cite", d_rule["cite"]),
+                    f"Installments must number from {lo} to {hi}.",
+                ),
+                current_first_payment,
+                None,
+                None,
+            )
     years = rule["min_years_later"]
     takes_effect = add_months(submitted_on, rule["min_months_before"])
     if current_first_payment is None:
         # Separation-triggered: the first payment date is not known yet; the change must push it 5 years
         # and takes effect only 12 months after it is made (EDCP 6.2, 6.3).
         if new_month is not None:
-            return ScheduleChangeCheck(Violation(cites["five_years"], "This account is paid after separation, not in a chosen month.",
-                                                 f"Choose a delay of {years} years or more."), None, None, None)
+            return ScheduleChangeCheck(
+                Violation(
+                    cites["five_years"],
+                    "This account is paid after separation, not in a chosen month.",
+                    f"Choose a delay of {years} years or more.",
+                ),
+                None,
+                None,
+                None,
+            )
         if not delay_years or delay_years < years:
-            return ScheduleChangeCheck(Violation(cites["five_years"], f"A change must delay the first payment by at least {years} years.",
-                                                 f"Choose a delay of {years} years or more."), None, None, None)
+            return ScheduleChangeCheck(
+                Violation(
+                    cites["five_years"],
+                    f"A change must delay the first payment by at least {years} years.",
+                    f"Choose a delay of {years} years or more.",
+                ),
+                None,
+                None,
+                None,
+            )
         return ScheduleChangeCheck(None, None, None, None, None, takes_effect)
     earliest = add_years(current_first_payment, years)
     if new_month is not None:
@@ -625,28 +882,53 @@ def check_schedule_change(*, participation: Participation, account_kind: str, sp
         new_first = current_first_payment
     latest_filing = add_months(current_first_payment, -rule["min_months_before"])
     if submitted_on > latest_filing:
-        return ScheduleChangeCheck(Violation(cites["twelve_months"],
-                                             f"A change must be filed at least {rule['min_months_before']} months before the first "
-                                             f"payment under the current schedule ({current_first_payment:%B %d, %Y}); the last day "
-                                             f"to file was {latest_filing:%B %d, %Y}.",
-                                             "This account's schedule can no longer change."),
-                                   current_first_payment, new_first, earliest, latest_filing)
+        return ScheduleChangeCheck(
+            Violation(
+                cites["twelve_months"],
+                f"A change must be filed at least {rule['min_months_before']} months before the first "
+                f"payment under the current schedule ({current_first_payment:%B %d, %Y}); the last day "
+                f"to file was {latest_filing:%B %d, %Y}.",
+                "This account's schedule can no longer change.",
+            ),
+            current_first_payment,
+            new_first,
+            earliest,
+            latest_filing,
+        )
     if new_first < current_first_payment:
-        return ScheduleChangeCheck(Violation(cites["five_years"], "A change can never bring a payment forward.",
-                                             f"The earliest new first payment is {earliest:%B %d, %Y}."),
-                                   current_first_payment, new_first, earliest, latest_filing)
+        return ScheduleChangeCheck(
+            Violation(
+                cites["five_years"],
+                "A change can never bring a payment forward.",
+                f"The earliest new first payment is {earliest:%B %d, %Y}.",
+            ),
+            current_first_payment,
+            new_first,
+            earliest,
+            latest_filing,
+        )
     if new_first < earliest:
-        return ScheduleChangeCheck(Violation(cites["five_years"],
-                                             f"The new first payment must be at least {years} years after the current one "
-                                             f"({current_first_payment:%B %d, %Y}); {new_first:%B %d, %Y} is too early.",
-                                             f"The earliest new first payment is {earliest:%B %d, %Y}."),
-                                   current_first_payment, new_first, earliest, latest_filing)
+        return ScheduleChangeCheck(
+            Violation(
+                cites["five_years"],
+                f"The new first payment must be at least {years} years after the current one "
+                f"({current_first_payment:%B %d, %Y}); {new_first:%B %d, %Y} is too early.",
+                f"The earliest new first payment is {earliest:%B %d, %Y}.",
+            ),
+            current_first_payment,
+            new_first,
+            earliest,
+            latest_filing,
+        )
     return ScheduleChangeCheck(None, current_first_payment, new_first, earliest, latest_filing, takes_effect)
 
 
 # --- investment elections ---------------------------------------------------------------------------
 
-def check_investment(*, participation: Participation, allocation: dict[int, object], submitted_on: dt.date) -> Violation | None:
+
+def check_investment(
+    *, participation: Participation, allocation: dict[int, object], submitted_on: dt.date
+) -> Violation | None:
     from plans.models import Fund
 
     v = participation.plan.version_on(submitted_on)
@@ -659,14 +941,24 @@ def check_investment(*, participation: Participation, allocation: dict[int, obje
     for fund_id, pct in allocation.items():
         fund = funds.get(fund_id)
         if fund is None or not fund.active:
-            return Violation(v.cite("default_fund_rule"), "That fund is not on this plan's menu.",
-                             f"Choose among: {', '.join(f.code for f in funds.values() if f.active)}.")
+            return Violation(
+                v.cite("default_fund_rule"),
+                "That fund is not on this plan's menu.",
+                f"Choose among: {', '.join(f.code for f in funds.values() if f.active)}.",
+            )
         if not _is_whole(pct) or int(Decimal(str(pct))) < 1 or int(Decimal(str(pct))) % step:
-            return Violation(cite, f"The share of {fund.code} must be a whole percentage of at least {step}%.")
+            return Violation(
+                cite, f"The share of {fund.code} must be a whole percentage of at least {step}%."
+            )
         total += int(Decimal(str(pct)))
     if total != 100:
-        return Violation(cite, f"The fund shares add up to {total}%, not 100%.", "Make them add up to exactly 100%.")
+        return Violation(
+            cite, f"The fund shares add up to {total}%, not 100%.", "Make them add up to exactly 100%."
+        )
     status = employment_status_on(participation.person, submitted_on)
     if not status.employed and not v.provision("investment_change_after_separation", False):
-        return Violation(v.cite("investment_change_after_separation"), "Investment changes end with employment in this plan.")
+        return Violation(
+            v.cite("investment_change_after_separation"),
+            "Investment changes end with employment in this plan.",
+        )
     return None

@@ -1,5 +1,6 @@
 """Portal and staff pages of the elections. Thin: they read through selectors and write through the
 same services the API and the simulator use; every portal query is scoped to request.user.person."""
+
 from __future__ import annotations
 
 import csv
@@ -33,13 +34,17 @@ EASTERN = zoneinfo.ZoneInfo("America/New_York")
 
 # --- shared pieces ---------------------------------------------------------------------------------------------
 
+
 def _today() -> dt.date:
     return timezone.localdate()
 
 
 def _participation_of(request, plan_code: str) -> Participation:
-    return get_object_or_404(Participation.objects.select_related("plan", "person"),
-                             person=request.user.person, plan__code=plan_code)
+    return get_object_or_404(
+        Participation.objects.select_related("plan", "person"),
+        person=request.user.person,
+        plan__code=plan_code,
+    )
 
 
 def _election_of(kind: str, pk: int, person=None):
@@ -61,8 +66,9 @@ def _pdf_response(document: Document) -> HttpResponse:
 
 def _confirmation(election, actor) -> Document:
     """The stored confirmation, rendered now if the worker has not yet (same bytes, same document)."""
-    return S.confirmation_of(election) or services.election_confirmation_render(election=election, actor=actor,
-                                                                                 now=timezone.now())
+    return S.confirmation_of(election) or services.election_confirmation_render(
+        election=election, actor=actor, now=timezone.now()
+    )
 
 
 def _after_submit(request, election, *, staff: bool):
@@ -75,15 +81,24 @@ def _after_submit(request, election, *, staff: bool):
     return redirect(name, kind=S.kind_of(election), pk=election.pk)
 
 
-def _enrol_context(participation: Participation, *, now: dt.datetime, plan_year: int | None, kind: str | None,
-                   window_id: int | None) -> dict:
+def _enrol_context(
+    participation: Participation,
+    *,
+    now: dt.datetime,
+    plan_year: int | None,
+    kind: str | None,
+    window_id: int | None,
+) -> dict:
     today = now.astimezone(EASTERN).date()
     version = participation.plan.version_on(today)
     chances = S.election_chances(participation=participation, now=now)
     chance = None
     for c in chances:
-        if (plan_year is None or c.plan_year == plan_year) and (kind is None or c.kind == kind) and (
-                window_id is None or (c.window and c.window.pk == window_id)):
+        if (
+            (plan_year is None or c.plan_year == plan_year)
+            and (kind is None or c.kind == kind)
+            and (window_id is None or (c.window and c.window.pk == window_id))
+        ):
             chance = c
             break
     year = plan_year or (chance.plan_year if chance else today.year + 1)
@@ -95,21 +110,47 @@ def _enrol_context(participation: Participation, *, now: dt.datetime, plan_year:
     spec = version.account_spec("specified_date")
     rule_default = V.distribution_rule_for(version, default_account) if default_account else None
     rule_sd = V.distribution_rule_for(version, "specified_date")
-    default_open = bool(default_account and rule_default and V.check_distribution(
-        participation=participation, account_kind=default_account, specified_month=None,
-        form=rule_default.get("default_form", "lump_sum"), installments=None, lump_sum_percent=None, delay_months=0,
-        submitted_on=today, submitted_at=now) is None and (schedules.get(default_account) is None
-                                                            or schedules[default_account].is_default))
+    default_open = bool(
+        default_account
+        and rule_default
+        and V.check_distribution(
+            participation=participation,
+            account_kind=default_account,
+            specified_month=None,
+            form=rule_default.get("default_form", "lump_sum"),
+            installments=None,
+            lump_sum_percent=None,
+            delay_months=0,
+            submitted_on=today,
+            submitted_at=now,
+        )
+        is None
+        and (schedules.get(default_account) is None or schedules[default_account].is_default)
+    )
     in_force = S.deferral_election_in_force(participation=participation, plan_year=year)
     return {
-        "participation": participation, "plan": participation.plan, "version": version, "chances": chances,
-        "chance": chance, "plan_year": year, "limits": limits, "default_account": default_account,
-        "default_label": (version.account_spec(default_account) or {}).get("label", "") if default_account else "",
-        "specified_rows": range(1, (spec["max_count"] if spec else 0) + 1), "specified_spec": spec,
-        "months_in_use": sorted(V.specified_months_in_use(participation)), "rule_default": rule_default,
-        "rule_sd": rule_sd, "default_schedule_open": default_open, "schedules": list(schedules.values()),
-        "in_force": in_force, "form_labels": V.FORM_LABELS,
-        "timing_cite": version.cite("election_deadline"), "allocation_cite": version.cite("default_deferral_account"),
+        "participation": participation,
+        "plan": participation.plan,
+        "version": version,
+        "chances": chances,
+        "chance": chance,
+        "plan_year": year,
+        "limits": limits,
+        "default_account": default_account,
+        "default_label": (version.account_spec(default_account) or {}).get("label", "")
+        if default_account
+        else "",
+        "specified_rows": range(1, (spec["max_count"] if spec else 0) + 1),
+        "specified_spec": spec,
+        "months_in_use": sorted(V.specified_months_in_use(participation)),
+        "rule_default": rule_default,
+        "rule_sd": rule_sd,
+        "default_schedule_open": default_open,
+        "schedules": list(schedules.values()),
+        "in_force": in_force,
+        "form_labels": V.FORM_LABELS,
+        "timing_cite": version.cite("election_deadline"),
+        "allocation_cite": version.cite("default_deferral_account"),
     }
 
 
@@ -123,19 +164,31 @@ def _submit_enrolment(request, participation: Participation, *, submitted_at: dt
     period = None
     window_id = request.POST.get("window")
     if request.POST.get("kind") == "performance" and window_id:
-        window = get_object_or_404(EnrollmentWindow, pk=window_id, plan=participation.plan,
-                                   kind=EnrollmentWindow.Kind.PERFORMANCE)
+        window = get_object_or_404(
+            EnrollmentWindow, pk=window_id, plan=participation.plan, kind=EnrollmentWindow.Kind.PERFORMANCE
+        )
         period = (window.performance_period_start, window.performance_period_end)
     components = [c["code"] for c in version.provision("deferral_components", []) or []]
     default_account = version.provision("default_deferral_account", None)
     spec = version.account_spec("specified_date")
-    args = F.deferral_arguments(request.POST, components=components, default_account=default_account,
-                                specified_rows=spec["max_count"] if spec else 0,
-                                with_schedules={default_account} if default_account else set())
+    args = F.deferral_arguments(
+        request.POST,
+        components=components,
+        default_account=default_account,
+        specified_rows=spec["max_count"] if spec else 0,
+        with_schedules={default_account} if default_account else set(),
+    )
     election, _ = services.enrollment_submit(
-        participation=participation, plan_year=plan_year, percentages=args["percentages"], accounts=args["accounts"],
-        schedules=args["schedules"], performance_period=period, submitted_at=submitted_at, channel=channel,
-        actor=request.user)
+        participation=participation,
+        plan_year=plan_year,
+        percentages=args["percentages"],
+        accounts=args["accounts"],
+        schedules=args["schedules"],
+        performance_period=period,
+        submitted_at=submitted_at,
+        channel=channel,
+        actor=request.user,
+    )
     return election
 
 
@@ -145,19 +198,30 @@ def _payment_context(participation: Participation, account: str, today: dt.date)
     current = schedules.get(account)
     if current is None:
         raise Http404("no such account")
-    return {"participation": participation, "plan": participation.plan, "schedule": current,
-            "rule": V.distribution_rule_for(version, current.kind), "form_labels": V.FORM_LABELS}
+    return {
+        "participation": participation,
+        "plan": participation.plan,
+        "schedule": current,
+        "rule": V.distribution_rule_for(version, current.kind),
+        "form_labels": V.FORM_LABELS,
+    }
 
 
 def _investment_context(participation: Participation, today: dt.date) -> dict:
     version = participation.plan.version_on(today)
     funds = list(Fund.objects.filter(plan=participation.plan, active=True).order_by("code"))
-    return {"participation": participation, "plan": participation.plan, "funds": funds,
-            "in_force": S.investment_in_force(participation=participation, as_of=today),
-            "applies_to": InvestmentElection.AppliesTo.choices, "cite": version.cite("investment_increment_percent"),
-            "default_cite": version.cite("default_fund_rule"), "default_rule": version.provision("default_fund_rule", ""),
-            "employed": employment_status_on(participation.person, today).employed,
-            "after_separation_cite": version.cite("investment_change_after_separation")}
+    return {
+        "participation": participation,
+        "plan": participation.plan,
+        "funds": funds,
+        "in_force": S.investment_in_force(participation=participation, as_of=today),
+        "applies_to": InvestmentElection.AppliesTo.choices,
+        "cite": version.cite("investment_increment_percent"),
+        "default_cite": version.cite("default_fund_rule"),
+        "default_rule": version.provision("default_fund_rule", ""),
+        "employed": employment_status_on(participation.person, today).employed,
+        "after_separation_cite": version.cite("investment_change_after_separation"),
+    }
 
 
 def _annuity_context(participation: Participation, today: dt.date) -> dict:
@@ -165,12 +229,18 @@ def _annuity_context(participation: Participation, today: dt.date) -> dict:
     forms = version.provision("db_forms", None) or {}
     current = S.annuity_in_force(participation=participation, as_of=today)
     change = version.provision("db_election_change", None) or {}
-    return {"participation": participation, "plan": participation.plan, "current": current,
-            "forms": [(f, V.FORM_LABELS.get(f, f)) for f in forms.get("forms", [])],
-            "forms_cite": version.cite("db_forms"), "change_cite": version.cite("db_election_change"), "change": change,
-            "commencement": S.benefit_commencement(participation=participation, defer_years=current.defer_years),
-            "default_married": V.FORM_LABELS.get(forms.get("default_married", ""), ""),
-            "default_single": V.FORM_LABELS.get(forms.get("default_single", ""), "")}
+    return {
+        "participation": participation,
+        "plan": participation.plan,
+        "current": current,
+        "forms": [(f, V.FORM_LABELS.get(f, f)) for f in forms.get("forms", [])],
+        "forms_cite": version.cite("db_forms"),
+        "change_cite": version.cite("db_election_change"),
+        "change": change,
+        "commencement": S.benefit_commencement(participation=participation, defer_years=current.defer_years),
+        "default_married": V.FORM_LABELS.get(forms.get("default_married", ""), ""),
+        "default_single": V.FORM_LABELS.get(forms.get("default_single", ""), ""),
+    }
 
 
 def _schedule_change_context(participation: Participation, account: str, today: dt.date) -> dict:
@@ -180,30 +250,46 @@ def _schedule_change_context(participation: Participation, account: str, today: 
     preview = services.schedule_change_preview(participation=participation, account=account, as_of=today)
     version = participation.plan.version_on(today)
     rule = version.provision("schedule_change", None) or {}
-    return {"participation": participation, "plan": participation.plan, "schedule": schedules[account],
-            "preview": preview, "rule": rule, "cites": rule.get("cites", {}),
-            "d_rule": V.distribution_rule_for(version, schedules[account].kind), "form_labels": V.FORM_LABELS}
+    return {
+        "participation": participation,
+        "plan": participation.plan,
+        "schedule": schedules[account],
+        "preview": preview,
+        "rule": rule,
+        "cites": rule.get("cites", {}),
+        "d_rule": V.distribution_rule_for(version, schedules[account].kind),
+        "form_labels": V.FORM_LABELS,
+    }
 
 
 def _overview(participation: Participation, *, now: dt.datetime) -> dict:
     today = now.astimezone(EASTERN).date()
     version = participation.plan.version_on(today)
     account_balance = participation.plan.kind == Plan.Kind.ACCOUNT_BALANCE
-    out = {"participation": participation, "plan": participation.plan, "version": version,
-           "account_balance": account_balance, "employed": employment_status_on(participation.person, today).employed,
-           "beneficiaries": beneficiaries_in_force(participation.person, participation.plan),
-           "beneficiary_definition": S.beneficiary_definition(participation.plan, today),
-           "next_year": today.year + 1}
+    out = {
+        "participation": participation,
+        "plan": participation.plan,
+        "version": version,
+        "account_balance": account_balance,
+        "employed": employment_status_on(participation.person, today).employed,
+        "beneficiaries": beneficiaries_in_force(participation.person, participation.plan),
+        "beneficiary_definition": S.beneficiary_definition(participation.plan, today),
+        "next_year": today.year + 1,
+    }
     if account_balance:
-        out.update({
-            "chances": S.election_chances(participation=participation, now=now),
-            "this_year": S.deferral_election_in_force(participation=participation, plan_year=today.year),
-            "next_year_election": S.deferral_election_in_force(participation=participation, plan_year=today.year + 1),
-            "schedules": S.account_schedules(participation=participation, as_of=today),
-            "investments": S.investment_in_force(participation=participation, as_of=today),
-            "can_change_schedule": version.has("schedule_change"),
-            "cancellation": S.cancellation_on(participation=participation, day=today),
-        })
+        out.update(
+            {
+                "chances": S.election_chances(participation=participation, now=now),
+                "this_year": S.deferral_election_in_force(participation=participation, plan_year=today.year),
+                "next_year_election": S.deferral_election_in_force(
+                    participation=participation, plan_year=today.year + 1
+                ),
+                "schedules": S.account_schedules(participation=participation, as_of=today),
+                "investments": S.investment_in_force(participation=participation, as_of=today),
+                "can_change_schedule": version.has("schedule_change"),
+                "cancellation": S.cancellation_on(participation=participation, day=today),
+            }
+        )
     else:
         out["annuity"] = S.annuity_in_force(participation=participation, as_of=today)
         out["annuity_cite"] = version.cite("db_forms")
@@ -212,23 +298,36 @@ def _overview(participation: Participation, *, now: dt.datetime) -> dict:
 
 # --- portal -------------------------------------------------------------------------------------------------------
 
+
 @participant_required
 def portal_home(request):
     person = request.user.person
     now = timezone.now()
-    plans = [_overview(p, now=now) for p in person.participations.select_related("plan").order_by("plan__code")]
-    return render(request, "elections/portal/home.html", {
-        "person": person, "plans": plans, "history": S.elections_of(person=person)[:50]})
+    plans = [
+        _overview(p, now=now) for p in person.participations.select_related("plan").order_by("plan__code")
+    ]
+    return render(
+        request,
+        "elections/portal/home.html",
+        {"person": person, "plans": plans, "history": S.elections_of(person=person)[:50]},
+    )
 
 
 @participant_required
 def portal_enrol(request, plan_code: str):
     participation = _participation_of(request, plan_code)
     if request.method == "POST":
-        election = _submit_enrolment(request, participation, submitted_at=timezone.now(), channel=Channel.PORTAL)
+        election = _submit_enrolment(
+            request, participation, submitted_at=timezone.now(), channel=Channel.PORTAL
+        )
         return _after_submit(request, election, staff=False)
-    context = _enrol_context(participation, now=timezone.now(), plan_year=_int(request.GET.get("year")),
-                             kind=request.GET.get("kind") or None, window_id=_int(request.GET.get("window")))
+    context = _enrol_context(
+        participation,
+        now=timezone.now(),
+        plan_year=_int(request.GET.get("year")),
+        kind=request.GET.get("kind") or None,
+        window_id=_int(request.GET.get("window")),
+    )
     return render(request, "elections/portal/enrol.html", {**context, "enrol": context})
 
 
@@ -246,8 +345,13 @@ def portal_stop(request, plan_code: str):
     year = _int(request.POST.get("plan_year"))
     if year is None:
         raise Http404("no plan year")
-    election = services.deferral_election_stop(participation=participation, plan_year=year, submitted_at=timezone.now(),
-                                               channel=Channel.PORTAL, actor=request.user)
+    election = services.deferral_election_stop(
+        participation=participation,
+        plan_year=year,
+        submitted_at=timezone.now(),
+        channel=Channel.PORTAL,
+        actor=request.user,
+    )
     return _after_submit(request, election, staff=False)
 
 
@@ -256,11 +360,19 @@ def portal_payment(request, plan_code: str):
     participation = _participation_of(request, plan_code)
     if request.method == "POST":
         args = F.distribution_arguments(request.POST)
-        election = services.distribution_election_submit(participation=participation, submitted_at=timezone.now(),
-                                                         channel=Channel.PORTAL, actor=request.user, **args)
+        election = services.distribution_election_submit(
+            participation=participation,
+            submitted_at=timezone.now(),
+            channel=Channel.PORTAL,
+            actor=request.user,
+            **args,
+        )
         return _after_submit(request, election, staff=False)
-    return render(request, "elections/portal/payment.html",
-                  _payment_context(participation, request.GET.get("account", ""), _today()))
+    return render(
+        request,
+        "elections/portal/payment.html",
+        _payment_context(participation, request.GET.get("account", ""), _today()),
+    )
 
 
 @participant_required
@@ -271,12 +383,22 @@ def portal_schedule_change(request, plan_code: str):
             args = F.schedule_change_arguments(request.POST)
         except ValueError as exc:
             messages.error(request, f"{exc}. Give the month as YYYY-MM and years as a whole number.")
-            return redirect(f"{reverse('elections_portal:schedule_change', args=[plan_code])}?account={request.POST.get('account', '')}")
-        change = services.schedule_change_submit(participation=participation, submitted_at=timezone.now(),
-                                                 channel=Channel.PORTAL, actor=request.user, **args)
+            return redirect(
+                f"{reverse('elections_portal:schedule_change', args=[plan_code])}?account={request.POST.get('account', '')}"
+            )
+        change = services.schedule_change_submit(
+            participation=participation,
+            submitted_at=timezone.now(),
+            channel=Channel.PORTAL,
+            actor=request.user,
+            **args,
+        )
         return _after_submit(request, change, staff=False)
-    return render(request, "elections/portal/schedule_change.html",
-                  _schedule_change_context(participation, request.GET.get("account", ""), _today()))
+    return render(
+        request,
+        "elections/portal/schedule_change.html",
+        _schedule_change_context(participation, request.GET.get("account", ""), _today()),
+    )
 
 
 @participant_required
@@ -286,8 +408,13 @@ def portal_investments(request, plan_code: str):
     context = _investment_context(participation, today)
     if request.method == "POST":
         args = F.investment_arguments(request.POST, context["funds"])
-        election = services.investment_election_submit(participation=participation, submitted_at=timezone.now(),
-                                                       channel=Channel.PORTAL, actor=request.user, **args)
+        election = services.investment_election_submit(
+            participation=participation,
+            submitted_at=timezone.now(),
+            channel=Channel.PORTAL,
+            actor=request.user,
+            **args,
+        )
         return _after_submit(request, election, staff=False)
     return render(request, "elections/portal/investments.html", context)
 
@@ -297,10 +424,15 @@ def portal_annuity(request, plan_code: str):
     participation = _participation_of(request, plan_code)
     if request.method == "POST":
         election = services.annuity_election_submit(
-            participation=participation, form=request.POST.get("form", ""),
-            defer_years=_int(request.POST.get("defer_years") or "0") if _int(request.POST.get("defer_years") or "0") is not None
+            participation=participation,
+            form=request.POST.get("form", ""),
+            defer_years=_int(request.POST.get("defer_years") or "0")
+            if _int(request.POST.get("defer_years") or "0") is not None
             else request.POST.get("defer_years"),
-            submitted_at=timezone.now(), channel=Channel.PORTAL, actor=request.user)
+            submitted_at=timezone.now(),
+            channel=Channel.PORTAL,
+            actor=request.user,
+        )
         return _after_submit(request, election, staff=False)
     return render(request, "elections/portal/annuity.html", _annuity_context(participation, _today()))
 
@@ -324,17 +456,28 @@ def portal_blank_form(request, plan_code: str, year: int):
     participation = _participation_of(request, plan_code)
     if participation.plan.kind != Plan.Kind.ACCOUNT_BALANCE:
         raise Http404("this plan takes no deferral elections")
-    return _pdf_response(services.blank_form_render(plan=participation.plan, plan_year=year, actor=request.user,
-                                                    now=timezone.now()))
+    return _pdf_response(
+        services.blank_form_render(
+            plan=participation.plan, plan_year=year, actor=request.user, now=timezone.now()
+        )
+    )
 
 
 def _election_detail(election) -> dict:
     kind = S.kind_of(election)
-    context = {"election": election, "kind": kind, "document": S.confirmation_of(election),
-               "plan": election.participation.plan, "participation": election.participation}
+    context = {
+        "election": election,
+        "kind": kind,
+        "document": S.confirmation_of(election),
+        "plan": election.participation.plan,
+        "participation": election.participation,
+    }
     if kind == "deferral" and election.status == Status.ACCEPTED:
-        context["open_accounts"] = [s for s in S.account_schedules(participation=election.participation,
-                                                                   as_of=_today()) if s.is_default]
+        context["open_accounts"] = [
+            s
+            for s in S.account_schedules(participation=election.participation, as_of=_today())
+            if s.is_default
+        ]
     if election.status == Status.ACCEPTED or election.status == Status.SUPERSEDED:
         from elections.pdf import confirmation_context
 
@@ -343,6 +486,7 @@ def _election_detail(election) -> dict:
 
 
 # --- staff --------------------------------------------------------------------------------------------------------
+
 
 @capability_required(Cap.VIEW_STAFF)
 def staff_windows(request):
@@ -353,12 +497,23 @@ def staff_windows(request):
         if form.is_valid():
             d = form.cleaned_data
             try:
-                period = ((d["performance_period_start"], d["performance_period_end"])
-                          if d["kind"] == EnrollmentWindow.Kind.PERFORMANCE else None)
+                period = (
+                    (d["performance_period_start"], d["performance_period_end"])
+                    if d["kind"] == EnrollmentWindow.Kind.PERFORMANCE
+                    else None
+                )
                 window = services.enrollment_window_open(
-                    plan=d["plan"], plan_year=d["plan_year"], opens_at=d["opens"], closes_at=d["closes"], kind=d["kind"],
-                    performance_period=period, reminder_days=d["reminder_days"], note=d["note"], actor=request.user,
-                    now=timezone.now())
+                    plan=d["plan"],
+                    plan_year=d["plan_year"],
+                    opens_at=d["opens"],
+                    closes_at=d["closes"],
+                    kind=d["kind"],
+                    performance_period=period,
+                    reminder_days=d["reminder_days"],
+                    note=d["note"],
+                    actor=request.user,
+                    now=timezone.now(),
+                )
             except services.ElectionError as exc:
                 form.add_error(None, f"{exc.message} ({exc.rule})")
             except ValueError as exc:
@@ -366,11 +521,21 @@ def staff_windows(request):
             else:
                 messages.success(request, f"Window opened: {window}.")
                 return redirect("elections_staff:windows")
-    windows = EnrollmentWindow.objects.select_related("plan", "participation__person").order_by("-plan_year", "opens_at")
+    windows = EnrollmentWindow.objects.select_related("plan", "participation__person").order_by(
+        "-plan_year", "opens_at"
+    )
     years = sorted({w.plan_year for w in windows} | {_today().year, _today().year + 1}, reverse=True)
-    return render(request, "elections/staff/windows.html", {
-        "form": form, "windows": windows[:300], "now": timezone.now(), "years": years,
-        "plans": Plan.objects.filter(kind=Plan.Kind.ACCOUNT_BALANCE)})
+    return render(
+        request,
+        "elections/staff/windows.html",
+        {
+            "form": form,
+            "windows": windows[:300],
+            "now": timezone.now(),
+            "years": years,
+            "plans": Plan.objects.filter(kind=Plan.Kind.ACCOUNT_BALANCE),
+        },
+    )
 
 
 @capability_required(Cap.MANAGE_PLANS)
@@ -391,8 +556,11 @@ def staff_window_cancel(request, pk: int):
 def staff_send_reminders(request):
     now = timezone.now()
     stats = services.election_reminders_send(today=timezone.localdate(now), actor=request.user, now=now)
-    messages.success(request, f"Sent {stats['opened']} window notices and {stats['reminders']} reminders "
-                              f"({stats['undeliverable']} without an email address).")
+    messages.success(
+        request,
+        f"Sent {stats['opened']} window notices and {stats['reminders']} reminders "
+        f"({stats['undeliverable']} without an email address).",
+    )
     return redirect("elections_staff:windows")
 
 
@@ -400,14 +568,27 @@ def staff_send_reminders(request):
 def staff_plan_year(request, plan_code: str, year: int):
     plan = get_object_or_404(Plan, code=plan_code)
     version = plan.version_on(dt.date(year, 1, 1))
-    return render(request, "elections/staff/plan_year.html", {
-        "plan": plan, "year": year, "summary": S.plan_year_summary(plan=plan, plan_year=year),
-        "net_pay_cap": version.provision("net_pay_cap_percent", None), "net_pay_cite": version.cite("net_pay_cap_percent"),
-        "cancellation_cite": version.cite("deferral_cancellation") if version.provision("deferral_cancellation", None) else "",
-        "reductions": S.payroll_reductions(plan=plan, plan_year=year)[:200],
-        "windows": EnrollmentWindow.objects.filter(plan=plan, plan_year=year).order_by("kind", "opens_at"),
-        "blank_forms": Document.objects.filter(kind=services.BLANK_FORM_KIND, object_type=plan._meta.label,
-                                               object_id=str(plan.pk)).order_by("-created_at")[:10]})
+    return render(
+        request,
+        "elections/staff/plan_year.html",
+        {
+            "plan": plan,
+            "year": year,
+            "summary": S.plan_year_summary(plan=plan, plan_year=year),
+            "net_pay_cap": version.provision("net_pay_cap_percent", None),
+            "net_pay_cite": version.cite("net_pay_cap_percent"),
+            "cancellation_cite": version.cite("deferral_cancellation")
+            if version.provision("deferral_cancellation", None)
+            else "",
+            "reductions": S.payroll_reductions(plan=plan, plan_year=year)[:200],
+            "windows": EnrollmentWindow.objects.filter(plan=plan, plan_year=year).order_by(
+                "kind", "opens_at"
+            ),
+            "blank_forms": Document.objects.filter(
+                kind=services.BLANK_FORM_KIND, object_type=plan._meta.label, object_id=str(plan.pk)
+            ).order_by("-created_at")[:10],
+        },
+    )
 
 
 @capability_required(Cap.VIEW_STAFF)
@@ -416,9 +597,22 @@ def staff_export(request, plan_code: str, year: int):
     rows = S.payroll_export_rows(plan=plan, plan_year=year)
     response = HttpResponse(content_type="text/csv")
     response["Content-Disposition"] = f'attachment; filename="{plan.code}-{year}-elections-in-force.csv"'
-    columns = ["employee_number", "name", "plan", "plan_year", "component", "percent", "kind", "election_id",
-               "election_plan_year", "irrevocable_at", "covers_pay_from", "performance_period_end", "cancelled_from",
-               "cancelled_to"]
+    columns = [
+        "employee_number",
+        "name",
+        "plan",
+        "plan_year",
+        "component",
+        "percent",
+        "kind",
+        "election_id",
+        "election_plan_year",
+        "irrevocable_at",
+        "covers_pay_from",
+        "performance_period_end",
+        "cancelled_from",
+        "cancelled_to",
+    ]
     writer = csv.DictWriter(response, fieldnames=columns)
     writer.writeheader()
     writer.writerows(rows)
@@ -429,15 +623,24 @@ def staff_export(request, plan_code: str, year: int):
 def staff_refused(request):
     plan = Plan.objects.filter(code=request.GET.get("plan", "")).first()
     year = _int(request.GET.get("year"))
-    return render(request, "elections/staff/refused.html", {
-        "elections": S.refused_elections(plan=plan, submitted_in=year), "plan": plan, "year": year,
-        "plans": Plan.objects.all()})
+    return render(
+        request,
+        "elections/staff/refused.html",
+        {
+            "elections": S.refused_elections(plan=plan, submitted_in=year),
+            "plan": plan,
+            "year": year,
+            "plans": Plan.objects.all(),
+        },
+    )
 
 
 @capability_required(Cap.VIEW_STAFF)
 def staff_blank_form(request, plan_code: str, year: int):
     plan = get_object_or_404(Plan, code=plan_code, kind=Plan.Kind.ACCOUNT_BALANCE)
-    return _pdf_response(services.blank_form_render(plan=plan, plan_year=year, actor=request.user, now=timezone.now()))
+    return _pdf_response(
+        services.blank_form_render(plan=plan, plan_year=year, actor=request.user, now=timezone.now())
+    )
 
 
 @capability_required(Cap.VIEW_STAFF)
@@ -446,28 +649,45 @@ def staff_participant(request, pk: int):
     now = timezone.now()
     today = now.astimezone(EASTERN).date()
     context = _overview(participation, now=now)
-    context.update({
-        "history": [e for e in S.elections_of(person=participation.person) if e.participation_id == participation.pk],
-        "notices": participation.election_notices.all()[:50],
-        "cancellations": participation.deferral_cancellations.all(),
-        "reductions": S.payroll_reductions(plan=participation.plan, participation=participation)[:100],
-        "received_form": F.ReceivedForm(initial={"received_at": now.astimezone(EASTERN).strftime("%Y-%m-%dT%H:%M")}),
-        "notice_form": F.NoticeForm(initial={"notice_on": today}), "cancel_form": F.CancellationForm(),
-        "can_record": has_cap(request.user, Cap.RECORD_EVENTS),
-        "can_cancel": has_cap(request.user, Cap.APPROVE_EMERGENCY)
-        and participation.plan.version_on(today).provision("deferral_cancellation", None) is not None,
-        "cancellation_cite": participation.plan.version_on(today).cite("deferral_cancellation"),
-    })
+    context.update(
+        {
+            "history": [
+                e
+                for e in S.elections_of(person=participation.person)
+                if e.participation_id == participation.pk
+            ],
+            "notices": participation.election_notices.all()[:50],
+            "cancellations": participation.deferral_cancellations.all(),
+            "reductions": S.payroll_reductions(plan=participation.plan, participation=participation)[:100],
+            "received_form": F.ReceivedForm(
+                initial={"received_at": now.astimezone(EASTERN).strftime("%Y-%m-%dT%H:%M")}
+            ),
+            "notice_form": F.NoticeForm(initial={"notice_on": today}),
+            "cancel_form": F.CancellationForm(),
+            "can_record": has_cap(request.user, Cap.RECORD_EVENTS),
+            "can_cancel": has_cap(request.user, Cap.APPROVE_EMERGENCY)
+            and participation.plan.version_on(today).provision("deferral_cancellation", None) is not None,
+            "cancellation_cite": participation.plan.version_on(today).cite("deferral_cancellation"),
+        }
+    )
     if participation.plan.kind == Plan.Kind.ACCOUNT_BALANCE:
         version = participation.plan.version_on(today)
-        context["enrol"] = _enrol_context(participation, now=now, plan_year=_int(request.GET.get("year")), kind=None,
-                                          window_id=None)
+        context["enrol"] = _enrol_context(
+            participation, now=now, plan_year=_int(request.GET.get("year")), kind=None, window_id=None
+        )
         context["investment"] = _investment_context(participation, today)
         context["accounts"] = [
-            {"schedule": s, "rule": V.distribution_rule_for(version, s.kind),
-             "preview": services.schedule_change_preview(participation=participation, account=s.account, as_of=today)
-             if version.has("schedule_change") else None}
-            for s in S.account_schedules(participation=participation, as_of=today)]
+            {
+                "schedule": s,
+                "rule": V.distribution_rule_for(version, s.kind),
+                "preview": services.schedule_change_preview(
+                    participation=participation, account=s.account, as_of=today
+                )
+                if version.has("schedule_change")
+                else None,
+            }
+            for s in S.account_schedules(participation=participation, as_of=today)
+        ]
         context["schedule_rule"] = version.provision("schedule_change", None) or {}
     else:
         context["annuity_form"] = _annuity_context(participation, today)
@@ -496,27 +716,45 @@ def staff_paper(request, pk: int, kind: str):
     if kind == "deferral":
         election = _submit_enrolment(request, participation, submitted_at=received, channel=Channel.STAFF)
     elif kind == "distribution":
-        election = services.distribution_election_submit(participation=participation, submitted_at=received,
-                                                         channel=Channel.STAFF, actor=request.user,
-                                                         **F.distribution_arguments(request.POST))
+        election = services.distribution_election_submit(
+            participation=participation,
+            submitted_at=received,
+            channel=Channel.STAFF,
+            actor=request.user,
+            **F.distribution_arguments(request.POST),
+        )
     elif kind == "schedule_change":
         try:
             args = F.schedule_change_arguments(request.POST)
         except ValueError as exc:
             messages.error(request, str(exc))
             return redirect("elections_staff:participant", pk=pk)
-        election = services.schedule_change_submit(participation=participation, submitted_at=received,
-                                                   channel=Channel.STAFF, actor=request.user, **args)
+        election = services.schedule_change_submit(
+            participation=participation,
+            submitted_at=received,
+            channel=Channel.STAFF,
+            actor=request.user,
+            **args,
+        )
     elif kind == "investment":
         funds = Fund.objects.filter(plan=participation.plan, active=True)
-        election = services.investment_election_submit(participation=participation, submitted_at=received,
-                                                       channel=Channel.STAFF, actor=request.user,
-                                                       **F.investment_arguments(request.POST, funds))
+        election = services.investment_election_submit(
+            participation=participation,
+            submitted_at=received,
+            channel=Channel.STAFF,
+            actor=request.user,
+            **F.investment_arguments(request.POST, funds),
+        )
     elif kind == "annuity":
         years = _int(request.POST.get("defer_years") or "0")
-        election = services.annuity_election_submit(participation=participation, form=request.POST.get("form", ""),
-                                                     defer_years=years if years is not None else request.POST.get("defer_years"),
-                                                     submitted_at=received, channel=Channel.STAFF, actor=request.user)
+        election = services.annuity_election_submit(
+            participation=participation,
+            form=request.POST.get("form", ""),
+            defer_years=years if years is not None else request.POST.get("defer_years"),
+            submitted_at=received,
+            channel=Channel.STAFF,
+            actor=request.user,
+        )
     else:
         raise Http404("no such election")
     return _after_submit(request, election, staff=True)
@@ -529,8 +767,12 @@ def staff_notice(request, pk: int):
     form = F.NoticeForm(request.POST)
     if form.is_valid():
         try:
-            services.eligibility_notice_send(participation=participation, notice_on=form.cleaned_data["notice_on"],
-                                             actor=request.user, now=timezone.now())
+            services.eligibility_notice_send(
+                participation=participation,
+                notice_on=form.cleaned_data["notice_on"],
+                actor=request.user,
+                now=timezone.now(),
+            )
         except services.ElectionError as exc:
             messages.error(request, f"{exc.message} ({exc.rule})")
         else:
@@ -548,8 +790,14 @@ def staff_cancel_deferrals(request, pk: int):
     if form.is_valid():
         d = form.cleaned_data
         try:
-            c = services.deferral_cancel(participation=participation, ground=d["ground"], event_on=d["event_on"],
-                                         reason=d["reason"], actor=request.user, now=timezone.now())
+            c = services.deferral_cancel(
+                participation=participation,
+                ground=d["ground"],
+                event_on=d["event_on"],
+                reason=d["reason"],
+                actor=request.user,
+                now=timezone.now(),
+            )
         except (services.ElectionError, ValueError) as exc:
             messages.error(request, str(exc))
         else:
@@ -582,8 +830,11 @@ def staff_participants(request):
         qs = qs.filter(plan=plan)
     if q:
         qs = qs.filter(person__last_name__icontains=q) | qs.filter(person__employee_number__iexact=q)
-    return render(request, "elections/staff/participants.html", {"participations": qs[:300], "plan": plan, "q": q,
-                                                                  "plans": Plan.objects.all()})
+    return render(
+        request,
+        "elections/staff/participants.html",
+        {"participations": qs[:300], "plan": plan, "q": q, "plans": Plan.objects.all()},
+    )
 
 
 # What each page's URL kwarg names (tests/test_access.py walks every URL with these); `kind`-keyed

@@ -1,5 +1,6 @@
 """Back office about people. Employment events, Key Employee lists and beneficiary designations are
 recorded through participants.services (audited); the admin shows their history."""
+
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
@@ -23,7 +24,16 @@ class ParticipationInline(admin.TabularInline):
 
 @admin.register(Person)
 class PersonAdmin(SimpleHistoryAdmin):
-    list_display = ("employee_number", "last_name", "first_name", "hire_date", "marital_status", "city", "state", "user")
+    list_display = (
+        "employee_number",
+        "last_name",
+        "first_name",
+        "hire_date",
+        "marital_status",
+        "city",
+        "state",
+        "user",
+    )
     search_fields = ("employee_number", "first_name", "last_name", "email")
     list_filter = ("participations__plan", "marital_status")
     raw_id_fields = ("user",)

@@ -1,4 +1,5 @@
 """API of people: staff reads, and the participant and Key Employee imports."""
+
 from __future__ import annotations
 
 from django.db.models import Q
@@ -23,9 +24,16 @@ def _people():
     return Person.objects.prefetch_related("participations__plan", "employment_events")
 
 
-@extend_schema_view(get=extend_schema(parameters=[
-    OpenApiParameter("search", OpenApiTypes.STR, description="Employee number, or the start of a last name"),
-    OpenApiParameter("plan", OpenApiTypes.STR, description="Only participants of this plan (code)")]))
+@extend_schema_view(
+    get=extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "search", OpenApiTypes.STR, description="Employee number, or the start of a last name"
+            ),
+            OpenApiParameter("plan", OpenApiTypes.STR, description="Only participants of this plan (code)"),
+        ]
+    )
+)
 class PersonList(StaffRead, generics.ListAPIView):
     serializer_class = PersonSerializer
     queryset = Person.objects.all()

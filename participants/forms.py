@@ -1,4 +1,5 @@
 """Staff forms about people: they check the shape of the input; the rules are in participants.services."""
+
 from __future__ import annotations
 
 from django import forms
@@ -17,10 +18,14 @@ class SearchForm(forms.Form):
 
 
 class KeyEmployeeListForm(forms.Form):
-    identification_year = forms.IntegerField(min_value=1990, max_value=2100,
-                                              help_text="Identified as of December 31 of this year")
-    employee_numbers = forms.CharField(widget=forms.Textarea(attrs={"rows": 6}), required=False,
-                                       help_text="One employee number a line (or separated by commas); empty = nobody")
+    identification_year = forms.IntegerField(
+        min_value=1990, max_value=2100, help_text="Identified as of December 31 of this year"
+    )
+    employee_numbers = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 6}),
+        required=False,
+        help_text="One employee number a line (or separated by commas); empty = nobody",
+    )
     note = forms.CharField(max_length=500, required=False)
 
     def clean_employee_numbers(self) -> list[Person]:

@@ -6,6 +6,7 @@ employee or left blank after the first; a line may also name a plan (entered_on,
 an employment event (event, event_date, event_reason). The rules are the services' own
 (participation_entry_refusal, employment_event_refusal), checked for the whole file at once.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -32,8 +33,16 @@ from plans.models import Plan
 IDENTITY = ("first_name", "last_name", "birth_date", "hire_date")
 CONTACT = ("marital_status", "email", "address_line1", "address_line2", "city", "state", "postal_code")
 PERSON_FIELDS = IDENTITY + CONTACT
-LENGTHS = {"first_name": 100, "last_name": 100, "email": 254, "address_line1": 200, "address_line2": 200,
-           "city": 100, "state": 2, "postal_code": 10}
+LENGTHS = {
+    "first_name": 100,
+    "last_name": 100,
+    "email": 254,
+    "address_line1": 200,
+    "address_line2": 200,
+    "city": 100,
+    "state": 2,
+    "postal_code": 10,
+}
 
 
 def _people_by_number(numbers: set[str]) -> dict[str, Person]:
@@ -55,12 +64,14 @@ class ParticipantsImport(Importer):
     kind = ImportBatch.Kind.PARTICIPANTS
     required = ("employee_number",)
     optional = PERSON_FIELDS + ("plan", "entered_on", "eligible_on", "event", "event_date", "event_reason")
-    help = ("One line per employee and plan or event. A new employee needs first_name, last_name, birth_date and "
-            "hire_date (YYYY-MM-DD); marital_status is single, married, divorced or widowed. Add plan and "
-            "entered_on (and eligible_on) to enrol the employee in a plan, and event (separation, death, "
-            "disability, rehire) with event_date and event_reason (resignation, retirement, involuntary, death) to "
-            "record an employment event. Names and dates already on file are never changed by a file; contact "
-            "details (marital status, email, address) are updated.")
+    help = (
+        "One line per employee and plan or event. A new employee needs first_name, last_name, birth_date and "
+        "hire_date (YYYY-MM-DD); marital_status is single, married, divorced or widowed. Add plan and "
+        "entered_on (and eligible_on) to enrol the employee in a plan, and event (separation, death, "
+        "disability, rehire) with event_date and event_reason (resignation, retirement, involuntary, death) to "
+        "record an employment event. Names and dates already on file are never changed by a file; contact "
+        "details (marital status, email, address) are updated."
+    )
 
     def check(self, rows: list[Row], problems: Problems, *, now: dt.datetime) -> PreparedParticipants:
         prepared = PreparedParticipants(lines=len(rows))
@@ -68,8 +79,11 @@ class ParticipantsImport(Importer):
         on_file = _people_by_number(numbers)
         plans = {p.code.upper(): p for p in Plan.objects.prefetch_related("versions__provisions")}
         existing_participations = {
-            (person_id, plan_id): entered for person_id, plan_id, entered in Participation.objects.filter(
-                person__in=on_file.values()).values_list("person_id", "plan_id", "entered_on")}
+            (person_id, plan_id): entered
+            for person_id, plan_id, entered in Participation.objects.filter(
+                person__in=on_file.values()
+            ).values_list("person_id", "plan_id", "entered_on")
+        }
         events: dict[int, list[EmploymentEvent]] = defaultdict(list)
         for event in EmploymentEvent.objects.filter(person__in=on_file.values()):
             events[event.person_id].append(event)
@@ -85,8 +99,11 @@ class ParticipantsImport(Importer):
                 continue
             if number in person_data:
                 line, earlier = person_data[number]
-                differs = [_label(k) for k, v in data.items() if v not in ("", None) and earlier.get(k) not in ("", None)
-                           and earlier[k] != v]
+                differs = [
+                    _label(k)
+                    for k, v in data.items()
+                    if v not in ("", None) and earlier.get(k) not in ("", None) and earlier[k] != v
+                ]
                 if differs:
                     row.problem(f"employee {number}: {', '.join(differs)} differ from line {line}")
                 for k, v in data.items():
@@ -106,7 +123,9 @@ class ParticipantsImport(Importer):
                     prepared.applied_lines.add(person_data[number][0])
             else:
                 people[number] = current
-                if data is not None and self._merge(current, person_data[number][0], data, problems, prepared):
+                if data is not None and self._merge(
+                    current, person_data[number][0], data, problems, prepared
+                ):
                     prepared.applied_lines.add(person_data[number][0])
 
         seen_plan: dict[tuple[str, str], int] = {}
@@ -118,9 +137,13 @@ class ParticipantsImport(Importer):
             if not number:
                 continue
             if person is None and number not in on_file and number not in person_data:
-                row.problem(f"employee {number} is not on file, and no line of this file gives their first_name, "
-                            f"last_name, birth_date and hire_date")
-            self._check_participation(row, number, person, plans, seen_plan, existing_participations, prepared)
+                row.problem(
+                    f"employee {number} is not on file, and no line of this file gives their first_name, "
+                    f"last_name, birth_date and hire_date"
+                )
+            self._check_participation(
+                row, number, person, plans, seen_plan, existing_participations, prepared
+            )
             self._check_event(row, number, person, events, planned_events, seen_event, prepared)
         return prepared
 
@@ -146,11 +169,15 @@ class ParticipantsImport(Importer):
         data["email"] = email
         marital = row.text("marital_status").lower()
         if marital and marital not in Person.MaritalStatus.values:
-            row.problem(f"marital status {marital!r} is not one of {', '.join(Person.MaritalStatus.values)}",
-                        "marital_status")
+            row.problem(
+                f"marital status {marital!r} is not one of {', '.join(Person.MaritalStatus.values)}",
+                "marital_status",
+            )
         data["marital_status"] = marital
         if data["birth_date"] and data["hire_date"] and data["hire_date"] <= data["birth_date"]:
-            row.problem(f"hire date {data['hire_date']} is not after birth date {data['birth_date']}", "hire_date")
+            row.problem(
+                f"hire date {data['hire_date']} is not after birth date {data['birth_date']}", "hire_date"
+            )
         return data
 
     def _new_person(self, number: str, line: int, data: dict | None, problems: Problems) -> Person | None:
@@ -163,13 +190,20 @@ class ParticipantsImport(Importer):
         fields = {k: v for k, v in data.items() if v not in ("", None)}
         return Person(employee_number=number, **fields)
 
-    def _merge(self, person: Person, line: int, data: dict, problems: Problems,
-               prepared: PreparedParticipants) -> bool:
-        conflicts = [f"{_label(c)} is {getattr(person, c)} on file but {data[c]} here"
-                     for c in IDENTITY if data.get(c) not in ("", None) and getattr(person, c) != data[c]]
+    def _merge(
+        self, person: Person, line: int, data: dict, problems: Problems, prepared: PreparedParticipants
+    ) -> bool:
+        conflicts = [
+            f"{_label(c)} is {getattr(person, c)} on file but {data[c]} here"
+            for c in IDENTITY
+            if data.get(c) not in ("", None) and getattr(person, c) != data[c]
+        ]
         if conflicts:
-            problems.add(line, f"employee {person.employee_number}: {'; '.join(conflicts)}. A file never changes "
-                               f"names or dates already on file")
+            problems.add(
+                line,
+                f"employee {person.employee_number}: {'; '.join(conflicts)}. A file never changes "
+                f"names or dates already on file",
+            )
             return False
         changed = [c for c in CONTACT if data.get(c) not in ("", None) and getattr(person, c) != data[c]]
         for c in changed:
@@ -179,8 +213,16 @@ class ParticipantsImport(Importer):
             prepared.changed_fields.update(changed)
         return bool(changed)
 
-    def _check_participation(self, row: Row, number: str, person: Person | None, plans: dict[str, Plan],
-                             seen: dict, existing: dict, prepared: PreparedParticipants) -> None:
+    def _check_participation(
+        self,
+        row: Row,
+        number: str,
+        person: Person | None,
+        plans: dict[str, Plan],
+        seen: dict,
+        existing: dict,
+        prepared: PreparedParticipants,
+    ) -> None:
         code = row.text("plan").upper()
         entered = row.date("entered_on", required=bool(code))
         eligible = row.date("eligible_on")
@@ -193,7 +235,9 @@ class ParticipantsImport(Importer):
             row.problem(f"there is no plan {code!r} (the plans are {', '.join(sorted(plans))})", "plan")
             return
         if (number, code) in seen:
-            row.problem(f"repeats the {code} participation of employee {number} given on line {seen[number, code]}")
+            row.problem(
+                f"repeats the {code} participation of employee {number} given on line {seen[number, code]}"
+            )
             return
         seen[number, code] = row.line
         if entered is None:
@@ -205,15 +249,25 @@ class ParticipantsImport(Importer):
         if person is not None and person.pk is not None and (person.pk, plan.pk) in existing:
             already = existing[person.pk, plan.pk]
             if already != entered:
-                row.problem(f"employee {number} is already in {code} since {already}; this file says {entered}",
-                            "entered_on")
+                row.problem(
+                    f"employee {number} is already in {code} since {already}; this file says {entered}",
+                    "entered_on",
+                )
             return
         if not row.bad:
             prepared.participations.append((number, plan, entered, eligible))
             prepared.applied_lines.add(row.line)
 
-    def _check_event(self, row: Row, number: str, person: Person | None, events: dict, planned: dict,
-                     seen: dict, prepared: PreparedParticipants) -> None:
+    def _check_event(
+        self,
+        row: Row,
+        number: str,
+        person: Person | None,
+        events: dict,
+        planned: dict,
+        seen: dict,
+        prepared: PreparedParticipants,
+    ) -> None:
         kind = row.text("event").lower()
         day = row.date("event_date", required=bool(kind))
         reason = row.text("event_reason").lower()
@@ -225,20 +279,26 @@ class ParticipantsImport(Importer):
             row.problem(f"event {kind!r} is not one of {', '.join(EmploymentEvent.Kind.values)}", "event")
             return
         if reason and reason not in EmploymentEvent.Reason.values:
-            row.problem(f"event reason {reason!r} is not one of "
-                        f"{', '.join(v for v in EmploymentEvent.Reason.values if v)}", "event_reason")
+            row.problem(
+                f"event reason {reason!r} is not one of "
+                f"{', '.join(v for v in EmploymentEvent.Reason.values if v)}",
+                "event_reason",
+            )
             return
         if day is None or person is None:
             return
         if (number, kind, day) in seen:
-            row.problem(f"repeats the {kind} of employee {number} on {day} given on line {seen[number, kind, day]}")
+            row.problem(
+                f"repeats the {kind} of employee {number} on {day} given on line {seen[number, kind, day]}"
+            )
             return
         seen[number, kind, day] = row.line
         recorded = events.get(person.pk, []) if person.pk else []
         if any(e.kind == kind and e.effective_date == day for e in recorded):
             return
-        refusal = employment_event_refusal(person=person, events=recorded + planned[number], kind=kind,
-                                           effective_date=day)
+        refusal = employment_event_refusal(
+            person=person, events=recorded + planned[number], kind=kind, effective_date=day
+        )
         if refusal:
             row.problem(refusal, "event")
             return
@@ -247,33 +307,76 @@ class ParticipantsImport(Importer):
             prepared.events.append((row.line, number, kind, day, reason))
             prepared.applied_lines.add(row.line)
 
-    def apply(self, prepared: PreparedParticipants, *, batch: ImportBatch, actor, now: dt.datetime,
-              problems: Problems) -> Applied:
+    def apply(
+        self,
+        prepared: PreparedParticipants,
+        *,
+        batch: ImportBatch,
+        actor,
+        now: dt.datetime,
+        problems: Problems,
+    ) -> Applied:
         reason = f"import #{batch.pk} {batch.file_name}"[:100]
         user = None if actor is None or isinstance(actor, str) else actor
-        created = bulk_create_with_history(list(prepared.new_people.values()), Person, batch_size=2000,
-                                           default_user=user, default_change_reason=reason, default_date=now)
+        created = bulk_create_with_history(
+            list(prepared.new_people.values()),
+            Person,
+            batch_size=2000,
+            default_user=user,
+            default_change_reason=reason,
+            default_date=now,
+        )
         people = {p.employee_number: p for p in created}
         if prepared.changed_people:
-            bulk_update_with_history(prepared.changed_people, Person, sorted(prepared.changed_fields),
-                                     batch_size=2000, default_user=user, default_change_reason=reason,
-                                     default_date=now)
+            bulk_update_with_history(
+                prepared.changed_people,
+                Person,
+                sorted(prepared.changed_fields),
+                batch_size=2000,
+                default_user=user,
+                default_change_reason=reason,
+                default_date=now,
+            )
         missing = ({p[0] for p in prepared.participations} | {e[1] for e in prepared.events}) - set(people)
         people.update(_people_by_number(missing))
         participations = bulk_create_with_history(
-            [Participation(person=people[n], plan=plan, entered_on=entered, eligible_on=eligible)
-             for n, plan, entered, eligible in prepared.participations],
-            Participation, batch_size=2000, default_user=user, default_change_reason=reason, default_date=now)
+            [
+                Participation(person=people[n], plan=plan, entered_on=entered, eligible_on=eligible)
+                for n, plan, entered, eligible in prepared.participations
+            ],
+            Participation,
+            batch_size=2000,
+            default_user=user,
+            default_change_reason=reason,
+            default_date=now,
+        )
         AuditEvent.objects.bulk_create(
-            [AuditEvent(at=now, actor=user, actor_label=actor_label(actor), action="participation.enrol",
-                        object_type=Participation._meta.label, object_id=str(p.pk),
-                        data={"plan": p.plan.code, "entered_on": p.entered_on.isoformat(), "import": batch.pk})
-             for p in participations], batch_size=2000)
+            [
+                AuditEvent(
+                    at=now,
+                    actor=user,
+                    actor_label=actor_label(actor),
+                    action="participation.enrol",
+                    object_type=Participation._meta.label,
+                    object_id=str(p.pk),
+                    data={"plan": p.plan.code, "entered_on": p.entered_on.isoformat(), "import": batch.pk},
+                )
+                for p in participations
+            ],
+            batch_size=2000,
+        )
         # Events go through the service one by one: books and payments react to each (vesting, forfeiture).
         for line, number, kind, day, why in sorted(prepared.events, key=lambda e: (e[3], e[0])):
             try:
-                employment_event_record(person=people[number], kind=kind, effective_date=day, reason=why,
-                                        actor=actor, now=now, note=reason)
+                employment_event_record(
+                    person=people[number],
+                    kind=kind,
+                    effective_date=day,
+                    reason=why,
+                    actor=actor,
+                    now=now,
+                    note=reason,
+                )
             except ParticipantError as exc:
                 problems.add(line, str(exc), "event")
         applied = len(prepared.applied_lines)
@@ -291,10 +394,12 @@ class KeyEmployeesImport(Importer):
     kind = ImportBatch.Kind.KEY_EMPLOYEES
     required = ("identification_year", "employee_number")
     optional = ()
-    help = ("One line per Key Employee: identification_year (the December 31 of that year is the identification "
-            "date; the list governs from the next April 1) and employee_number. A line with the year and no "
-            "employee number records that the year's list is known and empty. A file adds to a year's list; "
-            "people already on it are skipped.")
+    help = (
+        "One line per Key Employee: identification_year (the December 31 of that year is the identification "
+        "date; the list governs from the next April 1) and employee_number. A line with the year and no "
+        "employee number records that the year's list is known and empty. A file adds to a year's list; "
+        "people already on it are skipped."
+    )
 
     def check(self, rows: list[Row], problems: Problems, *, now: dt.datetime) -> PreparedKeyEmployees:
         people = _people_by_number({r.text("employee_number") for r in rows} - {""})
@@ -304,12 +409,17 @@ class KeyEmployeesImport(Importer):
             number = row.text("employee_number")
             person = people.get(number) if number else None
             if number and person is None:
-                row.problem(f"employee {number} is not on file (load the participant first)", "employee_number")
+                row.problem(
+                    f"employee {number} is not on file (load the participant first)", "employee_number"
+                )
             if not row.bad:
                 parsed.append((row, year, person))
-        lists = {lst.identification_year: {p.pk for p in lst.members.all()} for lst in
-                 KeyEmployeeList.objects.filter(identification_year__in={y for _, y, _ in parsed})
-                 .prefetch_related("members")}
+        lists = {
+            lst.identification_year: {p.pk for p in lst.members.all()}
+            for lst in KeyEmployeeList.objects.filter(
+                identification_year__in={y for _, y, _ in parsed}
+            ).prefetch_related("members")
+        }
         prepared = PreparedKeyEmployees()
         seen: dict[tuple[int, int | None], int] = {}
         for row, year, person in parsed:
@@ -326,16 +436,29 @@ class KeyEmployeesImport(Importer):
             if person is not None:
                 wanted.add(person.pk)
             prepared.applied += 1
-        prepared.years = {y: members for y, members in prepared.years.items()
-                          if y not in lists or members != lists[y]}
+        prepared.years = {
+            y: members for y, members in prepared.years.items() if y not in lists or members != lists[y]
+        }
         return prepared
 
-    def apply(self, prepared: PreparedKeyEmployees, *, batch: ImportBatch, actor, now: dt.datetime,
-              problems: Problems) -> Applied:
+    def apply(
+        self,
+        prepared: PreparedKeyEmployees,
+        *,
+        batch: ImportBatch,
+        actor,
+        now: dt.datetime,
+        problems: Problems,
+    ) -> Applied:
         note = f"import #{batch.pk} {batch.file_name}"
         for year, members in sorted(prepared.years.items()):
-            key_employee_list_record(identification_year=year, people=list(Person.objects.filter(pk__in=members)),
-                                     actor=actor, now=now, note=note)
+            key_employee_list_record(
+                identification_year=year,
+                people=list(Person.objects.filter(pk__in=members)),
+                actor=actor,
+                now=now,
+                note=note,
+            )
         return Applied(applied=prepared.applied, skipped=prepared.skipped)
 
 

@@ -24,20 +24,27 @@ class Person(models.Model):
     last_name = models.CharField(max_length=100)
     birth_date = models.DateField()
     hire_date = models.DateField()
-    marital_status = models.CharField(max_length=10, choices=MaritalStatus.choices, default=MaritalStatus.SINGLE)
+    marital_status = models.CharField(
+        max_length=10, choices=MaritalStatus.choices, default=MaritalStatus.SINGLE
+    )
     email = models.EmailField(blank=True)
     address_line1 = models.CharField(max_length=200, blank=True)
     address_line2 = models.CharField(max_length=200, blank=True)
     city = models.CharField(max_length=100, blank=True)
     state = models.CharField(max_length=2, blank=True)
     postal_code = models.CharField(max_length=10, blank=True)
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                related_name="person")
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="person"
+    )
     history = HistoricalRecords()
 
     class Meta:
         ordering = ["last_name", "first_name", "employee_number"]
-        constraints = [models.CheckConstraint(condition=Q(hire_date__gt=models.F("birth_date")), name="hired_after_birth")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(hire_date__gt=models.F("birth_date")), name="hired_after_birth"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.full_name} ({self.employee_number})"
@@ -52,7 +59,11 @@ class Person(models.Model):
 
     @property
     def address_lines(self) -> list[str]:
-        lines = [self.address_line1, self.address_line2, f"{self.city}, {self.state} {self.postal_code}".strip(", ")]
+        lines = [
+            self.address_line1,
+            self.address_line2,
+            f"{self.city}, {self.state} {self.postal_code}".strip(", "),
+        ]
         return [line for line in lines if line and line.strip()]
 
     def event_of(self, kind: str) -> EmploymentEvent | None:
@@ -64,11 +75,16 @@ class Participation(models.Model):
 
     person = models.ForeignKey(Person, on_delete=models.PROTECT, related_name="participations")
     plan = models.ForeignKey(Plan, on_delete=models.PROTECT, related_name="participations")
-    eligible_on = models.DateField(null=True, blank=True,
-                                   help_text="Date of the Committee's notice of initial eligibility (EDCP 3.2(a), RRP 2.03(c))")
+    eligible_on = models.DateField(
+        null=True,
+        blank=True,
+        help_text="Date of the Committee's notice of initial eligibility (EDCP 3.2(a), RRP 2.03(c))",
+    )
     entered_on = models.DateField(help_text="Date participation began")
     ended_on = models.DateField(null=True, blank=True, help_text="Date the last benefit was paid")
-    eligible = models.BooleanField(default=True, help_text="Still an Eligible Employee (may defer for later plan years)")
+    eligible = models.BooleanField(
+        default=True, help_text="Still an Eligible Employee (may defer for later plan years)"
+    )
     history = HistoricalRecords()
 
     class Meta:
@@ -107,7 +123,9 @@ class EmploymentEvent(models.Model):
     class Meta:
         ordering = ["effective_date", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["person"], condition=Q(kind="death"), name="one_death_per_person"),
+            models.UniqueConstraint(
+                fields=["person"], condition=Q(kind="death"), name="one_death_per_person"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -168,7 +186,9 @@ class VestingServiceCredit(models.Model):
 
     class Meta:
         ordering = ["person", "through_year"]
-        constraints = [models.UniqueConstraint(fields=["person", "through_year"], name="one_service_figure_per_year")]
+        constraints = [
+            models.UniqueConstraint(fields=["person", "through_year"], name="one_service_figure_per_year")
+        ]
 
 
 class BeneficiaryDesignation(models.Model):
@@ -192,7 +212,9 @@ class Beneficiary(models.Model):
         PRIMARY = "primary", "Primary"
         CONTINGENT = "contingent", "Contingent"
 
-    designation = models.ForeignKey(BeneficiaryDesignation, on_delete=models.CASCADE, related_name="beneficiaries")
+    designation = models.ForeignKey(
+        BeneficiaryDesignation, on_delete=models.CASCADE, related_name="beneficiaries"
+    )
     tier = models.CharField(max_length=10, choices=Tier.choices)
     name = models.CharField(max_length=200)
     relationship = models.CharField(max_length=60, blank=True)
@@ -202,7 +224,11 @@ class Beneficiary(models.Model):
 
     class Meta:
         ordering = ["-tier", "-percent", "name"]  # primary before contingent
-        constraints = [models.CheckConstraint(condition=Q(percent__gte=1, percent__lte=100), name="beneficiary_percent_1_100")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(percent__gte=1, percent__lte=100), name="beneficiary_percent_1_100"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.tier} {self.percent}%)"

@@ -24,17 +24,24 @@ def employment_status_on(person: Person, day: dt.date) -> EmploymentStatus:
     return employment_status_from_events(person, list(EmploymentEvent.objects.filter(person=person)), day)
 
 
-def employment_status_from_events(person: Person, events: list[EmploymentEvent], day: dt.date) -> EmploymentStatus:
+def employment_status_from_events(
+    person: Person, events: list[EmploymentEvent], day: dt.date
+) -> EmploymentStatus:
     """Employed on `day` given all of the person's events: hired by then, and not separated or dead before
     it unless rehired since. (Set-based callers load every person's events in one query.)"""
     if day < person.hire_date:
         return EmploymentStatus(False, f"hired {person.hire_date}")
-    ends = [e for e in events if e.effective_date < day
-            and e.kind in (EmploymentEvent.Kind.SEPARATION, EmploymentEvent.Kind.DEATH)]
+    ends = [
+        e
+        for e in events
+        if e.effective_date < day and e.kind in (EmploymentEvent.Kind.SEPARATION, EmploymentEvent.Kind.DEATH)
+    ]
     if ends:
         ended = max(ends, key=lambda e: (e.effective_date, e.kind == EmploymentEvent.Kind.DEATH))
-        rehired = any(e.kind == EmploymentEvent.Kind.REHIRE and ended.effective_date < e.effective_date <= day
-                      for e in events)
+        rehired = any(
+            e.kind == EmploymentEvent.Kind.REHIRE and ended.effective_date < e.effective_date <= day
+            for e in events
+        )
         if not rehired:
             return EmploymentStatus(False, f"{ended.get_kind_display().lower()} {ended.effective_date}")
     return EmploymentStatus(True)
@@ -42,7 +49,9 @@ def employment_status_from_events(person: Person, events: list[EmploymentEvent],
 
 def termination_event(person: Person, on_or_before: dt.date | None = None) -> EmploymentEvent | None:
     """The first separation or death (Termination of Employment, RRP 4.01)."""
-    qs = EmploymentEvent.objects.filter(person=person, kind__in=[EmploymentEvent.Kind.SEPARATION, EmploymentEvent.Kind.DEATH])
+    qs = EmploymentEvent.objects.filter(
+        person=person, kind__in=[EmploymentEvent.Kind.SEPARATION, EmploymentEvent.Kind.DEATH]
+    )
     if on_or_before:
         qs = qs.filter(effective_date__lte=on_or_before)
     return qs.order_by("effective_date", "id").first()
@@ -59,7 +68,9 @@ class KeyEmployeeStatus:
     identification_year: int
 
 
-def key_employee_status(person: Person, on: dt.date, *, effective_month: int = 4, effective_day: int = 1) -> KeyEmployeeStatus:
+def key_employee_status(
+    person: Person, on: dt.date, *, effective_month: int = 4, effective_day: int = 1
+) -> KeyEmployeeStatus:
     """Whether `person` is a Key Employee on `on` (EDCP 1.20): identified the December 31 before the last April 1."""
     year = KeyEmployeeList.identification_year_for(on, effective_month, effective_day)
     lst = KeyEmployeeList.objects.filter(identification_year=year).first()
@@ -70,19 +81,30 @@ def key_employee_status(person: Person, on: dt.date, *, effective_month: int = 4
 
 def years_of_vesting_service(person: Person, on: dt.date) -> int:
     """Whole Years of Vesting Service completed before `on` (the RSP's records; else whole years since hire)."""
-    credit = (VestingServiceCredit.objects.filter(person=person, through_year__lt=on.year)
-              .order_by("-through_year").first())
+    credit = (
+        VestingServiceCredit.objects.filter(person=person, through_year__lt=on.year)
+        .order_by("-through_year")
+        .first()
+    )
     if credit is not None:
         return credit.years
     return max(0, years_between(person.hire_date, on))
 
 
 def change_in_control_between(start: dt.date, end: dt.date) -> ChangeInControl | None:
-    return ChangeInControl.objects.filter(effective_date__gte=start, effective_date__lte=end).order_by("effective_date").first()
+    return (
+        ChangeInControl.objects.filter(effective_date__gte=start, effective_date__lte=end)
+        .order_by("effective_date")
+        .first()
+    )
 
 
 def beneficiaries_in_force(person: Person, plan) -> BeneficiaryDesignation | None:
-    return BeneficiaryDesignation.objects.filter(person=person, plan=plan).order_by("-received_at", "-id").first()
+    return (
+        BeneficiaryDesignation.objects.filter(person=person, plan=plan)
+        .order_by("-received_at", "-id")
+        .first()
+    )
 
 
 def people_search(query: str = "", plan_code: str = ""):
@@ -91,8 +113,12 @@ def people_search(query: str = "", plan_code: str = ""):
 
     qs = Person.objects.all()
     for word in query.split():
-        qs = qs.filter(Q(employee_number__icontains=word) | Q(first_name__icontains=word) | Q(last_name__icontains=word)
-                       | Q(email__icontains=word))
+        qs = qs.filter(
+            Q(employee_number__icontains=word)
+            | Q(first_name__icontains=word)
+            | Q(last_name__icontains=word)
+            | Q(email__icontains=word)
+        )
     if plan_code:
         qs = qs.filter(participations__plan__code=plan_code)
     return qs.prefetch_related("participations__plan").distinct()
@@ -106,6 +132,13 @@ def key_employee_years(person: Person, *, effective_month: int = 4, effective_da
     out = []
     for lst in KeyEmployeeList.objects.order_by("-identification_year"):
         start = dt.date(lst.identification_year + 1, effective_month, effective_day)
-        out.append({"year": lst.identification_year, "key": lst.identification_year in member_of, "list": lst,
-                    "from": start, "to": add_months(start, 12) - dt.timedelta(days=1)})
+        out.append(
+            {
+                "year": lst.identification_year,
+                "key": lst.identification_year in member_of,
+                "list": lst,
+                "from": start,
+                "to": add_months(start, 12) - dt.timedelta(days=1),
+            }
+        )
     return out

@@ -1,4 +1,5 @@
 """API representations of people (staff reads)."""
+
 from __future__ import annotations
 
 from rest_framework import serializers
@@ -26,9 +27,23 @@ class PersonSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Person
-        fields = ["id", "employee_number", "first_name", "last_name", "birth_date", "hire_date", "marital_status",
-                  "email", "address_line1", "address_line2", "city", "state", "postal_code", "participations",
-                  "employment_events"]
+        fields = [
+            "id",
+            "employee_number",
+            "first_name",
+            "last_name",
+            "birth_date",
+            "hire_date",
+            "marital_status",
+            "email",
+            "address_line1",
+            "address_line2",
+            "city",
+            "state",
+            "postal_code",
+            "participations",
+            "employment_events",
+        ]
 
 
 class KeyEmployeeListSerializer(serializers.ModelSerializer):

@@ -1,4 +1,5 @@
 """Writes about people: enrolment, employment events, Key Employee lists, beneficiaries."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -34,21 +35,35 @@ def participation_entry_refusal(*, plan: Plan, entered_on: dt.date) -> str | Non
     return None
 
 
-def participation_enrol(*, person: Person, plan: Plan, entered_on: dt.date, eligible_on: dt.date | None = None,
-                        actor, now: dt.datetime | None = None) -> Participation:
+def participation_enrol(
+    *,
+    person: Person,
+    plan: Plan,
+    entered_on: dt.date,
+    eligible_on: dt.date | None = None,
+    actor,
+    now: dt.datetime | None = None,
+) -> Participation:
     refusal = participation_entry_refusal(plan=plan, entered_on=entered_on)
     if refusal:
         raise ParticipantError(refusal)
     participation, created = Participation.objects.get_or_create(
-        person=person, plan=plan, defaults={"entered_on": entered_on, "eligible_on": eligible_on})
+        person=person, plan=plan, defaults={"entered_on": entered_on, "eligible_on": eligible_on}
+    )
     if created:
-        audit_record(action="participation.enrol", actor=actor, at=now or timezone.now(), obj=participation,
-                     data={"plan": plan.code, "entered_on": entered_on.isoformat()})
+        audit_record(
+            action="participation.enrol",
+            actor=actor,
+            at=now or timezone.now(),
+            obj=participation,
+            data={"plan": plan.code, "entered_on": entered_on.isoformat()},
+        )
     return participation
 
 
-def employment_event_refusal(*, person: Person, events: list[EmploymentEvent], kind: str,
-                             effective_date: dt.date) -> str | None:
+def employment_event_refusal(
+    *, person: Person, events: list[EmploymentEvent], kind: str, effective_date: dt.date
+) -> str | None:
     """Why an event cannot be recorded given the person's recorded `events`, else None."""
     if kind not in EmploymentEvent.Kind.values:
         return f"unknown employment event {kind!r}"
@@ -61,61 +76,97 @@ def employment_event_refusal(*, person: Person, events: list[EmploymentEvent], k
         if effective_date > death.effective_date:
             return f"{person} died {death.effective_date}: an event dated {effective_date} is after that"
     if kind == EmploymentEvent.Kind.SEPARATION and any(
-            e.kind == kind and e.effective_date == effective_date for e in events):
+        e.kind == kind and e.effective_date == effective_date for e in events
+    ):
         return f"{person} already has a separation on {effective_date}"
     return None
 
 
 @transaction.atomic
-def employment_event_record(*, person: Person, kind: str, effective_date: dt.date, actor, reason: str = "",
-                            note: str = "", now: dt.datetime | None = None) -> EmploymentEvent:
+def employment_event_record(
+    *,
+    person: Person,
+    kind: str,
+    effective_date: dt.date,
+    actor,
+    reason: str = "",
+    note: str = "",
+    now: dt.datetime | None = None,
+) -> EmploymentEvent:
     """Record a separation, death or disability; books and payments react (vesting, forfeiture, schedules)."""
-    refusal = employment_event_refusal(person=person, events=list(person.employment_events.all()), kind=kind,
-                                       effective_date=effective_date)
+    refusal = employment_event_refusal(
+        person=person, events=list(person.employment_events.all()), kind=kind, effective_date=effective_date
+    )
     if refusal:
         raise ParticipantError(refusal)
-    event = EmploymentEvent.objects.create(person=person, kind=kind, effective_date=effective_date, reason=reason,
-                                           note=note, recorded_at=now or timezone.now(), recorded_by=actor_label(actor))
-    audit_record(action=f"employment.{kind}", actor=actor, at=now or timezone.now(), obj=event,
-                 data={"effective_date": effective_date.isoformat(), "reason": reason})
+    event = EmploymentEvent.objects.create(
+        person=person,
+        kind=kind,
+        effective_date=effective_date,
+        reason=reason,
+        note=note,
+        recorded_at=now or timezone.now(),
+        recorded_by=actor_label(actor),
+    )
+    audit_record(
+        action=f"employment.{kind}",
+        actor=actor,
+        at=now or timezone.now(),
+        obj=event,
+        data={"effective_date": effective_date.isoformat(), "reason": reason},
+    )
     hooks.emit("employment_event", event=event, actor=actor)
     return event
 
 
 @transaction.atomic
-def change_in_control_record(*, effective_date: dt.date, actor, description: str = "",
-                             now: dt.datetime | None = None) -> ChangeInControl:
+def change_in_control_record(
+    *, effective_date: dt.date, actor, description: str = "", now: dt.datetime | None = None
+) -> ChangeInControl:
     if ChangeInControl.objects.filter(effective_date=effective_date).exists():
         raise ParticipantError(f"a change in control on {effective_date} is already recorded")
-    cic = ChangeInControl.objects.create(effective_date=effective_date, description=description,
-                                         recorded_at=now or timezone.now(), recorded_by=actor_label(actor))
+    cic = ChangeInControl.objects.create(
+        effective_date=effective_date,
+        description=description,
+        recorded_at=now or timezone.now(),
+        recorded_by=actor_label(actor),
+    )
     audit_record(action="change_in_control", actor=actor, at=now or timezone.now(), obj=cic)
     hooks.emit("change_in_control", cic=cic, actor=actor)
     return cic
 
 
 @transaction.atomic
-def key_employee_list_record(*, identification_year: int, people: list[Person], actor, note: str = "",
-                             now: dt.datetime | None = None) -> KeyEmployeeList:
+def key_employee_list_record(
+    *, identification_year: int, people: list[Person], actor, note: str = "", now: dt.datetime | None = None
+) -> KeyEmployeeList:
     """Record (or replace) the Key Employees identified as of December 31 of the year (EDCP 1.20)."""
     lst, _ = KeyEmployeeList.objects.get_or_create(
         identification_year=identification_year,
-        defaults={"recorded_at": now or timezone.now(), "recorded_by": actor_label(actor), "note": note})
+        defaults={"recorded_at": now or timezone.now(), "recorded_by": actor_label(actor), "note": note},
+    )
     lst.members.set(people)
-    audit_record(action="key_employees.record", actor=actor, at=now or timezone.now(), obj=lst,
-                 data={"year": identification_year, "members": [p.employee_number for p in people]})
+    audit_record(
+        action="key_employees.record",
+        actor=actor,
+        at=now or timezone.now(),
+        obj=lst,
+        data={"year": identification_year, "members": [p.employee_number for p in people]},
+    )
     return lst
 
 
 def vesting_service_record(*, person: Person, through_year: int, years: int) -> VestingServiceCredit:
-    credit, _ = VestingServiceCredit.objects.update_or_create(person=person, through_year=through_year,
-                                                              defaults={"years": years})
+    credit, _ = VestingServiceCredit.objects.update_or_create(
+        person=person, through_year=through_year, defaults={"years": years}
+    )
     return credit
 
 
 @transaction.atomic
-def beneficiaries_designate(*, person: Person, plan: Plan, beneficiaries: list[dict], actor,
-                            now: dt.datetime | None = None) -> BeneficiaryDesignation:
+def beneficiaries_designate(
+    *, person: Person, plan: Plan, beneficiaries: list[dict], actor, now: dt.datetime | None = None
+) -> BeneficiaryDesignation:
     """A new designation (primary and contingent; whole percentages summing to 100 per tier)."""
     if not beneficiaries:
         raise ParticipantError("name at least one primary beneficiary")
@@ -125,7 +176,9 @@ def beneficiaries_designate(*, person: Person, plan: Plan, beneficiaries: list[d
             raise ParticipantError(f"tier must be primary or contingent, not {b.get('tier')!r}")
         pct = b.get("percent")
         if not isinstance(pct, int) or isinstance(pct, bool) or not 1 <= pct <= 100:
-            raise ParticipantError(f"{b.get('name') or 'a beneficiary'}: percent must be a whole number from 1 to 100")
+            raise ParticipantError(
+                f"{b.get('name') or 'a beneficiary'}: percent must be a whole number from 1 to 100"
+            )
         if not (b.get("name") or "").strip():
             raise ParticipantError("every beneficiary needs a name")
         tiers[b["tier"]] = tiers.get(b["tier"], 0) + pct
@@ -134,10 +187,16 @@ def beneficiaries_designate(*, person: Person, plan: Plan, beneficiaries: list[d
     for tier, total in tiers.items():
         if total != 100:
             raise ParticipantError(f"{tier} beneficiaries' percentages sum to {total}, not 100")
-    designation = BeneficiaryDesignation.objects.create(person=person, plan=plan, received_at=now or timezone.now(),
-                                                        recorded_by=actor_label(actor))
+    designation = BeneficiaryDesignation.objects.create(
+        person=person, plan=plan, received_at=now or timezone.now(), recorded_by=actor_label(actor)
+    )
     for b in beneficiaries:
-        Beneficiary.objects.create(designation=designation, tier=b["tier"], name=b["name"].strip(),
-                                   relationship=b.get("relationship", ""), percent=b["percent"])
+        Beneficiary.objects.create(
+            designation=designation,
+            tier=b["tier"],
+            name=b["name"].strip(),
+            relationship=b.get("relationship", ""),
+            percent=b["percent"],
+        )
     audit_record(action="beneficiaries.designate", actor=actor, at=now or timezone.now(), obj=designation)
     return designation

@@ -1,4 +1,5 @@
 """Simulator: the scenario's people, funds, prices and employment events."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -37,18 +38,34 @@ def setup(ctx) -> None:
         FundPrice.objects.bulk_create(rows, batch_size=5000)
     for pid, p in sc.participants.items():
         person = Person.objects.create(
-            employee_number=pid, first_name="Participant", last_name=pid, birth_date=p.birth_date,
-            hire_date=p.hire_date, marital_status="married" if p.married else "single",
-            address_line1="1 Scenario Way", city="Richmond", state="VA", postal_code="23230",
+            employee_number=pid,
+            first_name="Participant",
+            last_name=pid,
+            birth_date=p.birth_date,
+            hire_date=p.hire_date,
+            marital_status="married" if p.married else "single",
+            address_line1="1 Scenario Way",
+            city="Richmond",
+            state="VA",
+            postal_code="23230",
         )
         ctx.people[pid] = person
         ctx.participations[pid] = participation_enrol(
-            person=person, plan=ctx.plan, entered_on=p.eligible_on or p.hire_date, eligible_on=p.eligible_on,
-            actor=ctx.actor, now=ctx.moment(first))
-        VestingServiceCredit.objects.create(person=person, through_year=first.year - 1, years=p.vesting_service_years)
+            person=person,
+            plan=ctx.plan,
+            entered_on=p.eligible_on or p.hire_date,
+            eligible_on=p.eligible_on,
+            actor=ctx.actor,
+            now=ctx.moment(first),
+        )
+        VestingServiceCredit.objects.create(
+            person=person, through_year=first.year - 1, years=p.vesting_service_years
+        )
     for year in range(first.year - 2, sc.through.year + 1):
         members = [ctx.people[pid] for pid, p in sc.participants.items() if year in p.key_employee_years]
-        key_employee_list_record(identification_year=year, people=members, actor=ctx.actor, now=ctx.moment(first))
+        key_employee_list_record(
+            identification_year=year, people=members, actor=ctx.actor, now=ctx.moment(first)
+        )
 
 
 def year_end(ctx, day: dt.date) -> None:
@@ -56,9 +73,14 @@ def year_end(ctx, day: dt.date) -> None:
     for person in ctx.people.values():
         if not employment_status_on(person, day).employed:
             continue
-        last = VestingServiceCredit.objects.filter(person=person, through_year__lt=day.year).order_by("-through_year").first()
-        VestingServiceCredit.objects.update_or_create(person=person, through_year=day.year,
-                                                      defaults={"years": (last.years if last else 0) + 1})
+        last = (
+            VestingServiceCredit.objects.filter(person=person, through_year__lt=day.year)
+            .order_by("-through_year")
+            .first()
+        )
+        VestingServiceCredit.objects.update_or_create(
+            person=person, through_year=day.year, defaults={"years": (last.years if last else 0) + 1}
+        )
 
 
 SETUP_HOOKS.insert(0, setup)
@@ -67,8 +89,14 @@ YEAR_END_HOOKS.append(year_end)
 
 def _event(ctx, event, kind: str, reason: str = "") -> dict:
     try:
-        employment_event_record(person=ctx.people[event.participant], kind=kind, effective_date=event.on,
-                                reason=reason, actor=ctx.actor, now=ctx.moment(event.on))
+        employment_event_record(
+            person=ctx.people[event.participant],
+            kind=kind,
+            effective_date=event.on,
+            reason=reason,
+            actor=ctx.actor,
+            now=ctx.moment(event.on),
+        )
     except ParticipantError as exc:
         raise Rejected("participant", str(exc))
     return {}

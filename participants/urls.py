@@ -1,4 +1,5 @@
 """URLs of the participants app: staff pages (/staff/), portal pages (/portal/) and API endpoints (/api/)."""
+
 from django.urls import path
 
 from core.imports.api import import_urls
@@ -11,7 +12,11 @@ staff_urlpatterns: list = [
     path("key-employees/", views.key_employees, name="key_employees"),
     path("key-employees/record", views.key_employees_record, name="key_employees_record"),
     path("<int:pk>/", views.participant_detail, name="detail"),
-    path("participations/<int:pk>/beneficiaries/", views_beneficiaries.staff_beneficiaries, name="beneficiaries"),
+    path(
+        "participations/<int:pk>/beneficiaries/",
+        views_beneficiaries.staff_beneficiaries,
+        name="beneficiaries",
+    ),
 ]
 portal_urlpatterns: list = [
     path("beneficiaries/<str:plan_code>/", views_beneficiaries.portal_beneficiaries, name="beneficiaries"),

@@ -1,4 +1,5 @@
 """Staff pages about people: the participant list and page, and the Key Employee lists."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -31,8 +32,11 @@ def participant_list(request):
     if form.is_valid():
         query, plan = form.cleaned_data["q"], form.cleaned_data["plan"]
     page = Paginator(selectors.people_search(query, plan), PAGE_SIZE).get_page(request.GET.get("page"))
-    return render(request, "participants/list.html", {"form": form if form.is_bound else SearchForm(), "page": page,
-                                                      "query": query, "plan": plan})
+    return render(
+        request,
+        "participants/list.html",
+        {"form": form if form.is_bound else SearchForm(), "page": page, "query": query, "plan": plan},
+    )
 
 
 def _history(person: Person) -> list[dict]:
@@ -63,30 +67,50 @@ def participant_detail(request, pk: int):
     today = timezone.localdate()
     participations = books.person_books(person, today)
     account_ids = [row["account"].id for p in participations for row in p["accounts"]]
-    ledger = Paginator(LedgerEntry.objects.filter(account_id__in=account_ids)
-                       .select_related("position__fund", "account__participation__plan")
-                       .order_by("-valuation_date", "-id"), PAGE_SIZE).get_page(request.GET.get("page"))
+    ledger = Paginator(
+        LedgerEntry.objects.filter(account_id__in=account_ids)
+        .select_related("position__fund", "account__participation__plan")
+        .order_by("-valuation_date", "-id"),
+        PAGE_SIZE,
+    ).get_page(request.GET.get("page"))
     earnings = Paginator(books.daily_earnings(account_ids), 30).get_page(request.GET.get("epage"))
     month, day = _key_effective([p["plan"] for p in participations] or Plan.objects.all(), today)
-    return render(request, "participants/detail.html", {
-        "person": person, "today": today, "participations": participations,
-        "events": person.employment_events.all(),
-        "key_years": selectors.key_employee_years(person, effective_month=month, effective_day=day),
-        "key_now": selectors.key_employee_status(person, today, effective_month=month, effective_day=day),
-        "service": person.vesting_service.order_by("-through_year"),
-        "service_now": selectors.years_of_vesting_service(person, today),
-        "beneficiaries": [(p["plan"], selectors.beneficiaries_in_force(person, p["plan"])) for p in participations],
-        "designations": person.beneficiary_designations.select_related("plan").prefetch_related("beneficiaries"),
-        "pending": PendingTransaction.objects.filter(account_id__in=account_ids,
-                                                     status=PendingTransaction.Status.PENDING).select_related("account"),
-        "forfeitures": Forfeiture.objects.filter(account_id__in=account_ids).select_related("account"),
-        "ledger": ledger, "earnings": earnings,
-        "chart": line_chart(books.value_history(account_ids, today - dt.timedelta(days=730), today),
-                            title="Balance, all plans"),
-        "history": _history(person),
-        "participation_history": [h for p in participations for h in
-                                  p["participation"].history.select_related("history_user").order_by("-history_date")],
-    })
+    return render(
+        request,
+        "participants/detail.html",
+        {
+            "person": person,
+            "today": today,
+            "participations": participations,
+            "events": person.employment_events.all(),
+            "key_years": selectors.key_employee_years(person, effective_month=month, effective_day=day),
+            "key_now": selectors.key_employee_status(person, today, effective_month=month, effective_day=day),
+            "service": person.vesting_service.order_by("-through_year"),
+            "service_now": selectors.years_of_vesting_service(person, today),
+            "beneficiaries": [
+                (p["plan"], selectors.beneficiaries_in_force(person, p["plan"])) for p in participations
+            ],
+            "designations": person.beneficiary_designations.select_related("plan").prefetch_related(
+                "beneficiaries"
+            ),
+            "pending": PendingTransaction.objects.filter(
+                account_id__in=account_ids, status=PendingTransaction.Status.PENDING
+            ).select_related("account"),
+            "forfeitures": Forfeiture.objects.filter(account_id__in=account_ids).select_related("account"),
+            "ledger": ledger,
+            "earnings": earnings,
+            "chart": line_chart(
+                books.value_history(account_ids, today - dt.timedelta(days=730), today),
+                title="Balance, all plans",
+            ),
+            "history": _history(person),
+            "participation_history": [
+                h
+                for p in participations
+                for h in p["participation"].history.select_related("history_user").order_by("-history_date")
+            ],
+        },
+    )
 
 
 def _key_lists_page(request, form: KeyEmployeeListForm | None = None, status: int = 200):
@@ -95,9 +119,16 @@ def _key_lists_page(request, form: KeyEmployeeListForm | None = None, status: in
     for lst in KeyEmployeeList.objects.prefetch_related("members").order_by("-identification_year"):
         start = dt.date(lst.identification_year + 1, month, day)
         rows.append({"list": lst, "from": start, "to": add_months(start, 12) - dt.timedelta(days=1)})
-    return render(request, "participants/key_employees.html", {
-        "rows": rows, "form": form or KeyEmployeeListForm(), "can_edit": has_cap(request.user, Cap.MAINTAIN_TABLES),
-    }, status=status)
+    return render(
+        request,
+        "participants/key_employees.html",
+        {
+            "rows": rows,
+            "form": form or KeyEmployeeListForm(),
+            "can_edit": has_cap(request.user, Cap.MAINTAIN_TABLES),
+        },
+        status=status,
+    )
 
 
 @capability_required(Cap.VIEW_STAFF)
@@ -112,8 +143,13 @@ def key_employees_record(request):
     if not form.is_valid():
         return _key_lists_page(request, form, status=400)
     d = form.cleaned_data
-    lst = key_employee_list_record(identification_year=d["identification_year"], people=d["employee_numbers"],
-                                   note=d["note"], actor=request.user, now=timezone.now())
+    lst = key_employee_list_record(
+        identification_year=d["identification_year"],
+        people=d["employee_numbers"],
+        note=d["note"],
+        actor=request.user,
+        now=timezone.now(),
+    )
     messages.success(request, f"{lst}: {len(d['employee_numbers'])} Key Employee(s) recorded.")
     return redirect("participants_staff:key_employees")
 

@@ -8,6 +8,7 @@ URL lines for participants/urls.py (owned by the participants engineer):
     staff_urlpatterns += [path("participations/<int:pk>/beneficiaries/", views_beneficiaries.staff_beneficiaries,
                                name="beneficiaries")]
 """
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -35,8 +36,14 @@ def _rows_from(data) -> list[dict]:
             value: object = int(percent)
         except ValueError:
             value = percent
-        rows.append({"tier": data.get(f"tier_{i}") or "primary", "name": name,
-                     "relationship": (data.get(f"relationship_{i}") or "").strip()[:60], "percent": value})
+        rows.append(
+            {
+                "tier": data.get(f"tier_{i}") or "primary",
+                "name": name,
+                "relationship": (data.get(f"relationship_{i}") or "").strip()[:60],
+                "percent": value,
+            }
+        )
     return rows
 
 
@@ -45,22 +52,42 @@ def _context(participation: Participation, rows: list[dict] | None = None, error
 
     current = beneficiaries_in_force(participation.person, participation.plan)
     if rows is None:
-        rows = [{"tier": b.tier, "name": b.name, "relationship": b.relationship, "percent": b.percent}
-                for b in current.beneficiaries.all()] if current else []
-    padded = rows + [{"tier": "primary" if not rows else "contingent", "name": "", "relationship": "", "percent": ""}
-                     for _ in range(ROWS - len(rows))]
+        rows = (
+            [
+                {"tier": b.tier, "name": b.name, "relationship": b.relationship, "percent": b.percent}
+                for b in current.beneficiaries.all()
+            ]
+            if current
+            else []
+        )
+    padded = rows + [
+        {"tier": "primary" if not rows else "contingent", "name": "", "relationship": "", "percent": ""}
+        for _ in range(ROWS - len(rows))
+    ]
     married = participation.person.marital_status == participation.person.MaritalStatus.MARRIED
-    return {"participation": participation, "plan": participation.plan, "person": participation.person,
-            "current": current, "rows": [{"i": i, **r} for i, r in enumerate(padded[:ROWS], start=1)],
-            "tiers": Beneficiary.Tier.choices, "error": error, "married": married,
-            "definition": beneficiary_definition(participation.plan, timezone.localdate())}
+    return {
+        "participation": participation,
+        "plan": participation.plan,
+        "person": participation.person,
+        "current": current,
+        "rows": [{"i": i, **r} for i, r in enumerate(padded[:ROWS], start=1)],
+        "tiers": Beneficiary.Tier.choices,
+        "error": error,
+        "married": married,
+        "definition": beneficiary_definition(participation.plan, timezone.localdate()),
+    }
 
 
 def _designate(request, participation: Participation, template: str, redirect_to):
     rows = _rows_from(request.POST)
     try:
-        beneficiaries_designate(person=participation.person, plan=participation.plan, beneficiaries=rows,
-                                actor=request.user, now=timezone.now())
+        beneficiaries_designate(
+            person=participation.person,
+            plan=participation.plan,
+            beneficiaries=rows,
+            actor=request.user,
+            now=timezone.now(),
+        )
     except ParticipantError as exc:
         return render(request, template, _context(participation, rows, str(exc)), status=422)
     messages.success(request, "Your beneficiary designation is recorded; it replaces any earlier one.")
@@ -69,8 +96,11 @@ def _designate(request, participation: Participation, template: str, redirect_to
 
 @participant_required
 def portal_beneficiaries(request, plan_code: str):
-    participation = get_object_or_404(Participation.objects.select_related("plan", "person"),
-                                      person=request.user.person, plan__code=plan_code)
+    participation = get_object_or_404(
+        Participation.objects.select_related("plan", "person"),
+        person=request.user.person,
+        plan__code=plan_code,
+    )
     template = "participants/beneficiaries_portal.html"
     if request.method == "POST":
         return _designate(request, participation, template, redirect(request.path))

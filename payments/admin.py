@@ -33,19 +33,47 @@ class PaymentScheduleAdmin(ReadOnly):
 
 @admin.register(ScheduledPayment)
 class ScheduledPaymentAdmin(ReadOnly):
-    list_display = ("id", "participation", "account", "kind", "number", "of", "payment_date", "release_date", "status", "amount")
+    list_display = (
+        "id",
+        "participation",
+        "account",
+        "kind",
+        "number",
+        "of",
+        "payment_date",
+        "release_date",
+        "status",
+        "amount",
+    )
     list_filter = ("status", "trigger")
 
 
 @admin.register(Annuity)
 class AnnuityAdmin(ReadOnly):
-    list_display = ("id", "participation", "benefit", "form", "monthly", "status", "commencement_date", "fixed_on")
+    list_display = (
+        "id",
+        "participation",
+        "benefit",
+        "form",
+        "monthly",
+        "status",
+        "commencement_date",
+        "fixed_on",
+    )
     list_filter = ("status", "form")
 
 
 @admin.register(PaymentRun)
 class PaymentRunAdmin(ReadOnly):
-    list_display = ("id", "period_end", "status", "prepared_by", "approved_by", "payments_count", "gross_total")
+    list_display = (
+        "id",
+        "period_end",
+        "status",
+        "prepared_by",
+        "approved_by",
+        "payments_count",
+        "gross_total",
+    )
 
 
 for model in (WithholdingRate, EmergencyWithdrawal, DomesticRelationsOrder):

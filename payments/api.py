@@ -6,6 +6,7 @@ decides requests (approve_emergency). Participants file and read their own reque
 every query filtered on request.user.person: someone else's request answers 404). Writes go through
 the same services as the pages and the simulator; a refusal answers 422 with the plan section.
 """
+
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
@@ -35,30 +36,63 @@ def _money(value) -> str | None:
 
 
 def payment_json(p) -> dict:
-    return {"id": p.pk, "account": p.account.name, "payment_date": p.payment_date.isoformat(),
-            "release_date": p.release_date.isoformat(), "amount": _money(p.amount), "status": p.status,
-            "paid_on": p.paid_on.isoformat() if p.paid_on else None, "payee": p.payee_name or None, "cite": p.cite}
+    return {
+        "id": p.pk,
+        "account": p.account.name,
+        "payment_date": p.payment_date.isoformat(),
+        "release_date": p.release_date.isoformat(),
+        "amount": _money(p.amount),
+        "status": p.status,
+        "paid_on": p.paid_on.isoformat() if p.paid_on else None,
+        "payee": p.payee_name or None,
+        "cite": p.cite,
+    }
 
 
 def emergency_json(e: EmergencyWithdrawal, *, staff: bool) -> dict:
-    out = {"id": e.pk, "plan": e.participation.plan.code, "requested_amount": _money(e.requested_amount),
-           "requested_on": e.requested_on.isoformat(), "need": e.need, "documents": e.documents, "status": e.status,
-           "approved_amount": _money(e.approved_amount), "decided_on": e.decided_on.isoformat() if e.decided_on else None,
-           "reason": e.reason, "cite": e.cite, "deferrals_cancelled": e.deferrals_cancelled,
-           "payments": [payment_json(p) for p in selectors.emergency_payments(e)]}
+    out = {
+        "id": e.pk,
+        "plan": e.participation.plan.code,
+        "requested_amount": _money(e.requested_amount),
+        "requested_on": e.requested_on.isoformat(),
+        "need": e.need,
+        "documents": e.documents,
+        "status": e.status,
+        "approved_amount": _money(e.approved_amount),
+        "decided_on": e.decided_on.isoformat() if e.decided_on else None,
+        "reason": e.reason,
+        "cite": e.cite,
+        "deferrals_cancelled": e.deferrals_cancelled,
+        "payments": [payment_json(p) for p in selectors.emergency_payments(e)],
+    }
     if e.cancellation_id:
         out["deferrals_cancelled_through"] = e.cancellation.ends_on.isoformat()
     if staff:
-        out.update(participation=e.participation_id, employee_number=e.participation.person.employee_number,
-                   channel=e.channel, recorded_by=e.recorded_by, decided_by=e.decided_by)
+        out.update(
+            participation=e.participation_id,
+            employee_number=e.participation.person.employee_number,
+            channel=e.channel,
+            recorded_by=e.recorded_by,
+            decided_by=e.decided_by,
+        )
     return out
 
 
 def order_json(o: DomesticRelationsOrder) -> dict:
-    return {"id": o.pk, "participation": o.participation_id, "employee_number": o.participation.person.employee_number,
-            "plan": o.participation.plan.code, "alternate_payee": o.alternate_payee, "order_date": o.order_date.isoformat(),
-            "percent": o.percent, "amount": _money(o.amount), "account": o.account_name or None, "total": _money(o.total),
-            "cite": o.cite, "payments": [payment_json(p) for p in selectors.order_payments(o)]}
+    return {
+        "id": o.pk,
+        "participation": o.participation_id,
+        "employee_number": o.participation.person.employee_number,
+        "plan": o.participation.plan.code,
+        "alternate_payee": o.alternate_payee,
+        "order_date": o.order_date.isoformat(),
+        "percent": o.percent,
+        "amount": _money(o.amount),
+        "account": o.account_name or None,
+        "total": _money(o.total),
+        "cite": o.cite,
+        "payments": [payment_json(p) for p in selectors.order_payments(o)],
+    }
 
 
 def _refused(exc: Exception) -> Response:
@@ -139,6 +173,7 @@ class OrderIn(serializers.Serializer):
 
 # --- staff ---------------------------------------------------------------------------------------------
 
+
 class StaffEmergencies(APIView):
     permission_classes = [HasCapability]
     required_capability = Cap.VIEW_STAFF
@@ -147,17 +182,28 @@ class StaffEmergencies(APIView):
     @extend_schema(responses=EmergencyOut(many=True))
     def get(self, request):
         wanted = request.query_params.get("status", "")
-        rows = selectors.emergencies(status=wanted if wanted in EmergencyWithdrawal.Status.values else "")[:500]
+        rows = selectors.emergencies(status=wanted if wanted in EmergencyWithdrawal.Status.values else "")[
+            :500
+        ]
         return Response([emergency_json(e, staff=True) for e in rows])
 
     @extend_schema(request=StaffRequestIn, responses={201: EmergencyOut})
     def post(self, request):
         d = _valid(StaffRequestIn, request.data)
-        participation = get_object_or_404(Participation.objects.select_related("plan", "person"), pk=d["participation"])
+        participation = get_object_or_404(
+            Participation.objects.select_related("plan", "person"), pk=d["participation"]
+        )
         try:
-            e = emergency_request_record(participation=participation, amount=d["amount"], requested_on=d["requested_on"],
-                                         need=d["need"], documents=d["documents"], channel="api", actor=request.user,
-                                         now=timezone.now())
+            e = emergency_request_record(
+                participation=participation,
+                amount=d["amount"],
+                requested_on=d["requested_on"],
+                need=d["need"],
+                documents=d["documents"],
+                channel="api",
+                actor=request.user,
+                now=timezone.now(),
+            )
         except WithdrawalError as exc:
             return _refused(exc)
         return Response(emergency_json(e, staff=True), status=status.HTTP_201_CREATED)
@@ -187,11 +233,24 @@ class StaffEmergencyDecision(APIView):
         d = _valid(DecisionIn, request.data)
         try:
             if d["decision"] == "approve":
-                emergency_approve(emergency=emergency, amount=d["amount"], approved_on=d["decided_on"], reason=d["reason"],
-                                  cancel_deferrals=d["cancel_deferrals"], actor=request.user, now=timezone.now())
+                emergency_approve(
+                    emergency=emergency,
+                    amount=d["amount"],
+                    approved_on=d["decided_on"],
+                    reason=d["reason"],
+                    cancel_deferrals=d["cancel_deferrals"],
+                    actor=request.user,
+                    now=timezone.now(),
+                )
             else:
-                emergency_deny(emergency=emergency, decided_on=d["decided_on"], reason=d["reason"],
-                               cancel_deferrals=d["cancel_deferrals"], actor=request.user, now=timezone.now())
+                emergency_deny(
+                    emergency=emergency,
+                    decided_on=d["decided_on"],
+                    reason=d["reason"],
+                    cancel_deferrals=d["cancel_deferrals"],
+                    actor=request.user,
+                    now=timezone.now(),
+                )
         except WithdrawalError as exc:
             return _refused(exc)
         return Response(emergency_json(get_object_or_404(selectors.emergencies(), pk=pk), staff=True))
@@ -209,11 +268,20 @@ class StaffOrders(APIView):
     @extend_schema(request=OrderIn, responses={201: OrderOut, 422: None})
     def post(self, request):
         d = _valid(OrderIn, request.data)
-        participation = get_object_or_404(Participation.objects.select_related("plan", "person"), pk=d["participation"])
+        participation = get_object_or_404(
+            Participation.objects.select_related("plan", "person"), pk=d["participation"]
+        )
         try:
-            order = dro_record(participation=participation, alternate_payee=d["alternate_payee"],
-                               order_date=d["order_date"], percent=d.get("percent"), amount=d.get("amount"),
-                               account_name=d["account"].strip(), actor=request.user, now=timezone.now())
+            order = dro_record(
+                participation=participation,
+                alternate_payee=d["alternate_payee"],
+                order_date=d["order_date"],
+                percent=d.get("percent"),
+                amount=d.get("amount"),
+                account_name=d["account"].strip(),
+                actor=request.user,
+                now=timezone.now(),
+            )
         except (WithdrawalError, ValueError) as exc:
             return _refused(exc)
         return Response(order_json(order), status=status.HTTP_201_CREATED)
@@ -231,23 +299,38 @@ class StaffOrder(APIView):
 
 # --- participants ------------------------------------------------------------------------------------------
 
+
 class MyEmergencies(APIView):
     permission_classes = [IsParticipant]
 
     @extend_schema(responses=EmergencyOut(many=True))
     def get(self, request):
-        return Response([emergency_json(e, staff=False) for e in selectors.person_emergencies(request.user.person)])
+        return Response(
+            [emergency_json(e, staff=False) for e in selectors.person_emergencies(request.user.person)]
+        )
 
     @extend_schema(request=MyRequestIn, responses={201: EmergencyOut, 422: None})
     def post(self, request):
         d = _valid(MyRequestIn, request.data)
         today = timezone.localdate()
-        found = [p for p in selectors.emergency_participations(request.user.person, on=today) if p.plan.code == d["plan"]]
+        found = [
+            p
+            for p in selectors.emergency_participations(request.user.person, on=today)
+            if p.plan.code == d["plan"]
+        ]
         if not found:
             raise NotFound("you take no part in a plan that pays unforeseeable emergencies under that code")
         try:
-            e = emergency_request_record(participation=found[0], amount=d["amount"], requested_on=today, need=d["need"],
-                                         documents=d["documents"], channel="api", actor=request.user, now=timezone.now())
+            e = emergency_request_record(
+                participation=found[0],
+                amount=d["amount"],
+                requested_on=today,
+                need=d["need"],
+                documents=d["documents"],
+                channel="api",
+                actor=request.user,
+                now=timezone.now(),
+            )
         except WithdrawalError as exc:
             return _refused(exc)
         return Response(emergency_json(e, staff=False), status=status.HTTP_201_CREATED)
@@ -259,5 +342,8 @@ class MyEmergency(APIView):
 
     @extend_schema(responses=EmergencyOut)
     def get(self, request, pk: int):
-        return Response(emergency_json(get_object_or_404(selectors.person_emergencies(request.user.person), pk=pk),
-                                       staff=False))
+        return Response(
+            emergency_json(
+                get_object_or_404(selectors.person_emergencies(request.user.person), pk=pk), staff=False
+            )
+        )

@@ -10,7 +10,9 @@ class PaymentsConfig(AppConfig):
         from core import hooks
         from payments.services import annuities, schedules
 
-        hooks.register("employment_event", annuities.accounts_open_on_event)  # before the schedules follow the event
+        hooks.register(
+            "employment_event", annuities.accounts_open_on_event
+        )  # before the schedules follow the event
         hooks.register("employment_event", schedules.on_employment_event)
         hooks.register("change_in_control", schedules.on_change_in_control)
         hooks.register("payment_schedule_input", schedules.on_schedule_election)

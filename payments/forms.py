@@ -3,6 +3,7 @@
 They check the shape of what was typed (a date not in the future, a decision with what it needs);
 the plan's rules are the services' business.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -35,8 +36,11 @@ class _Participant(forms.Form):
         person = Person.objects.filter(employee_number__iexact=data["employee_number"].strip()).first()
         if person is None:
             raise forms.ValidationError(f"No participant with employee number {data['employee_number']}.")
-        participation = (Participation.objects.select_related("plan", "person")
-                         .filter(person=person, plan__code__iexact=data["plan"].strip()).first())
+        participation = (
+            Participation.objects.select_related("plan", "person")
+            .filter(person=person, plan__code__iexact=data["plan"].strip())
+            .first()
+        )
         if participation is None:
             raise forms.ValidationError(f"{person} takes no part in {data['plan']}.")
         data["participation"] = participation
@@ -45,9 +49,16 @@ class _Participant(forms.Form):
 
 class EmergencyRequestFields(forms.Form):
     amount = forms.DecimalField(label="Amount requested", **MONEY)
-    need = forms.CharField(label="The emergency and the need", widget=forms.Textarea(attrs={"rows": 4}), max_length=4000)
-    documents = forms.CharField(label="Documents supplied", widget=forms.Textarea(attrs={"rows": 2}), max_length=2000,
-                                required=False, help_text="Bills, notices, insurance statements (as listed on the request)")
+    need = forms.CharField(
+        label="The emergency and the need", widget=forms.Textarea(attrs={"rows": 4}), max_length=4000
+    )
+    documents = forms.CharField(
+        label="Documents supplied",
+        widget=forms.Textarea(attrs={"rows": 2}),
+        max_length=2000,
+        required=False,
+        help_text="Bills, notices, insurance statements (as listed on the request)",
+    )
 
 
 class StaffEmergencyRequestForm(_Participant, EmergencyRequestFields):
@@ -74,11 +85,17 @@ class PortalEmergencyRequestForm(EmergencyRequestFields):
 
 
 class EmergencyDecisionForm(forms.Form):
-    decision = forms.ChoiceField(choices=[("approve", "Approve an amount"), ("deny", "Deny")], widget=forms.RadioSelect)
+    decision = forms.ChoiceField(
+        choices=[("approve", "Approve an amount"), ("deny", "Deny")], widget=forms.RadioSelect
+    )
     amount = forms.DecimalField(label="Amount approved", required=False, **MONEY)
     decided_on = forms.DateField(label="Date of the Committee's determination")
-    reason = forms.CharField(label="Reasons", widget=forms.Textarea(attrs={"rows": 3}), max_length=4000, required=False)
-    cancel_deferrals = forms.BooleanField(label="Also cancel deferrals for the rest of the plan year", required=False)
+    reason = forms.CharField(
+        label="Reasons", widget=forms.Textarea(attrs={"rows": 3}), max_length=4000, required=False
+    )
+    cancel_deferrals = forms.BooleanField(
+        label="Also cancel deferrals for the rest of the plan year", required=False
+    )
 
     def clean_decided_on(self):
         return _not_future(self.cleaned_data["decided_on"])
@@ -95,11 +112,16 @@ class EmergencyDecisionForm(forms.Form):
 class OrderForm(_Participant):
     alternate_payee = forms.CharField(max_length=200)
     order_date = forms.DateField(label="Valid order received on")
-    percent = forms.IntegerField(min_value=1, max_value=100, required=False, help_text="Whole percent of the account(s)")
+    percent = forms.IntegerField(
+        min_value=1, max_value=100, required=False, help_text="Whole percent of the account(s)"
+    )
     amount = forms.DecimalField(required=False, **MONEY)
-    account = forms.CharField(max_length=40, required=False,
-                              help_text="One account (e.g. retirement_termination, specified_date:2030-06); empty: all "
-                                        "the accounts an order can reach, in the plan's order")
+    account = forms.CharField(
+        max_length=40,
+        required=False,
+        help_text="One account (e.g. retirement_termination, specified_date:2030-06); empty: all "
+        "the accounts an order can reach, in the plan's order",
+    )
 
     def clean_order_date(self):
         return _not_future(self.cleaned_data["order_date"])

@@ -16,6 +16,7 @@ in_run (a staff member prepared a run) -> released (a second staff member approv
 distribution is queued in the books for its release date) -> paid (the crediting of that Valuation
 Date sold the units). `held` parks a payment on the staff work queue with a reason until resolved.
 """
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -31,11 +32,14 @@ class PaymentSchedule(models.Model):
         DRO = "domestic_relations_order", "Domestic relations order"
         RESIDUAL = "residual", "Money credited after the benefit was paid in full"
 
-    participation = models.ForeignKey("participants.Participation", on_delete=models.PROTECT,
-                                      related_name="payment_schedules")
+    participation = models.ForeignKey(
+        "participants.Participation", on_delete=models.PROTECT, related_name="payment_schedules"
+    )
     account = models.ForeignKey("books.Account", on_delete=models.PROTECT, related_name="payment_schedules")
     kind = models.CharField(max_length=30, choices=Kind.choices, default=Kind.BENEFIT)
-    trigger = models.CharField(max_length=30, blank=True, help_text="What makes the account payable (empty: nothing yet)")
+    trigger = models.CharField(
+        max_length=30, blank=True, help_text="What makes the account payable (empty: nothing yet)"
+    )
     trigger_date = models.DateField(null=True, blank=True)
     benefit = models.CharField(max_length=120, blank=True)
     form = models.CharField(max_length=30, blank=True)
@@ -43,24 +47,43 @@ class PaymentSchedule(models.Model):
     cite = models.CharField(max_length=60, blank=True)
     summary = models.TextField(blank=True, help_text="Why these dates, in words, with the sections")
     hold_reason = models.TextField(blank=True)
-    provisional_until = models.DateField(null=True, blank=True,
-                                         help_text="Recompute once this Valuation Date is credited (a test on the value at the event)")
+    provisional_until = models.DateField(
+        null=True,
+        blank=True,
+        help_text="Recompute once this Valuation Date is credited (a test on the value at the event)",
+    )
     revision = models.PositiveIntegerField(default=0)
-    settled_on = models.DateField(null=True, blank=True,
-                                  help_text="Benefit paid in full and the account empty through this credited Valuation Date; "
-                                            "money credited later is paid as a residual")
+    settled_on = models.DateField(
+        null=True,
+        blank=True,
+        help_text="Benefit paid in full and the account empty through this credited Valuation Date; "
+        "money credited later is paid as a residual",
+    )
     computed_at = models.DateTimeField()
     computed_because = models.CharField(max_length=200, blank=True)
-    emergency = models.ForeignKey("payments.EmergencyWithdrawal", null=True, blank=True, on_delete=models.PROTECT,
-                                  related_name="schedules")
-    dro = models.ForeignKey("payments.DomesticRelationsOrder", null=True, blank=True, on_delete=models.PROTECT,
-                            related_name="schedules")
+    emergency = models.ForeignKey(
+        "payments.EmergencyWithdrawal",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="schedules",
+    )
+    dro = models.ForeignKey(
+        "payments.DomesticRelationsOrder",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="schedules",
+    )
     history = HistoricalRecords()
 
     class Meta:
         ordering = ["participation", "account"]
-        constraints = [models.UniqueConstraint(fields=["account"], condition=Q(kind="benefit"),
-                                               name="one_benefit_schedule_per_account")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["account"], condition=Q(kind="benefit"), name="one_benefit_schedule_per_account"
+            )
+        ]
         indexes = [models.Index(fields=["provisional_until"])]
 
     def __str__(self) -> str:
@@ -100,8 +123,9 @@ class ScheduledPayment(models.Model):
 
     schedule = models.ForeignKey(PaymentSchedule, on_delete=models.PROTECT, related_name="payments")
     account = models.ForeignKey("books.Account", on_delete=models.PROTECT, related_name="scheduled_payments")
-    participation = models.ForeignKey("participants.Participation", on_delete=models.PROTECT,
-                                      related_name="scheduled_payments")
+    participation = models.ForeignKey(
+        "participants.Participation", on_delete=models.PROTECT, related_name="scheduled_payments"
+    )
     revision = models.PositiveIntegerField(default=0, help_text="The schedule revision that planned it")
     trigger = models.CharField(max_length=30)
     benefit = models.CharField(max_length=120, blank=True)
@@ -120,20 +144,30 @@ class ScheduledPayment(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.SCHEDULED)
     hold_code = models.CharField(max_length=30, blank=True)
     hold_reason = models.TextField(blank=True)
-    amount = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True, help_text="Gross amount")
+    amount = models.DecimalField(
+        max_digits=14, decimal_places=2, null=True, blank=True, help_text="Gross amount"
+    )
     amount_is_estimate = models.BooleanField(default=False)
     federal_withholding = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
     state_withholding = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
     state = models.CharField(max_length=2, blank=True)
     net_amount = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
     withholding_basis = models.CharField(max_length=300, blank=True)
-    run = models.ForeignKey("payments.PaymentRun", null=True, blank=True, on_delete=models.PROTECT,
-                            related_name="payments")
+    run = models.ForeignKey(
+        "payments.PaymentRun", null=True, blank=True, on_delete=models.PROTECT, related_name="payments"
+    )
     # One distribution per payment; the payees of one liquidating death benefit share theirs.
-    pending = models.ForeignKey("books.PendingTransaction", null=True, blank=True, on_delete=models.PROTECT,
-                                related_name="scheduled_payments")
+    pending = models.ForeignKey(
+        "books.PendingTransaction",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="scheduled_payments",
+    )
     paid_on = models.DateField(null=True, blank=True)
-    payee_name = models.CharField(max_length=200, blank=True, help_text="Empty: the participant (or the estate)")
+    payee_name = models.CharField(
+        max_length=200, blank=True, help_text="Empty: the participant (or the estate)"
+    )
     cancelled_reason = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField()
     history = HistoricalRecords()
@@ -147,7 +181,9 @@ class ScheduledPayment(models.Model):
             models.Index(fields=["participation", "payment_date"]),
         ]
         constraints = [
-            models.CheckConstraint(condition=Q(amount__isnull=True) | Q(amount__gte=0), name="payment_amount_not_negative"),
+            models.CheckConstraint(
+                condition=Q(amount__isnull=True) | Q(amount__gte=0), name="payment_amount_not_negative"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -187,21 +223,28 @@ class PaymentRun(models.Model):
     period_end = models.DateField()
     prepared_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     prepared_at = models.DateTimeField()
-    approved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
-                                    related_name="+")
+    approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     approved_at = models.DateTimeField(null=True, blank=True)
     payments_count = models.PositiveIntegerField(default=0)
     gross_total = models.DecimalField(max_digits=16, decimal_places=2, default=0)
     federal_total = models.DecimalField(max_digits=16, decimal_places=2, default=0)
     state_total = models.DecimalField(max_digits=16, decimal_places=2, default=0)
     net_total = models.DecimalField(max_digits=16, decimal_places=2, default=0)
-    register = models.ForeignKey("core.Document", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    register = models.ForeignKey(
+        "core.Document", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     history = HistoricalRecords()
 
     class Meta:
         ordering = ["-prepared_at", "-id"]
-        constraints = [models.CheckConstraint(condition=Q(approved_by__isnull=True) | ~Q(approved_by=models.F("prepared_by")),
-                                              name="run_not_approved_by_its_preparer")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(approved_by__isnull=True) | ~Q(approved_by=models.F("prepared_by")),
+                name="run_not_approved_by_its_preparer",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"Payment run {self.pk} through {self.period_end} ({self.status})"
@@ -221,7 +264,9 @@ class WithholdingRate(models.Model):
         STATE = "state", "State rate"
 
     kind = models.CharField(max_length=30, choices=Kind.choices)
-    jurisdiction = models.CharField(max_length=2, blank=True, help_text="State code; '*' any other state; blank for federal")
+    jurisdiction = models.CharField(
+        max_length=2, blank=True, help_text="State code; '*' any other state; blank for federal"
+    )
     rate = models.DecimalField(max_digits=7, decimal_places=4, help_text="Percent")
     threshold = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
     effective_date = models.DateField()
@@ -233,12 +278,16 @@ class WithholdingRate(models.Model):
     class Meta:
         ordering = ["kind", "jurisdiction", "-effective_date"]
         constraints = [
-            models.UniqueConstraint(fields=["kind", "jurisdiction", "effective_date"], name="one_rate_per_kind_place_date"),
+            models.UniqueConstraint(
+                fields=["kind", "jurisdiction", "effective_date"], name="one_rate_per_kind_place_date"
+            ),
             models.CheckConstraint(condition=Q(rate__gte=0, rate__lte=100), name="withholding_rate_0_100"),
         ]
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()} {self.jurisdiction or 'US'} {self.rate}% from {self.effective_date}"
+        return (
+            f"{self.get_kind_display()} {self.jurisdiction or 'US'} {self.rate}% from {self.effective_date}"
+        )
 
 
 class EmergencyWithdrawal(models.Model):
@@ -249,12 +298,17 @@ class EmergencyWithdrawal(models.Model):
         APPROVED = "approved", "Approved"
         DENIED = "denied", "Denied"
 
-    participation = models.ForeignKey("participants.Participation", on_delete=models.PROTECT,
-                                      related_name="emergency_withdrawals")
+    participation = models.ForeignKey(
+        "participants.Participation", on_delete=models.PROTECT, related_name="emergency_withdrawals"
+    )
     requested_amount = models.DecimalField(max_digits=14, decimal_places=2)
     requested_on = models.DateField()
-    need = models.TextField(blank=True, help_text="The emergency and the need, as the participant describes it")
-    documents = models.TextField(blank=True, help_text="The documents supplied (bills, notices, insurance statements)")
+    need = models.TextField(
+        blank=True, help_text="The emergency and the need, as the participant describes it"
+    )
+    documents = models.TextField(
+        blank=True, help_text="The documents supplied (bills, notices, insurance statements)"
+    )
     channel = models.CharField(max_length=10, default="staff", help_text="staff, portal, api or simulator")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.REQUESTED)
     approved_amount = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
@@ -263,8 +317,14 @@ class EmergencyWithdrawal(models.Model):
     reason = models.TextField(blank=True)
     cite = models.CharField(max_length=60, blank=True)
     deferrals_cancelled = models.BooleanField(default=False)
-    cancellation = models.ForeignKey("elections.DeferralCancellation", null=True, blank=True, on_delete=models.PROTECT,
-                                     related_name="+", help_text="The Committee's cancellation of deferrals (EDCP 3.7)")
+    cancellation = models.ForeignKey(
+        "elections.DeferralCancellation",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The Committee's cancellation of deferrals (EDCP 3.7)",
+    )
     recorded_by = models.CharField(max_length=200)
     recorded_at = models.DateTimeField()
     history = HistoricalRecords()
@@ -279,8 +339,9 @@ class EmergencyWithdrawal(models.Model):
 class DomesticRelationsOrder(models.Model):
     """A domestic relations order paying an alternate payee a lump sum (EDCP 5.9, RRP 2017 4.01(c))."""
 
-    participation = models.ForeignKey("participants.Participation", on_delete=models.PROTECT,
-                                      related_name="domestic_relations_orders")
+    participation = models.ForeignKey(
+        "participants.Participation", on_delete=models.PROTECT, related_name="domestic_relations_orders"
+    )
     alternate_payee = models.CharField(max_length=200)
     order_date = models.DateField()
     percent = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -315,7 +376,9 @@ class Annuity(models.Model):
         COMPLETE = "complete", "Every payment is planned"
 
     schedule = models.OneToOneField(PaymentSchedule, on_delete=models.PROTECT, related_name="annuity")
-    participation = models.ForeignKey("participants.Participation", on_delete=models.PROTECT, related_name="annuities")
+    participation = models.ForeignKey(
+        "participants.Participation", on_delete=models.PROTECT, related_name="annuities"
+    )
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.HELD)
     benefit = models.CharField(max_length=120, blank=True)
     trigger = models.CharField(max_length=30, blank=True)
@@ -327,8 +390,13 @@ class Annuity(models.Model):
     single_life_annual = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
     maximum_benefit = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
     annual = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
-    monthly = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True,
-                                  help_text="Each monthly payment (the lump sum for the lump sum form)")
+    monthly = models.DecimalField(
+        max_digits=14,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="Each monthly payment (the lump sum for the lump sum form)",
+    )
     lump_sum_value = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
     survivor_percent = models.PositiveSmallIntegerField(default=0)
     survivor_monthly = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
@@ -336,13 +404,22 @@ class Annuity(models.Model):
     payee_name = models.CharField(max_length=200, blank=True, help_text="Empty: the participant")
     survivor_name = models.CharField(max_length=200, blank=True)
     survivor_died_on = models.DateField(null=True, blank=True)
-    record = models.ForeignKey("books.DefinedBenefitRecord", null=True, blank=True, on_delete=models.PROTECT,
-                               related_name="annuities")
+    record = models.ForeignKey(
+        "books.DefinedBenefitRecord",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="annuities",
+    )
     basis = models.CharField(max_length=300, blank=True)
     steps = models.JSONField(default=list, blank=True)
     notes = models.JSONField(default=list, blank=True)
-    fixed_on = models.DateField(null=True, blank=True, help_text="The Payment Date of the first payment released")
-    scheduled_through = models.DateField(null=True, blank=True, help_text="Payments are planned up to this date")
+    fixed_on = models.DateField(
+        null=True, blank=True, help_text="The Payment Date of the first payment released"
+    )
+    scheduled_through = models.DateField(
+        null=True, blank=True, help_text="Payments are planned up to this date"
+    )
     computed_at = models.DateTimeField()
     history = HistoricalRecords()
 

@@ -1,4 +1,5 @@
 """Reads of payment schedules: what elections ask, the portal calendar, the staff queues and forecasts."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -10,35 +11,54 @@ S = ScheduledPayment.Status
 STARTED = (S.APPROVED, S.RELEASED, S.PAID)
 
 
-def account_payments_started(*, participation: Participation, account_kind: str, specified_month: dt.date | None) -> bool:
+def account_payments_started(
+    *, participation: Participation, account_kind: str, specified_month: dt.date | None
+) -> bool:
     """Has a benefit payment of this account been released or paid (EDCP 6.2: its schedule can no longer change)?"""
     return ScheduledPayment.objects.filter(
-        participation=participation, account__kind=account_kind, account__specified_month=specified_month,
-        schedule__kind=PaymentSchedule.Kind.BENEFIT, status__in=STARTED).exists()
+        participation=participation,
+        account__kind=account_kind,
+        account__specified_month=specified_month,
+        schedule__kind=PaymentSchedule.Kind.BENEFIT,
+        status__in=STARTED,
+    ).exists()
 
 
 def payments_upcoming(*, start: dt.date, end: dt.date):
-    return (ScheduledPayment.objects.filter(release_date__gte=start, release_date__lte=end)
-            .exclude(status=S.CANCELLED).select_related("participation__person", "participation__plan", "account", "run")
-            .order_by("release_date", "participation__person__employee_number", "account_id", "number"))
+    return (
+        ScheduledPayment.objects.filter(release_date__gte=start, release_date__lte=end)
+        .exclude(status=S.CANCELLED)
+        .select_related("participation__person", "participation__plan", "account", "run")
+        .order_by("release_date", "participation__person__employee_number", "account_id", "number")
+    )
 
 
 def payments_held():
     """The staff work queue: every held payment, oldest Payment Date first, until its hold is resolved."""
-    return (ScheduledPayment.objects.filter(status=S.HELD)
-            .select_related("participation__person", "participation__plan", "account").order_by("payment_date", "id"))
+    return (
+        ScheduledPayment.objects.filter(status=S.HELD)
+        .select_related("participation__person", "participation__plan", "account")
+        .order_by("payment_date", "id")
+    )
 
 
 def person_calendar(person) -> list[ScheduledPayment]:
     """Every scheduled and paid payment of one person (the portal's calendar), never anyone else's."""
-    return list(ScheduledPayment.objects.filter(participation__person=person).exclude(status=S.CANCELLED)
-                .select_related("participation__plan", "account", "schedule").order_by("payment_date", "account_id", "number"))
+    return list(
+        ScheduledPayment.objects.filter(participation__person=person)
+        .exclude(status=S.CANCELLED)
+        .select_related("participation__plan", "account", "schedule")
+        .order_by("payment_date", "account_id", "number")
+    )
 
 
 def person_schedules(person) -> list[PaymentSchedule]:
-    return list(PaymentSchedule.objects.filter(participation__person=person)
-                .select_related("participation__plan", "account").prefetch_related("payments")
-                .order_by("participation__plan__code", "account_id", "kind", "id"))
+    return list(
+        PaymentSchedule.objects.filter(participation__person=person)
+        .select_related("participation__plan", "account")
+        .prefetch_related("payments")
+        .order_by("participation__plan__code", "account_id", "kind", "id")
+    )
 
 
 def payment_estimates(payments: list[ScheduledPayment], *, on: dt.date) -> dict[int, object]:
@@ -49,7 +69,9 @@ def payment_estimates(payments: list[ScheduledPayment], *, on: dt.date) -> dict[
     from payments.services.values import available_values, credited_through
 
     open_ = [p for p in payments if p.amount is None]
-    values = available_values({p.account_id for p in open_}, on=on, credited=credited_through()) if open_ else {}
+    values = (
+        available_values({p.account_id for p in open_}, on=on, credited=credited_through()) if open_ else {}
+    )
     out: dict[int, Decimal] = {}
     left = dict(values)
     bases: dict[tuple, Decimal] = {}  # the payees' parts of one benefit share the value before any of them
@@ -82,9 +104,11 @@ def forecast(*, start: dt.date, months: int = 12, years: int = 10) -> dict:
     from core.money import ZERO
 
     end = max(add_months(start, months), add_years(start, years))
-    payments = list(ScheduledPayment.objects.filter(payment_date__gte=start, payment_date__lt=end)
-                    .exclude(status__in=[S.CANCELLED, S.PAID]).only(
-                        "id", "account_id", "payment_date", "number", "of", "share", "percent", "amount", "trigger"))
+    payments = list(
+        ScheduledPayment.objects.filter(payment_date__gte=start, payment_date__lt=end)
+        .exclude(status__in=[S.CANCELLED, S.PAID])
+        .only("id", "account_id", "payment_date", "number", "of", "share", "percent", "amount", "trigger")
+    )
     amounts = payment_estimates(payments, on=start)
     by_month = {add_months(start.replace(day=1), i): ZERO for i in range(months)}
     by_year = {start.year + i: ZERO for i in range(years)}
@@ -99,6 +123,7 @@ def forecast(*, start: dt.date, months: int = 12, years: int = 10) -> dict:
 
 # --- unforeseeable emergencies (EDCP 5.5) and domestic relations orders (5.9) --------------------------
 
+
 def emergencies(*, status: str = ""):
     from payments.models import EmergencyWithdrawal
 
@@ -112,8 +137,11 @@ def person_emergencies(person):
 
 
 def emergency_payments(emergency) -> list[ScheduledPayment]:
-    return list(ScheduledPayment.objects.filter(schedule__emergency=emergency).select_related("account", "run")
-                .order_by("id"))
+    return list(
+        ScheduledPayment.objects.filter(schedule__emergency=emergency)
+        .select_related("account", "run")
+        .order_by("id")
+    )
 
 
 def emergency_participations(person, *, on: dt.date) -> list[Participation]:
@@ -132,4 +160,6 @@ def orders():
 
 
 def order_payments(order) -> list[ScheduledPayment]:
-    return list(ScheduledPayment.objects.filter(schedule__dro=order).select_related("account", "run").order_by("id"))
+    return list(
+        ScheduledPayment.objects.filter(schedule__dro=order).select_related("account", "run").order_by("id")
+    )

@@ -5,6 +5,7 @@ the run and "sim-approver" (a committee member) approves it, which releases it t
 the crediting of its release date. Separation, death, disability and changes in control reach the
 schedules through core.hooks (payments.apps), not through handlers here.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -68,8 +69,13 @@ def emergency_request(ctx, event) -> dict:
     if approved_on < event.on:
         raise Rejected(cite, f"The approval ({approved_on}) cannot come before the request ({event.on}).")
     try:
-        request = emergency_request_record(participation=participation, amount=Decimal(d["amount"]),
-                                           requested_on=event.on, actor=ctx.actor, now=ctx.moment(event.on))
+        request = emergency_request_record(
+            participation=participation,
+            amount=Decimal(d["amount"]),
+            requested_on=event.on,
+            actor=ctx.actor,
+            now=ctx.moment(event.on),
+        )
     except WithdrawalError as exc:
         raise Rejected(cite, str(exc))
     ctx.state["emergency_approvals"].setdefault(approved_on, []).append((event.index, request.pk))
@@ -92,14 +98,23 @@ def _approve_due(ctx, day: dt.date) -> None:
         amount = min(request.requested_amount, available)
         cite = request.cite
         if amount <= 0:
-            emergency_deny(emergency=request, decided_on=day, actor=approver, now=ctx.moment(day, 9),
-                           reason="Nothing is available in the accounts an emergency payment may draw on.")
+            emergency_deny(
+                emergency=request,
+                decided_on=day,
+                actor=approver,
+                now=ctx.moment(day, 9),
+                reason="Nothing is available in the accounts an emergency payment may draw on.",
+            )
             ctx.state["late_outcomes"][index] = {
-                "status": "rejected", "rule": cite,
-                "message": f"Nothing is available on {day} in the accounts an emergency payment may draw on: no payment."}
+                "status": "rejected",
+                "rule": cite,
+                "message": f"Nothing is available on {day} in the accounts an emergency payment may draw on: no payment.",
+            }
             continue
         try:
-            emergency_approve(emergency=request, amount=amount, approved_on=day, actor=approver, now=ctx.moment(day, 9))
+            emergency_approve(
+                emergency=request, amount=amount, approved_on=day, actor=approver, now=ctx.moment(day, 9)
+            )
         except WithdrawalError as exc:
             ctx.state["late_outcomes"][index] = {"status": "rejected", "rule": cite, "message": str(exc)}
 
@@ -109,9 +124,16 @@ def domestic_relations_order(ctx, event) -> dict:
     d = event.data
     participation = ctx.participations[event.participant]
     try:
-        order = dro_record(participation=participation, alternate_payee=d["alternate_payee"], order_date=event.on,
-                           percent=d.get("percent"), amount=Decimal(d["amount"]) if d.get("amount") else None,
-                           account_name=d.get("account", ""), actor=ctx.actor, now=ctx.moment(event.on))
+        order = dro_record(
+            participation=participation,
+            alternate_payee=d["alternate_payee"],
+            order_date=event.on,
+            percent=d.get("percent"),
+            amount=Decimal(d["amount"]) if d.get("amount") else None,
+            account_name=d.get("account", ""),
+            actor=ctx.actor,
+            now=ctx.moment(event.on),
+        )
     except WithdrawalError as exc:
         raise Rejected(_cite(ctx, event.on, "domestic_relations_order"), str(exc))
     return {"amount": str(order.total)}
@@ -152,16 +174,32 @@ def payments_report(ctx) -> dict:
         outcome = ctx.state.get("late_outcomes", {}).get(entry["index"])
         if outcome:
             entry.update(outcome)
-    rows = (ScheduledPayment.objects.filter(participation__in=ctx.participations.values(),
-                                            status=ScheduledPayment.Status.PAID)
-            .select_related("account", "participation__person").order_by("payment_date", "participation_id", "account_id", "number", "paid_on", "id"))
-    return {"payments": [{
-        "participant": ctx.participant_id(p.participation.person), "account": p.account.name, "kind": p.kind,
-        "number": p.number, "of": p.of, "payment_date": p.payment_date.isoformat(),
-        "paid_on": p.paid_on.isoformat(), "valued_as_of": (p.valued_as_of or p.paid_on).isoformat(),
-        "amount": f"{p.amount:.2f}", "trigger": p.trigger, "cite": p.cite,
-        **({"payee": p.payee_name} if p.payee_name else {}),
-    } for p in rows]}
+    rows = (
+        ScheduledPayment.objects.filter(
+            participation__in=ctx.participations.values(), status=ScheduledPayment.Status.PAID
+        )
+        .select_related("account", "participation__person")
+        .order_by("payment_date", "participation_id", "account_id", "number", "paid_on", "id")
+    )
+    return {
+        "payments": [
+            {
+                "participant": ctx.participant_id(p.participation.person),
+                "account": p.account.name,
+                "kind": p.kind,
+                "number": p.number,
+                "of": p.of,
+                "payment_date": p.payment_date.isoformat(),
+                "paid_on": p.paid_on.isoformat(),
+                "valued_as_of": (p.valued_as_of or p.paid_on).isoformat(),
+                "amount": f"{p.amount:.2f}",
+                "trigger": p.trigger,
+                "cite": p.cite,
+                **({"payee": p.payee_name} if p.payee_name else {}),
+            }
+            for p in rows
+        ]
+    }
 
 
 REPORTERS.append(payments_report)

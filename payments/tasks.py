@@ -1,4 +1,5 @@
 """Celery tasks of payments: load by key, call one service, return a small JSON summary."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -10,7 +11,9 @@ from core.jobs import JobBusy
 from payments.services.processing import payment_day_process
 
 
-@shared_task(bind=True, name="payments.process_day", acks_late=True, reject_on_worker_lost=True, max_retries=20)
+@shared_task(
+    bind=True, name="payments.process_day", acks_late=True, reject_on_worker_lost=True, max_retries=20
+)
 def process_day_task(self, day: str | None = None) -> dict:
     """Beat, every morning before the evening crediting: schedules, valuation, holds, paid payments."""
     when = dt.date.fromisoformat(day) if day else timezone.localdate()
@@ -19,7 +22,13 @@ def process_day_task(self, day: str | None = None) -> dict:
     except JobBusy as exc:
         # Another worker holds the payment job's lock (or a killed worker's last statement is still
         # finishing on the server): come back rather than drop the day.
-        raise self.retry(exc=exc, countdown=min(2 ** self.request.retries, 60))
+        raise self.retry(exc=exc, countdown=min(2**self.request.retries, 60))
     if run is None:
         return {"kind": "payments", "key": when.isoformat(), "status": "idle", "message": "nothing due"}
-    return {"kind": run.kind, "key": run.key, "status": run.status, "message": run.message, "stats": run.stats}
+    return {
+        "kind": run.kind,
+        "key": run.key,
+        "status": run.status,
+        "message": run.message,
+        "stats": run.stats,
+    }

@@ -1,4 +1,5 @@
 """URLs of the payments app: staff pages (/staff/), portal pages (/portal/) and API endpoints (/api/)."""
+
 from django.urls import path
 
 from payments import api, views

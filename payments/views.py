@@ -1,4 +1,5 @@
 """Staff and portal pages of payments. Thin: reads through selectors, writes through services."""
+
 from __future__ import annotations
 
 import csv
@@ -64,9 +65,17 @@ def upcoming(request):
     payments = list(selectors.payments_upcoming(start=start, end=end))
     amounts = selectors.payment_estimates(payments, on=today)
     ready = [p for p in payments if p.status == ScheduledPayment.Status.VALUED and p.run_id is None]
-    return render(request, "payments/staff_upcoming.html", {
-        "payments": [(p, amounts[p.id]) for p in payments], "start": start, "end": end, "ready": ready,
-        "can_prepare": has_cap(request.user, Cap.PREPARE_PAYMENTS)})
+    return render(
+        request,
+        "payments/staff_upcoming.html",
+        {
+            "payments": [(p, amounts[p.id]) for p in payments],
+            "start": start,
+            "end": end,
+            "ready": ready,
+            "can_prepare": has_cap(request.user, Cap.PREPARE_PAYMENTS),
+        },
+    )
 
 
 @capability_required(Cap.VIEW_STAFF)
@@ -76,19 +85,36 @@ def held(request):
 
 @capability_required(Cap.VIEW_STAFF)
 def runs(request):
-    return render(request, "payments/staff_runs.html", {
-        "runs": PaymentRun.objects.select_related("prepared_by", "approved_by")[:200]})
+    return render(
+        request,
+        "payments/staff_runs.html",
+        {"runs": PaymentRun.objects.select_related("prepared_by", "approved_by")[:200]},
+    )
 
 
 @capability_required(Cap.VIEW_STAFF)
 def run_detail(request, pk: int):
-    run = get_object_or_404(PaymentRun.objects.select_related("prepared_by", "approved_by", "register"), pk=pk)
-    payments = run.payments.select_related("participation__person", "participation__plan", "account").order_by("release_date", "id")
-    can_approve = (has_cap(request.user, Cap.APPROVE_PAYMENTS) and run.status == PaymentRun.Status.PREPARED
-                   and run.prepared_by_id != request.user.pk)
-    return render(request, "payments/staff_run.html", {
-        "run": run, "payments": payments, "can_approve": can_approve,
-        "own_run": run.prepared_by_id == request.user.pk and run.status == PaymentRun.Status.PREPARED})
+    run = get_object_or_404(
+        PaymentRun.objects.select_related("prepared_by", "approved_by", "register"), pk=pk
+    )
+    payments = run.payments.select_related(
+        "participation__person", "participation__plan", "account"
+    ).order_by("release_date", "id")
+    can_approve = (
+        has_cap(request.user, Cap.APPROVE_PAYMENTS)
+        and run.status == PaymentRun.Status.PREPARED
+        and run.prepared_by_id != request.user.pk
+    )
+    return render(
+        request,
+        "payments/staff_run.html",
+        {
+            "run": run,
+            "payments": payments,
+            "can_approve": can_approve,
+            "own_run": run.prepared_by_id == request.user.pk and run.status == PaymentRun.Status.PREPARED,
+        },
+    )
 
 
 @require_POST
@@ -101,7 +127,10 @@ def run_prepare(request):
     except PaymentRunError as exc:
         messages.error(request, str(exc))
         return redirect("payments_staff:upcoming")
-    messages.success(request, f"Payment run {run.pk} prepared: {run.payments_count} payments. A different person must approve it.")
+    messages.success(
+        request,
+        f"Payment run {run.pk} prepared: {run.payments_count} payments. A different person must approve it.",
+    )
     return redirect("payments_staff:run", pk=run.pk)
 
 
@@ -144,19 +173,25 @@ def _bar_chart(rows: list[tuple[str, Decimal]], *, title: str) -> str:
     width, height, left, bottom, top = 760, 240, 70, 30, 20
     peak = max([v for _, v in rows] + [Decimal(1)])
     bar_w = (width - left - 10) / max(len(rows), 1)
-    parts = [f'<svg class="chart payments-chart" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
-             f'<line class="axis" x1="{left}" y1="{height - bottom}" x2="{width - 5}" y2="{height - bottom}"/>']
+    parts = [
+        f'<svg class="chart payments-chart" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
+        f'<line class="axis" x1="{left}" y1="{height - bottom}" x2="{width - 5}" y2="{height - bottom}"/>',
+    ]
     for i in range(5):
         y = top + (height - top - bottom) * i / 4
         value = peak * (4 - i) / 4
-        parts.append(f'<line class="grid" x1="{left}" y1="{y:.1f}" x2="{width - 5}" y2="{y:.1f}"/>'
-                     f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{value:,.0f}</text>')
+        parts.append(
+            f'<line class="grid" x1="{left}" y1="{y:.1f}" x2="{width - 5}" y2="{y:.1f}"/>'
+            f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{value:,.0f}</text>'
+        )
     for i, (label, value) in enumerate(rows):
         h = float((height - top - bottom) * value / peak)
         x = left + i * bar_w + 3
-        parts.append(f'<rect class="payments-bar" x="{x:.1f}" y="{height - bottom - h:.1f}" width="{bar_w - 6:.1f}" '
-                     f'height="{h:.1f}"><title>{escape(label)}: {value:,.2f}</title></rect>'
-                     f'<text x="{x + (bar_w - 6) / 2:.1f}" y="{height - bottom + 16}" text-anchor="middle">{escape(label)}</text>')
+        parts.append(
+            f'<rect class="payments-bar" x="{x:.1f}" y="{height - bottom - h:.1f}" width="{bar_w - 6:.1f}" '
+            f'height="{h:.1f}"><title>{escape(label)}: {value:,.2f}</title></rect>'
+            f'<text x="{x + (bar_w - 6) / 2:.1f}" y="{height - bottom + 16}" text-anchor="middle">{escape(label)}</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -178,11 +213,18 @@ def forecast(request):
         response = HttpResponse(out.getvalue(), content_type="text/csv")
         response["Content-Disposition"] = f'attachment; filename="payments-forecast-by-{by or "month"}.csv"'
         return response
-    return render(request, "payments/staff_forecast.html", {
-        "data": data, "today": today,
-        "month_chart": _bar_chart([(m.strftime("%b %y"), v) for m, v in data["by_month"]], title="Payments by month"),
-        "year_chart": _bar_chart([(str(y), v) for y, v in data["by_year"]], title="Payments by year"),
-    })
+    return render(
+        request,
+        "payments/staff_forecast.html",
+        {
+            "data": data,
+            "today": today,
+            "month_chart": _bar_chart(
+                [(m.strftime("%b %y"), v) for m, v in data["by_month"]], title="Payments by month"
+            ),
+            "year_chart": _bar_chart([(str(y), v) for y, v in data["by_year"]], title="Payments by year"),
+        },
+    )
 
 
 @capability_required(Cap.VIEW_STAFF)
@@ -197,10 +239,16 @@ def participant_schedule(request, pk: int | None = None):
             messages.error(request, f"No participant with employee number {q}.")
     calendar = selectors.person_calendar(person) if person else []
     amounts = selectors.payment_estimates(calendar, on=timezone.localdate()) if calendar else {}
-    return render(request, "payments/staff_participant.html", {
-        "person": person, "schedules": selectors.person_schedules(person) if person else [],
-        "calendar": [(p, amounts.get(p.id)) for p in calendar],
-        "can_recompute": has_cap(request.user, Cap.RECORD_EVENTS)})
+    return render(
+        request,
+        "payments/staff_participant.html",
+        {
+            "person": person,
+            "schedules": selectors.person_schedules(person) if person else [],
+            "calendar": [(p, amounts.get(p.id)) for p in calendar],
+            "can_recompute": has_cap(request.user, Cap.RECORD_EVENTS),
+        },
+    )
 
 
 @require_POST
@@ -208,28 +256,39 @@ def participant_schedule(request, pk: int | None = None):
 def participant_recompute(request, pk: int):
     """Compute the schedules again (after a beneficiary designation or a beneficiary's death was recorded)."""
     person = get_object_or_404(Person, pk=pk)
-    changed = participant_schedules_recompute(person=person, now=timezone.now(),
-                                              because=f"recomputed by {request.user.get_username()}")
+    changed = participant_schedules_recompute(
+        person=person, now=timezone.now(), because=f"recomputed by {request.user.get_username()}"
+    )
     messages.success(request, f"Schedules computed again: {len(changed)} changed.")
     return redirect("payments_staff:participant", pk=pk)
 
 
 def _errors(form) -> str:
-    return "; ".join(f"{'' if field == '__all__' else field.replace('_', ' ') + ': '}{' '.join(errs)}"
-                     for field, errs in form.errors.items())
+    return "; ".join(
+        f"{'' if field == '__all__' else field.replace('_', ' ') + ': '}{' '.join(errs)}"
+        for field, errs in form.errors.items()
+    )
 
 
 # --- unforeseeable emergencies (EDCP 5.5) ---------------------------------------------------------------
+
 
 @capability_required(Cap.VIEW_STAFF)
 def emergency_list(request):
     status = request.GET.get("status", "")
     if status not in EmergencyWithdrawal.Status.values:
         status = ""
-    return render(request, "payments/staff_emergencies.html", {
-        "emergencies": selectors.emergencies(status=status)[:500], "status": status,
-        "statuses": EmergencyWithdrawal.Status.choices, "can_record": has_cap(request.user, Cap.RECORD_EVENTS),
-        "form": StaffEmergencyRequestForm(initial={"requested_on": timezone.localdate()})})
+    return render(
+        request,
+        "payments/staff_emergencies.html",
+        {
+            "emergencies": selectors.emergencies(status=status)[:500],
+            "status": status,
+            "statuses": EmergencyWithdrawal.Status.choices,
+            "can_record": has_cap(request.user, Cap.RECORD_EVENTS),
+            "form": StaffEmergencyRequestForm(initial={"requested_on": timezone.localdate()}),
+        },
+    )
 
 
 @require_POST
@@ -241,9 +300,16 @@ def emergency_record(request):
         return redirect("payments_staff:emergencies")
     d = form.cleaned_data
     try:
-        emergency = emergency_request_record(participation=d["participation"], amount=d["amount"],
-                                             requested_on=d["requested_on"], need=d["need"], documents=d["documents"],
-                                             channel="staff", actor=request.user, now=timezone.now())
+        emergency = emergency_request_record(
+            participation=d["participation"],
+            amount=d["amount"],
+            requested_on=d["requested_on"],
+            need=d["need"],
+            documents=d["documents"],
+            channel="staff",
+            actor=request.user,
+            now=timezone.now(),
+        )
     except WithdrawalError as exc:
         messages.error(request, f"Not recorded: {exc}")
         return redirect("payments_staff:emergencies")
@@ -256,13 +322,24 @@ def emergency_detail(request, pk: int):
     emergency = get_object_or_404(selectors.emergencies(), pk=pk)
     today = timezone.localdate()
     open_ = emergency.status == EmergencyWithdrawal.Status.REQUESTED
-    available, accounts = (emergency_available(participation=emergency.participation, on=today) if open_
-                           else (None, ""))
-    return render(request, "payments/staff_emergency.html", {
-        "emergency": emergency, "payments": selectors.emergency_payments(emergency), "available": available,
-        "accounts": accounts, "today": today,
-        "can_decide": open_ and has_cap(request.user, Cap.APPROVE_EMERGENCY),
-        "form": EmergencyDecisionForm(initial={"decided_on": today, "amount": emergency.requested_amount})})
+    available, accounts = (
+        emergency_available(participation=emergency.participation, on=today) if open_ else (None, "")
+    )
+    return render(
+        request,
+        "payments/staff_emergency.html",
+        {
+            "emergency": emergency,
+            "payments": selectors.emergency_payments(emergency),
+            "available": available,
+            "accounts": accounts,
+            "today": today,
+            "can_decide": open_ and has_cap(request.user, Cap.APPROVE_EMERGENCY),
+            "form": EmergencyDecisionForm(
+                initial={"decided_on": today, "amount": emergency.requested_amount}
+            ),
+        },
+    )
 
 
 @require_POST
@@ -276,13 +353,27 @@ def emergency_decide(request, pk: int):
     d = form.cleaned_data
     try:
         if d["decision"] == "approve":
-            payments = emergency_approve(emergency=emergency, amount=d["amount"], approved_on=d["decided_on"],
-                                         reason=d["reason"], cancel_deferrals=d["cancel_deferrals"],
-                                         actor=request.user, now=timezone.now())
-            messages.success(request, f"Approved: {len(payments)} payment(s) with Payment Date {d['decided_on']}.")
+            payments = emergency_approve(
+                emergency=emergency,
+                amount=d["amount"],
+                approved_on=d["decided_on"],
+                reason=d["reason"],
+                cancel_deferrals=d["cancel_deferrals"],
+                actor=request.user,
+                now=timezone.now(),
+            )
+            messages.success(
+                request, f"Approved: {len(payments)} payment(s) with Payment Date {d['decided_on']}."
+            )
         else:
-            emergency_deny(emergency=emergency, decided_on=d["decided_on"], reason=d["reason"],
-                           cancel_deferrals=d["cancel_deferrals"], actor=request.user, now=timezone.now())
+            emergency_deny(
+                emergency=emergency,
+                decided_on=d["decided_on"],
+                reason=d["reason"],
+                cancel_deferrals=d["cancel_deferrals"],
+                actor=request.user,
+                now=timezone.now(),
+            )
             messages.success(request, "Denied.")
     except WithdrawalError as exc:
         messages.error(request, f"Not decided: {exc}")
@@ -298,32 +389,55 @@ def portal_emergencies(request):
     if request.method == "POST" and participations and form.is_valid():
         d = form.cleaned_data
         try:
-            emergency = emergency_request_record(participation=d["participation"], amount=d["amount"], requested_on=today,
-                                                 need=d["need"], documents=d["documents"], channel="portal",
-                                                 actor=request.user, now=timezone.now())
+            emergency = emergency_request_record(
+                participation=d["participation"],
+                amount=d["amount"],
+                requested_on=today,
+                need=d["need"],
+                documents=d["documents"],
+                channel="portal",
+                actor=request.user,
+                now=timezone.now(),
+            )
         except WithdrawalError as exc:
             messages.error(request, f"Not filed: {exc}")
         else:
-            messages.success(request, "Your request is filed. The Committee will decide it and you will see the decision here.")
+            messages.success(
+                request,
+                "Your request is filed. The Committee will decide it and you will see the decision here.",
+            )
             return redirect("payments_portal:emergency", pk=emergency.pk)
-    return render(request, "payments/portal_emergencies.html", {
-        "emergencies": selectors.person_emergencies(person), "form": form, "can_file": bool(participations)})
+    return render(
+        request,
+        "payments/portal_emergencies.html",
+        {"emergencies": selectors.person_emergencies(person), "form": form, "can_file": bool(participations)},
+    )
 
 
 @participant_required
 def portal_emergency(request, pk: int):
     emergency = get_object_or_404(selectors.person_emergencies(request.user.person), pk=pk)
-    return render(request, "payments/portal_emergency.html", {
-        "emergency": emergency, "payments": selectors.emergency_payments(emergency)})
+    return render(
+        request,
+        "payments/portal_emergency.html",
+        {"emergency": emergency, "payments": selectors.emergency_payments(emergency)},
+    )
 
 
 # --- domestic relations orders (EDCP 5.9, RRP 2017 4.01(c)) ------------------------------------------------
 
+
 @capability_required(Cap.VIEW_STAFF)
 def order_list(request):
-    return render(request, "payments/staff_orders.html", {
-        "orders": selectors.orders()[:500], "can_record": has_cap(request.user, Cap.RECORD_EVENTS),
-        "form": OrderForm(initial={"order_date": timezone.localdate()})})
+    return render(
+        request,
+        "payments/staff_orders.html",
+        {
+            "orders": selectors.orders()[:500],
+            "can_record": has_cap(request.user, Cap.RECORD_EVENTS),
+            "form": OrderForm(initial={"order_date": timezone.localdate()}),
+        },
+    )
 
 
 @require_POST
@@ -335,9 +449,16 @@ def order_record(request):
         return redirect("payments_staff:orders")
     d = form.cleaned_data
     try:
-        order = dro_record(participation=d["participation"], alternate_payee=d["alternate_payee"],
-                           order_date=d["order_date"], percent=d["percent"], amount=d["amount"],
-                           account_name=d["account"].strip(), actor=request.user, now=timezone.now())
+        order = dro_record(
+            participation=d["participation"],
+            alternate_payee=d["alternate_payee"],
+            order_date=d["order_date"],
+            percent=d["percent"],
+            amount=d["amount"],
+            account_name=d["account"].strip(),
+            actor=request.user,
+            now=timezone.now(),
+        )
     except (WithdrawalError, ValueError) as exc:
         messages.error(request, f"Not recorded: {exc}")
         return redirect("payments_staff:orders")
@@ -348,7 +469,9 @@ def order_record(request):
 @capability_required(Cap.VIEW_STAFF)
 def order_detail(request, pk: int):
     order = get_object_or_404(selectors.orders(), pk=pk)
-    return render(request, "payments/staff_order.html", {"order": order, "payments": selectors.order_payments(order)})
+    return render(
+        request, "payments/staff_order.html", {"order": order, "payments": selectors.order_payments(order)}
+    )
 
 
 @capability_required(Cap.VIEW_STAFF)
@@ -359,17 +482,26 @@ def withholding(request):
             raise Http404
         try:
             threshold = Decimal(request.POST["threshold"]) if request.POST.get("threshold") else None
-            withholding_rate_record(kind=request.POST.get("kind", ""), rate=Decimal(request.POST.get("rate", "")),
-                                    jurisdiction=request.POST.get("jurisdiction", ""), threshold=threshold,
-                                    effective_date=dt.date.fromisoformat(request.POST.get("effective_date", "")),
-                                    source=request.POST.get("source", ""), actor=request.user, now=timezone.now())
+            withholding_rate_record(
+                kind=request.POST.get("kind", ""),
+                rate=Decimal(request.POST.get("rate", "")),
+                jurisdiction=request.POST.get("jurisdiction", ""),
+                threshold=threshold,
+                effective_date=dt.date.fromisoformat(request.POST.get("effective_date", "")),
+                source=request.POST.get("source", ""),
+                actor=request.user,
+                now=timezone.now(),
+            )
         except (WithholdingError, InvalidOperation, ValueError) as exc:
             messages.error(request, f"Not recorded: {exc}")
         else:
             messages.success(request, "Rate recorded.")
         return redirect("payments_staff:withholding")
-    return render(request, "payments/staff_withholding.html", {
-        "rates": WithholdingRate.objects.all(), "kinds": WithholdingRate.Kind.choices, "can_edit": can_edit})
+    return render(
+        request,
+        "payments/staff_withholding.html",
+        {"rates": WithholdingRate.objects.all(), "kinds": WithholdingRate.Kind.choices, "can_edit": can_edit},
+    )
 
 
 @participant_required
@@ -377,9 +509,15 @@ def portal_calendar(request):
     person = request.user.person
     calendar = selectors.person_calendar(person)
     amounts = selectors.payment_estimates(calendar, on=timezone.localdate())
-    return render(request, "payments/portal_calendar.html", {
-        "person": person, "calendar": [(p, amounts.get(p.id)) for p in calendar],
-        "schedules": selectors.person_schedules(person)})
+    return render(
+        request,
+        "payments/portal_calendar.html",
+        {
+            "person": person,
+            "calendar": [(p, amounts.get(p.id)) for p in calendar],
+            "schedules": selectors.person_schedules(person),
+        },
+    )
 
 
 participant_recompute.access_model = Person

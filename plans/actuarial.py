@@ -9,6 +9,7 @@ The shipped default basis (the BRP `actuarial_basis` provision) is the IRS 417(e
 commencement year and the segment rates of the month before commencement; when the year or month
 is not in the catalog, the latest earlier one is used and the quote says so.
 """
+
 from __future__ import annotations
 
 import csv
@@ -100,7 +101,11 @@ def _segment_rows() -> dict[dt.date, tuple[float, float, float]]:
     with open(_data_dir() / "segment_rates_417e_2025_2026.csv", encoding="utf-8") as fh:
         for row in csv.DictReader(line for line in fh if not line.startswith("#")):
             month = dt.datetime.strptime(row["month"], "%b-%y").replace(tzinfo=dt.UTC).date()
-            out[month] = (float(row["first_segment"]), float(row["second_segment"]), float(row["third_segment"]))
+            out[month] = (
+                float(row["first_segment"]),
+                float(row["second_segment"]),
+                float(row["third_segment"]),
+            )
     return out
 
 
@@ -111,7 +116,11 @@ def segment_rates_for(commencement: dt.date, lookback_months: int = 1) -> tuple[
     rows = _segment_rows()
     usable = [m for m in rows if m <= month] or sorted(rows)[:1]
     chosen = max(usable)
-    note = "" if chosen == month else f"segment rates for {month:%B %Y} are not in the catalog; {chosen:%B %Y} is used"
+    note = (
+        ""
+        if chosen == month
+        else f"segment rates for {month:%B %Y} are not in the catalog; {chosen:%B %Y} is used"
+    )
     return InterestBasis(rows[chosen], f"417(e)(3) segment rates of {chosen:%B %Y}"), note
 
 
@@ -148,7 +157,9 @@ def annuity_joint(table: MortalityTable, x: Life, y: Life, basis: InterestBasis)
     return total
 
 
-def annuity_certain_and_life(table: MortalityTable, life: Life, basis: InterestBasis, certain_months: int) -> float:
+def annuity_certain_and_life(
+    table: MortalityTable, life: Life, basis: InterestBasis, certain_months: int
+) -> float:
     total = 0.0
     for m in range((MAX_AGE - life.age) * MONTHS):
         p = 1.0 if m < certain_months else table.survival(life.age, m, life.months)
@@ -182,8 +193,15 @@ FORM_DETAILS = {
 }
 
 
-def convert(*, single_life_annual: Decimal, form: str, table: MortalityTable, basis: InterestBasis,
-            participant: Life, spouse: Life | None = None) -> FormQuote:
+def convert(
+    *,
+    single_life_annual: Decimal,
+    form: str,
+    table: MortalityTable,
+    basis: InterestBasis,
+    participant: Life,
+    spouse: Life | None = None,
+) -> FormQuote:
     """The benefit in `form` actuarially equivalent to a single life annuity (BRP 4.1, 4.2(c))."""
     from core.money import money
 
@@ -200,8 +218,12 @@ def convert(*, single_life_annual: Decimal, form: str, table: MortalityTable, ba
         if spouse is None:
             raise ValueError(f"{detail['label']} needs the survivor's date of birth")
         f = detail["survivor"] / 100
-        factor = a_x + f * (annuity_life(table, spouse, basis) - annuity_joint(table, participant, spouse, basis))
+        factor = a_x + f * (
+            annuity_life(table, spouse, basis) - annuity_joint(table, participant, spouse, basis)
+        )
     else:
         factor = annuity_certain_and_life(table, participant, basis, detail["certain"])
     annual = money(single_life_annual * Decimal(str(a_x / factor)))
-    return FormQuote(form, annual, money(annual / 12), factor, detail.get("survivor", 0), detail.get("certain", 0))
+    return FormQuote(
+        form, annual, money(annual / 12), factor, detail.get("survivor", 0), detail.get("certain", 0)
+    )

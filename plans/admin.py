@@ -1,5 +1,6 @@
 """Back office of the plan catalog. Provisions are loaded from plans/catalog/*.yaml (load_catalog);
 prices are never edited once loaded."""
+
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 

@@ -1,4 +1,5 @@
 """API of the plan catalog: staff reads, and the fund price import."""
+
 from __future__ import annotations
 
 from django.db.models import Prefetch
@@ -23,7 +24,10 @@ class StaffRead:
 
 def _plans():
     return Plan.objects.prefetch_related(
-        Prefetch("versions", queryset=PlanVersion.objects.order_by("effective_date").prefetch_related("provisions")))
+        Prefetch(
+            "versions", queryset=PlanVersion.objects.order_by("effective_date").prefetch_related("provisions")
+        )
+    )
 
 
 class PlanList(StaffRead, generics.ListAPIView):
@@ -45,7 +49,9 @@ class PlanDetail(StaffRead, generics.RetrieveAPIView):
         return _plans()
 
 
-@extend_schema_view(get=extend_schema(parameters=[OpenApiParameter("plan", OpenApiTypes.STR, description="Plan code")]))
+@extend_schema_view(
+    get=extend_schema(parameters=[OpenApiParameter("plan", OpenApiTypes.STR, description="Plan code")])
+)
 class FundList(StaffRead, generics.ListAPIView):
     serializer_class = FundSerializer
     queryset = Fund.objects.all()
@@ -56,8 +62,11 @@ class FundList(StaffRead, generics.ListAPIView):
         return funds.filter(plan__code=plan) if plan else funds
 
 
-@extend_schema_view(get=extend_schema(parameters=[
-    OpenApiParameter("start", OpenApiTypes.DATE), OpenApiParameter("end", OpenApiTypes.DATE)]))
+@extend_schema_view(
+    get=extend_schema(
+        parameters=[OpenApiParameter("start", OpenApiTypes.DATE), OpenApiParameter("end", OpenApiTypes.DATE)]
+    )
+)
 class FundPriceList(StaffRead, generics.ListAPIView):
     """The prices of one fund, oldest first."""
 

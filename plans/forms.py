@@ -1,4 +1,5 @@
 """Staff forms of the plan catalog: they check the shape of the input; the rules are in plans.services."""
+
 from __future__ import annotations
 
 from django import forms
@@ -19,7 +20,9 @@ class FigureForm(forms.Form):
     year = forms.IntegerField(min_value=1990, max_value=2100)
     amount = forms.DecimalField(max_digits=14, decimal_places=2, min_value=0)
     source = forms.CharField(max_length=300, help_text="Where the figure comes from (an IRS notice)")
-    reason = forms.CharField(max_length=300, required=False, help_text="Why it changes (kept in the audit log)")
+    reason = forms.CharField(
+        max_length=300, required=False, help_text="Why it changes (kept in the audit log)"
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -28,12 +31,18 @@ class FigureForm(forms.Form):
 
 
 class TableForm(forms.Form):
-    effective_date = forms.DateField(widget=DateInput, help_text="A new date records a new version of the table")
-    rows = forms.CharField(widget=forms.Textarea(attrs={"rows": 6}),
-                           help_text="One row a line: key, value (years of service or plan year, then percent)")
+    effective_date = forms.DateField(
+        widget=DateInput, help_text="A new date records a new version of the table"
+    )
+    rows = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 6}),
+        help_text="One row a line: key, value (years of service or plan year, then percent)",
+    )
     citation = forms.CharField(max_length=80)
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
-    reason = forms.CharField(max_length=300, required=False, help_text="Why it changes (kept in the audit log)")
+    reason = forms.CharField(
+        max_length=300, required=False, help_text="Why it changes (kept in the audit log)"
+    )
 
     @staticmethod
     def rows_text(rows: list) -> str:

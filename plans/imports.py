@@ -1,4 +1,5 @@
 """Fund price files: one price per fund and Valuation Date. A loaded price is never changed."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -23,9 +24,11 @@ class PricesImport(Importer):
     kind = ImportBatch.Kind.PRICES
     required = ("fund", "date", "price")
     optional = ("plan",)
-    help = ("One line per fund and Valuation Date: fund (the fund code), date (YYYY-MM-DD), price (the net asset "
-            "value per unit, up to 6 decimal places). Add a plan column when the same fund code is on two plans' "
-            "menus. A price already loaded is skipped if it is the same and refused if it differs.")
+    help = (
+        "One line per fund and Valuation Date: fund (the fund code), date (YYYY-MM-DD), price (the net asset "
+        "value per unit, up to 6 decimal places). Add a plan column when the same fund code is on two plans' "
+        "menus. A price already loaded is skipped if it is the same and refused if it differs."
+    )
 
     def check(self, rows: list[Row], problems: Problems, *, now: dt.datetime) -> PreparedPrices:
         by_code: dict[str, list[Fund]] = {}
@@ -53,15 +56,20 @@ class PricesImport(Importer):
             return prepared
         days = [d for _, _, d, _ in parsed]
         existing = {
-            (fund_id, day): value for fund_id, day, value in FundPrice.objects.filter(
-                fund_id__in={f.pk for _, f, _, _ in parsed}, date__gte=min(days), date__lte=max(days),
+            (fund_id, day): value
+            for fund_id, day, value in FundPrice.objects.filter(
+                fund_id__in={f.pk for _, f, _, _ in parsed},
+                date__gte=min(days),
+                date__lte=max(days),
             ).values_list("fund_id", "date", "price")
         }
         first_line: dict[tuple[int, dt.date], int] = {}
         for row, fund, day, value in parsed:
             key = (fund.pk, day)
             if key in first_line:
-                row.problem(f"repeats the price of {fund.code} on {day} already given on line {first_line[key]}")
+                row.problem(
+                    f"repeats the price of {fund.code} on {day} already given on line {first_line[key]}"
+                )
                 continue
             first_line[key] = row.line
             loaded = existing.get(key)
@@ -70,8 +78,11 @@ class PricesImport(Importer):
             elif loaded == value:
                 prepared.skipped += 1
             else:
-                row.problem(f"{fund.plan.code} fund {fund.code} already has a price of {loaded.normalize():f} on {day}; "
-                            f"this file says {value.normalize():f}. A loaded price is never changed.", "price")
+                row.problem(
+                    f"{fund.plan.code} fund {fund.code} already has a price of {loaded.normalize():f} on {day}; "
+                    f"this file says {value.normalize():f}. A loaded price is never changed.",
+                    "price",
+                )
         return prepared
 
     def _fund(self, row: Row, by_code: dict[str, list[Fund]]) -> Fund | None:
@@ -92,12 +103,15 @@ class PricesImport(Importer):
             return None
         return candidates[0]
 
-    def apply(self, prepared: PreparedPrices, *, batch: ImportBatch, actor, now: dt.datetime,
-              problems: Problems) -> Applied:
+    def apply(
+        self, prepared: PreparedPrices, *, batch: ImportBatch, actor, now: dt.datetime, problems: Problems
+    ) -> Applied:
         source = f"import #{batch.pk} {batch.file_name}"[:200]
         FundPrice.objects.bulk_create(
-            (FundPrice(fund_id=fund_id, date=day, price=value, loaded_at=now, source=source)
-             for fund_id, day, value in prepared.new),
+            (
+                FundPrice(fund_id=fund_id, date=day, price=value, loaded_at=now, source=source)
+                for fund_id, day, value in prepared.new
+            ),
             batch_size=5000,
         )
         return Applied(applied=len(prepared.new), skipped=prepared.skipped)
@@ -109,4 +123,6 @@ def _not_a_valuation_date(day: dt.date) -> str | None:
             return None
     except ValueError as exc:
         return str(exc)
-    return f"{day} is not a Valuation Date (the New York Stock Exchange is closed that day), so it has no price"
+    return (
+        f"{day} is not a Valuation Date (the New York Stock Exchange is closed that day), so it has no price"
+    )

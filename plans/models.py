@@ -10,7 +10,9 @@ from django.db import models
 from django.db.models import Q
 from simple_history.models import HistoricalRecords
 
-_pinned_version_date: contextvars.ContextVar[dt.date | None] = contextvars.ContextVar("pinned_version_date", default=None)
+_pinned_version_date: contextvars.ContextVar[dt.date | None] = contextvars.ContextVar(
+    "pinned_version_date", default=None
+)
 
 
 @contextlib.contextmanager
@@ -69,7 +71,9 @@ class PlanVersion(models.Model):
 
     class Meta:
         ordering = ["plan__code", "effective_date"]
-        constraints = [models.UniqueConstraint(fields=["plan", "effective_date"], name="one_version_per_date")]
+        constraints = [
+            models.UniqueConstraint(fields=["plan", "effective_date"], name="one_version_per_date")
+        ]
 
     def __str__(self) -> str:
         return f"{self.plan.code} effective {self.effective_date}"
@@ -129,7 +133,9 @@ class Provision(models.Model):
     label = models.CharField(max_length=200)
     value = models.JSONField(null=True)
     citation = models.CharField(max_length=80)
-    reading = models.TextField(blank=True, help_text="Where the document is silent or garbled: the reading adopted")
+    reading = models.TextField(
+        blank=True, help_text="Where the document is silent or garbled: the reading adopted"
+    )
     history = HistoricalRecords()
 
     class Meta:
@@ -147,7 +153,9 @@ class PlanSection(models.Model):
     section = models.CharField(max_length=20)
     title = models.CharField(max_length=300, blank=True)
     text = models.TextField()
-    original_text = models.TextField(blank=True, help_text="Text in the language of the source, when translated")
+    original_text = models.TextField(
+        blank=True, help_text="Text in the language of the source, when translated"
+    )
     note = models.TextField(blank=True)
     sort_key = models.CharField(max_length=60, default="")
 
@@ -200,7 +208,9 @@ class PlanTable(models.Model):
 
     class Meta:
         ordering = ["plan", "code", "effective_date"]
-        constraints = [models.UniqueConstraint(fields=["plan", "code", "effective_date"], name="one_table_per_date")]
+        constraints = [
+            models.UniqueConstraint(fields=["plan", "code", "effective_date"], name="one_table_per_date")
+        ]
 
     def __str__(self) -> str:
         return f"{self.plan.code} {self.code} from {self.effective_date}"
@@ -226,7 +236,9 @@ class Fund(models.Model):
     plan = models.ForeignKey(Plan, on_delete=models.PROTECT, related_name="funds")
     code = models.CharField(max_length=20)
     name = models.CharField(max_length=200)
-    is_default = models.BooleanField(default=False, help_text="The capital-preservation default (EDCP 7.5, RRP 3.05(b))")
+    is_default = models.BooleanField(
+        default=False, help_text="The capital-preservation default (EDCP 7.5, RRP 3.05(b))"
+    )
     active = models.BooleanField(default=True)
     history = HistoricalRecords()
 
@@ -234,7 +246,9 @@ class Fund(models.Model):
         ordering = ["plan", "code"]
         constraints = [
             models.UniqueConstraint(fields=["plan", "code"], name="fund_code_unique_in_plan"),
-            models.UniqueConstraint(fields=["plan"], condition=Q(is_default=True), name="one_default_fund_per_plan"),
+            models.UniqueConstraint(
+                fields=["plan"], condition=Q(is_default=True), name="one_default_fund_per_plan"
+            ),
         ]
 
     def __str__(self) -> str:

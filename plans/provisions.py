@@ -3,6 +3,7 @@
 A provision is data: a value with the section it comes from. Code reads provisions by key through
 PlanVersion.provision(key) and never asks which plan it is dealing with.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -12,12 +13,23 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 ACCOUNT_KINDS = (
-    "retirement_termination", "specified_date", "company_contribution",
-    "elective_deferral", "matching", "retirement_restoration",
+    "retirement_termination",
+    "specified_date",
+    "company_contribution",
+    "elective_deferral",
+    "matching",
+    "retirement_restoration",
 )
 FUNDED_BY = ("deferral", "company", "matching", "restoration")
-TRIGGERS = ("separation", "death", "disability", "specified_date", "change_in_control", "emergency",
-            "domestic_relations_order")
+TRIGGERS = (
+    "separation",
+    "death",
+    "disability",
+    "specified_date",
+    "change_in_control",
+    "emergency",
+    "domestic_relations_order",
+)
 FORMS = ("lump_sum", "installments", "lump_sum_and_installments")
 PAYMENT_DATE_RULES = ("day_of_month_after_event", "event_date", "specified_month_day", "approval_date")
 KEY_DELAY_RULES = ("first_day_of_nth_month_after_event_month", "first_day_of_month_after_n_month_anniversary")
@@ -211,7 +223,9 @@ def v_default_beneficiary(value: Any) -> None:
     for who in value:
         _choice(who, "default beneficiary", DEFAULT_BENEFICIARIES)
     if value[-1] != "estate":
-        raise ProvisionError("the last default beneficiary must be the estate (someone always takes the benefit)")
+        raise ProvisionError(
+            "the last default beneficiary must be the estate (someone always takes the benefit)"
+        )
 
 
 def v_object(*fields: str) -> Callable[[Any], None]:
@@ -247,23 +261,55 @@ spec("key_employee", "Key Employee identification and effective dates", v_key_em
 spec("frozen_after", "No new participants or accruals after", v_optional(v_date))
 # --- accounts and deferrals -------------------------------------------------------------------
 spec("accounts", "Accounts and sub-accounts", v_accounts)
-spec("default_deferral_account", "Where deferrals go without an allocation", v_optional(v_choice(*ACCOUNT_KINDS)))
+spec(
+    "default_deferral_account",
+    "Where deferrals go without an allocation",
+    v_optional(v_choice(*ACCOUNT_KINDS)),
+)
 spec("deferral_components", "Deferrable pay components and their limits", v_optional(v_components))
 spec("whole_percentages", "Deferrals in whole percentages", v_bool)
-spec("net_pay_cap_percent", "Deferral never exceeds this percent of cash pay left after taxes", v_optional(v_percent))
+spec(
+    "net_pay_cap_percent",
+    "Deferral never exceeds this percent of cash pay left after taxes",
+    v_optional(v_percent),
+)
 spec("election_deadline", "Annual deferral election deadline", v_optional(v_deadline))
-spec("first_year_window_days", "Days to elect after the notice of initial eligibility", v_optional(v_int(1, 365)))
-spec("performance_election_months_before_end", "Performance-Based Compensation: months before the period ends", v_optional(v_int(1, 24)))
+spec(
+    "first_year_window_days",
+    "Days to elect after the notice of initial eligibility",
+    v_optional(v_int(1, 365)),
+)
+spec(
+    "performance_election_months_before_end",
+    "Performance-Based Compensation: months before the period ends",
+    v_optional(v_int(1, 24)),
+)
 spec("performance_period_min_months", "Performance period of at least (months)", v_optional(v_int(1, 60)))
 spec("evergreen", "Elections continue into later plan years until changed", v_bool)
-spec("specified_date_min_deferral_years", "Minimum deferral period for Specified Date Accounts (years; empty = off)", v_optional(v_int(1, 30)))
-spec("deferral_cancellation", "Committee cancellation of deferrals", v_optional(v_object("emergency", "hardship_months")))
+spec(
+    "specified_date_min_deferral_years",
+    "Minimum deferral period for Specified Date Accounts (years; empty = off)",
+    v_optional(v_int(1, 30)),
+)
+spec(
+    "deferral_cancellation",
+    "Committee cancellation of deferrals",
+    v_optional(v_object("emergency", "hardship_months")),
+)
 spec("plan_compensation", "Plan Compensation", v_choice("all", "above_401a17"))
-spec("participation", "Who participates", v_choice("committee_selection", "compensation_above_401a17", "frozen"))
+spec(
+    "participation",
+    "Who participates",
+    v_choice("committee_selection", "compensation_above_401a17", "frozen"),
+)
 # --- contributions and vesting ----------------------------------------------------------------
 spec("matching", "Matching contribution formula", v_matching)
 spec("retirement_restoration", "Retirement restoration contribution", v_restoration)
-spec("company_contributions", "Company contributions credited by the Committee", v_optional(v_object("kinds", "account")))
+spec(
+    "company_contributions",
+    "Company contributions credited by the Committee",
+    v_optional(v_object("kinds", "account")),
+)
 spec("vesting", "Vesting", v_vesting)
 spec("forfeit_unvested_at_separation", "Unvested amounts forfeited at separation", v_bool)
 spec("retirement_age", "Retirement age (Retire)", v_optional(v_int(50, 75)))
@@ -277,20 +323,46 @@ spec("change_in_control", "Change in control", v_optional(v_object("window_month
 spec("small_balance", "Small balance cash-out", v_optional(v_object("accounts", "threshold")))
 spec("emergency", "Unforeseeable emergency withdrawal", v_optional(v_object("order")))
 spec("domestic_relations_order", "Domestic relations orders", v_optional(v_object("form")))
-spec("default_beneficiary", "Beneficiary when none is designated or the designees predeceased", v_default_beneficiary,
-     "spouse: the Surviving Spouse (married on the date of death); estate: the executor or administrator of the estate")
-spec("schedule_change", "Changing a payment schedule", v_optional(v_object("min_months_before", "min_years_later")))
-spec("claims", "Claims procedure time limits", v_object("decision_days", "extension_days", "appeal_days",
-                                                        "review_days", "review_extension_days", "legal_action_years"))
+spec(
+    "default_beneficiary",
+    "Beneficiary when none is designated or the designees predeceased",
+    v_default_beneficiary,
+    "spouse: the Surviving Spouse (married on the date of death); estate: the executor or administrator of the estate",
+)
+spec(
+    "schedule_change",
+    "Changing a payment schedule",
+    v_optional(v_object("min_months_before", "min_years_later")),
+)
+spec(
+    "claims",
+    "Claims procedure time limits",
+    v_object(
+        "decision_days",
+        "extension_days",
+        "appeal_days",
+        "review_days",
+        "review_extension_days",
+        "legal_action_years",
+    ),
+)
 # --- defined benefit (BRP) --------------------------------------------------------------------
 spec("funding", "Unfunded plan; rabbi trust", v_object("unfunded", "trust"))
 spec("db_benefit", "Supplemental Benefit formula", v_optional(v_object("formula")))
 spec("db_maximum_benefit", "Maximum Benefit", v_optional(v_object("base_year", "base_amount", "indexed_by")))
 spec("db_forms", "Annuity forms", v_optional(v_object("forms", "default_married", "default_single")))
 spec("db_commencement", "Benefit Commencement Date", v_optional(v_object("rule")))
-spec("db_election_change", "Changing the time or form of a benefit", v_optional(v_object("min_months_effective", "min_years_later")))
+spec(
+    "db_election_change",
+    "Changing the time or form of a benefit",
+    v_optional(v_object("min_months_effective", "min_years_later")),
+)
 spec("db_eligibility", "Eligibility to a benefit", v_optional(v_object("benefit_service_years")))
-spec("db_survivor", "Pre-retirement survivor benefit", v_optional(v_object("benefit_service_years", "survivor_percent")))
+spec(
+    "db_survivor",
+    "Pre-retirement survivor benefit",
+    v_optional(v_object("benefit_service_years", "survivor_percent")),
+)
 spec("actuarial_basis", "Actuarial equivalence basis", v_optional(v_object("mortality_table", "interest")))
 
 

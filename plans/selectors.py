@@ -1,4 +1,5 @@
 """Reads of the catalog: dated figures and tables."""
+
 from __future__ import annotations
 
 import contextlib
@@ -34,11 +35,17 @@ def figure_for_year(code: str, year: int, overrides: dict | None = None) -> Deci
     try:
         return DatedFigure.objects.get(code=code, year=year).amount
     except DatedFigure.DoesNotExist:
-        raise MissingFigure(f"no {code} figure is recorded for {year}: the Committee must add it before this can run")
+        raise MissingFigure(
+            f"no {code} figure is recorded for {year}: the Committee must add it before this can run"
+        )
 
 
 def plan_table(plan: Plan, code: str, on: dt.date) -> PlanTable:
-    table = PlanTable.objects.filter(plan=plan, code=code, effective_date__lte=on).order_by("-effective_date").first()
+    table = (
+        PlanTable.objects.filter(plan=plan, code=code, effective_date__lte=on)
+        .order_by("-effective_date")
+        .first()
+    )
     if table is None:
         table = PlanTable.objects.filter(plan=plan, code=code).order_by("effective_date").first()
     if table is None:
@@ -52,7 +59,9 @@ def announced_percent(plan: Plan, code: str, year: int) -> Decimal:
     if value is None:
         value = table.exact_value("default")
     if value is None:
-        raise MissingFigure(f"{plan.code}: the Committee has not announced {code} for {year} ({table.citation})")
+        raise MissingFigure(
+            f"{plan.code}: the Committee has not announced {code} for {year} ({table.citation})"
+        )
     return value
 
 
@@ -77,8 +86,11 @@ def latest_prices(plan: Plan, on: dt.date) -> dict[int, object]:
 def price_series(fund, start: dt.date, end: dt.date) -> list[tuple[dt.date, Decimal]]:
     from plans.models import FundPrice
 
-    return list(FundPrice.objects.filter(fund=fund, date__gte=start, date__lte=end).order_by("date")
-                .values_list("date", "price"))
+    return list(
+        FundPrice.objects.filter(fund=fund, date__gte=start, date__lte=end)
+        .order_by("date")
+        .values_list("date", "price")
+    )
 
 
 def figures_by_year() -> tuple[list[str], list[tuple[int, list]]]:

@@ -1,4 +1,5 @@
 """API representations of the plan catalog."""
+
 from __future__ import annotations
 
 from rest_framework import serializers

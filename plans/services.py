@@ -1,5 +1,6 @@
 """Writes to the plan catalog: loading the shipped catalog (idempotent), and the committee-maintained
 tables (dated figures, plan tables, market closures), each change audited; history from simple-history."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -54,26 +55,41 @@ def _load_plan(data: dict, directory: Path, stats: dict) -> Plan:
             raise CatalogError(f"catalog entry is missing {field!r}")
     plan, created = Plan.objects.get_or_create(
         code=data["code"],
-        defaults={"name": data["name"], "sponsor": data["sponsor"], "kind": data["kind"],
-                  "description": data.get("description", "").strip()},
+        defaults={
+            "name": data["name"],
+            "sponsor": data["sponsor"],
+            "kind": data["kind"],
+            "description": data.get("description", "").strip(),
+        },
     )
-    if not created and _update(plan, name=data["name"], sponsor=data["sponsor"], kind=data["kind"],
-                               description=data.get("description", "").strip()):
+    if not created and _update(
+        plan,
+        name=data["name"],
+        sponsor=data["sponsor"],
+        kind=data["kind"],
+        description=data.get("description", "").strip(),
+    ):
         stats["changed"] += 1
     stats["created"] += int(created)
 
     for t in data.get("tables", []):
         table, t_created = PlanTable.objects.get_or_create(
-            plan=plan, code=t["code"], effective_date=t["effective_date"],
-            defaults={"rows": _jsonable(t["rows"]), "citation": t["citation"],
-                      "description": t.get("description", "").strip()},
+            plan=plan,
+            code=t["code"],
+            effective_date=t["effective_date"],
+            defaults={
+                "rows": _jsonable(t["rows"]),
+                "citation": t["citation"],
+                "description": t.get("description", "").strip(),
+            },
         )
         stats["created"] += int(t_created)
 
     inherited: dict[str, dict] = {}
     for v in sorted(data["versions"], key=lambda v: v["effective_date"]):
         version, v_created = PlanVersion.objects.get_or_create(
-            plan=plan, effective_date=v["effective_date"],
+            plan=plan,
+            effective_date=v["effective_date"],
             defaults={"title": v["title"], "source_document": v.get("source_document", "")},
         )
         stats["created"] += int(v_created)
@@ -91,13 +107,23 @@ def _load_plan(data: dict, directory: Path, stats: dict) -> Plan:
             except ProvisionError as exc:
                 raise CatalogError(f"{plan.code} {v['effective_date']}: {exc}")
             prov, p_created = Provision.objects.get_or_create(
-                version=version, key=key,
-                defaults={"value": value, "citation": entry["cite"], "label": SPECS[key].label,
-                          "reading": entry.get("reading", "").strip()},
+                version=version,
+                key=key,
+                defaults={
+                    "value": value,
+                    "citation": entry["cite"],
+                    "label": SPECS[key].label,
+                    "reading": entry.get("reading", "").strip(),
+                },
             )
             stats["created"] += int(p_created)
-            if not p_created and _update(prov, value=value, citation=entry["cite"], label=SPECS[key].label,
-                                         reading=entry.get("reading", "").strip()):
+            if not p_created and _update(
+                prov,
+                value=value,
+                citation=entry["cite"],
+                label=SPECS[key].label,
+                reading=entry.get("reading", "").strip(),
+            ):
                 stats["changed"] += 1
         inherited = merged
         _load_sections(version, directory, stats)
@@ -150,7 +176,10 @@ def catalog_plan_files(directory: Path | None = None) -> list[Path]:
 
 def catalog_codes(directory: Path | None = None) -> list[str]:
     """The codes of the plans of the shipped catalog, read from its files (no database needed)."""
-    return [str(yaml.safe_load(path.read_text(encoding="utf-8"))["code"]) for path in catalog_plan_files(directory)]
+    return [
+        str(yaml.safe_load(path.read_text(encoding="utf-8"))["code"])
+        for path in catalog_plan_files(directory)
+    ]
 
 
 @transaction.atomic
@@ -168,17 +197,23 @@ def catalog_load(*, directory: Path | None = None) -> dict:
 
 # --- committee-maintained tables: dated figures, plan tables, market closures ------------------
 
+
 class TableError(ValueError):
     """A change to a committee-maintained table the books refuse; the message says why."""
 
 
 def _changes(obj, fields: dict) -> dict:
-    return {name: [str(getattr(obj, name)), str(value)] for name, value in fields.items() if getattr(obj, name) != value}
+    return {
+        name: [str(getattr(obj, name)), str(value)]
+        for name, value in fields.items()
+        if getattr(obj, name) != value
+    }
 
 
 @transaction.atomic
-def figure_set(*, code: str, year: int, amount: Decimal, source: str, actor, now: dt.datetime,
-               reason: str = "") -> DatedFigure:
+def figure_set(
+    *, code: str, year: int, amount: Decimal, source: str, actor, now: dt.datetime, reason: str = ""
+) -> DatedFigure:
     """Record (or correct) an IRS dollar figure for a year. Pay already processed keeps the figure it used."""
     from core.audit import audit_record
     from core.money import money
@@ -200,8 +235,14 @@ def figure_set(*, code: str, year: int, amount: Decimal, source: str, actor, now
         if not changes:
             return figure
         _update(figure, **fields)
-    audit_record(action="figure.set", actor=actor, at=now, obj=figure, reason=reason,
-                 data={"code": code, "year": year, "changes": changes})
+    audit_record(
+        action="figure.set",
+        actor=actor,
+        at=now,
+        obj=figure,
+        reason=reason,
+        data={"code": code, "year": year, "changes": changes},
+    )
     return figure
 
 
@@ -243,8 +284,18 @@ def parse_table_rows(text: str) -> list[list[str]]:
 
 
 @transaction.atomic
-def table_set(*, plan: Plan, code: str, effective_date: dt.date, rows: list[list[str]], citation: str,
-              description: str, actor, now: dt.datetime, reason: str = "") -> PlanTable:
+def table_set(
+    *,
+    plan: Plan,
+    code: str,
+    effective_date: dt.date,
+    rows: list[list[str]],
+    citation: str,
+    description: str,
+    actor,
+    now: dt.datetime,
+    reason: str = "",
+) -> PlanTable:
     """Record a plan table in force from `effective_date` (a new dated version, or a correction of one)."""
     from core.audit import audit_record
 
@@ -253,7 +304,11 @@ def table_set(*, plan: Plan, code: str, effective_date: dt.date, rows: list[list
     if not citation.strip():
         raise TableError("a table needs the plan section it comes from")
     fields = {"rows": rows, "citation": citation.strip(), "description": description.strip()}
-    table = PlanTable.objects.select_for_update().filter(plan=plan, code=code, effective_date=effective_date).first()
+    table = (
+        PlanTable.objects.select_for_update()
+        .filter(plan=plan, code=code, effective_date=effective_date)
+        .first()
+    )
     if table is None:
         table = PlanTable.objects.create(plan=plan, code=code, effective_date=effective_date, **fields)
         changes = {"rows": [None, rows]}
@@ -262,8 +317,19 @@ def table_set(*, plan: Plan, code: str, effective_date: dt.date, rows: list[list
         if not changes:
             return table
         _update(table, **fields)
-    audit_record(action="plan_table.set", actor=actor, at=now, obj=table, reason=reason,
-                 data={"plan": plan.code, "code": code, "effective_date": effective_date.isoformat(), "changes": changes})
+    audit_record(
+        action="plan_table.set",
+        actor=actor,
+        at=now,
+        obj=table,
+        reason=reason,
+        data={
+            "plan": plan.code,
+            "code": code,
+            "effective_date": effective_date.isoformat(),
+            "changes": changes,
+        },
+    )
     return table
 
 
@@ -291,11 +357,20 @@ def market_closure_add(*, date: dt.date, reason: str, actor, now: dt.datetime):
         raise TableError(f"{date} is already not a Valuation Date (the exchange is closed or it is listed)")
     last = _last_credited()
     if last is not None and date <= last:
-        raise TableError(f"Valuation Dates through {last} are credited: a closure on {date} would rewrite the books")
-    closure = MarketClosure.objects.create(date=date, reason=reason.strip(),
-                                           recorded_by=None if isinstance(actor, str) else actor)
-    audit_record(action="market_closure.add", actor=actor, at=now, obj=closure, reason=reason,
-                 data={"date": date.isoformat()})
+        raise TableError(
+            f"Valuation Dates through {last} are credited: a closure on {date} would rewrite the books"
+        )
+    closure = MarketClosure.objects.create(
+        date=date, reason=reason.strip(), recorded_by=None if isinstance(actor, str) else actor
+    )
+    audit_record(
+        action="market_closure.add",
+        actor=actor,
+        at=now,
+        obj=closure,
+        reason=reason,
+        data={"date": date.isoformat()},
+    )
     cal.forget_closures()
     transaction.on_commit(cal.forget_closures)
     return closure
@@ -309,8 +384,14 @@ def market_closure_remove(*, closure, actor, now: dt.datetime, reason: str = "")
     last = _last_credited()
     if last is not None and closure.date <= last:
         raise TableError(f"Valuation Dates through {last} are credited: the closure on {closure.date} stays")
-    audit_record(action="market_closure.remove", actor=actor, at=now, obj=closure, reason=reason,
-                 data={"date": closure.date.isoformat(), "was": closure.reason})
+    audit_record(
+        action="market_closure.remove",
+        actor=actor,
+        at=now,
+        obj=closure,
+        reason=reason,
+        data={"date": closure.date.isoformat(), "was": closure.reason},
+    )
     closure.delete()
     cal.forget_closures()
     transaction.on_commit(cal.forget_closures)

@@ -1,4 +1,5 @@
 """URLs of the plans app: staff pages (/staff/), portal pages (/portal/) and API endpoints (/api/)."""
+
 from django.urls import path
 
 from core.imports.api import import_urls

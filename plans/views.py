@@ -3,6 +3,7 @@
 Reading needs VIEW_STAFF; changing a table, a figure or a market closure needs MAINTAIN_TABLES and goes
 through plans.services (audited; model history from simple-history).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -45,13 +46,25 @@ def plan_detail(request, code: str):
     tables = list(plan.tables.all())
     in_force = {}
     for t in tables:
-        if t.effective_date <= on and (t.code not in in_force or in_force[t.code].effective_date < t.effective_date):
+        if t.effective_date <= on and (
+            t.code not in in_force or in_force[t.code].effective_date < t.effective_date
+        ):
             in_force[t.code] = t
-    return render(request, "plans/plan_detail.html", {
-        "plan": plan, "version": version, "on": on, "form": form if form.is_bound else VersionOnForm(initial={"on": on}),
-        "versions": plan.versions.all(), "provisions": selectors.provisions_in_order(version),
-        "sections": version.sections.all(), "tables": tables, "tables_in_force": {t.pk for t in in_force.values()},
-    })
+    return render(
+        request,
+        "plans/plan_detail.html",
+        {
+            "plan": plan,
+            "version": version,
+            "on": on,
+            "form": form if form.is_bound else VersionOnForm(initial={"on": on}),
+            "versions": plan.versions.all(),
+            "provisions": selectors.provisions_in_order(version),
+            "sections": version.sections.all(),
+            "tables": tables,
+            "tables_in_force": {t.pk for t in in_force.values()},
+        },
+    )
 
 
 @capability_required(Cap.VIEW_STAFF)
@@ -64,21 +77,42 @@ def funds(request, code: str):
     rows = []
     for fund in plan.funds.all():
         series = selectors.price_series(fund, start, today)
-        rows.append({"fund": fund, "latest": latest.get(fund.id),
-                     "chart": line_chart(series, title=f"{fund.code} price", y_format=plain_number,
-                                         include_zero=False, height=200, empty_text="No prices loaded")})
+        rows.append(
+            {
+                "fund": fund,
+                "latest": latest.get(fund.id),
+                "chart": line_chart(
+                    series,
+                    title=f"{fund.code} price",
+                    y_format=plain_number,
+                    include_zero=False,
+                    height=200,
+                    empty_text="No prices loaded",
+                ),
+            }
+        )
     return render(request, "plans/funds.html", {"plan": plan, "rows": rows, "start": start, "today": today})
 
 
 # --- dated figures --------------------------------------------------------------------------------
 
+
 def _figures_page(request, form: FigureForm | None = None, status: int = 200):
     codes, years = selectors.figures_by_year()
-    return render(request, "plans/figures.html", {
-        "codes": codes, "years": years, "form": form or FigureForm(),
-        "can_edit": has_cap(request.user, Cap.MAINTAIN_TABLES),
-        "history": DatedFigure.history.select_related("history_user").order_by("-history_date", "-history_id")[:50],
-    }, status=status)
+    return render(
+        request,
+        "plans/figures.html",
+        {
+            "codes": codes,
+            "years": years,
+            "form": form or FigureForm(),
+            "can_edit": has_cap(request.user, Cap.MAINTAIN_TABLES),
+            "history": DatedFigure.history.select_related("history_user").order_by(
+                "-history_date", "-history_id"
+            )[:50],
+        },
+        status=status,
+    )
 
 
 @capability_required(Cap.VIEW_STAFF)
@@ -93,8 +127,15 @@ def figure_save(request):
     if form.is_valid():
         d = form.cleaned_data
         try:
-            figure = figure_set(code=d["code"], year=d["year"], amount=d["amount"], source=d["source"],
-                                reason=d["reason"], actor=request.user, now=timezone.now())
+            figure = figure_set(
+                code=d["code"],
+                year=d["year"],
+                amount=d["amount"],
+                source=d["source"],
+                reason=d["reason"],
+                actor=request.user,
+                now=timezone.now(),
+            )
         except TableError as exc:
             form.add_error(None, str(exc))
         else:
@@ -105,16 +146,33 @@ def figure_save(request):
 
 # --- plan tables ----------------------------------------------------------------------------------
 
+
 def _table_page(request, table: PlanTable, form: TableForm | None = None, status: int = 200):
-    return render(request, "plans/table_detail.html", {
-        "table": table, "plan": table.plan,
-        "versions": PlanTable.objects.filter(plan=table.plan, code=table.code).order_by("-effective_date"),
-        "history": table.history.select_related("history_user").order_by("-history_date", "-history_id")[:50],
-        "can_edit": has_cap(request.user, Cap.MAINTAIN_TABLES),
-        "form": form or TableForm(initial={"effective_date": table.effective_date,
-                                           "rows": TableForm.rows_text(table.rows), "citation": table.citation,
-                                           "description": table.description}),
-    }, status=status)
+    return render(
+        request,
+        "plans/table_detail.html",
+        {
+            "table": table,
+            "plan": table.plan,
+            "versions": PlanTable.objects.filter(plan=table.plan, code=table.code).order_by(
+                "-effective_date"
+            ),
+            "history": table.history.select_related("history_user").order_by("-history_date", "-history_id")[
+                :50
+            ],
+            "can_edit": has_cap(request.user, Cap.MAINTAIN_TABLES),
+            "form": form
+            or TableForm(
+                initial={
+                    "effective_date": table.effective_date,
+                    "rows": TableForm.rows_text(table.rows),
+                    "citation": table.citation,
+                    "description": table.description,
+                }
+            ),
+        },
+        status=status,
+    )
 
 
 @capability_required(Cap.VIEW_STAFF)
@@ -130,9 +188,17 @@ def table_save(request, pk: int):
     if form.is_valid():
         d = form.cleaned_data
         try:
-            saved = table_set(plan=table.plan, code=table.code, effective_date=d["effective_date"],
-                              rows=parse_table_rows(d["rows"]), citation=d["citation"], description=d["description"],
-                              reason=d["reason"], actor=request.user, now=timezone.now())
+            saved = table_set(
+                plan=table.plan,
+                code=table.code,
+                effective_date=d["effective_date"],
+                rows=parse_table_rows(d["rows"]),
+                citation=d["citation"],
+                description=d["description"],
+                reason=d["reason"],
+                actor=request.user,
+                now=timezone.now(),
+            )
         except TableError as exc:
             form.add_error(None, str(exc))
         else:
@@ -143,12 +209,21 @@ def table_save(request, pk: int):
 
 # --- market closures ------------------------------------------------------------------------------
 
+
 def _closures_page(request, form: ClosureForm | None = None, status: int = 200):
-    return render(request, "plans/closures.html", {
-        "closures": MarketClosure.objects.select_related("recorded_by").all(),
-        "form": form or ClosureForm(), "can_edit": has_cap(request.user, Cap.MAINTAIN_TABLES),
-        "history": MarketClosure.history.select_related("history_user").order_by("-history_date", "-history_id")[:50],
-    }, status=status)
+    return render(
+        request,
+        "plans/closures.html",
+        {
+            "closures": MarketClosure.objects.select_related("recorded_by").all(),
+            "form": form or ClosureForm(),
+            "can_edit": has_cap(request.user, Cap.MAINTAIN_TABLES),
+            "history": MarketClosure.history.select_related("history_user").order_by(
+                "-history_date", "-history_id"
+            )[:50],
+        },
+        status=status,
+    )
 
 
 @capability_required(Cap.VIEW_STAFF)
@@ -162,8 +237,12 @@ def closure_add(request):
     form = ClosureForm(request.POST)
     if form.is_valid():
         try:
-            closure = market_closure_add(date=form.cleaned_data["date"], reason=form.cleaned_data["reason"],
-                                         actor=request.user, now=timezone.now())
+            closure = market_closure_add(
+                date=form.cleaned_data["date"],
+                reason=form.cleaned_data["reason"],
+                actor=request.user,
+                now=timezone.now(),
+            )
         except TableError as exc:
             form.add_error(None, str(exc))
         else:
@@ -179,8 +258,12 @@ def closure_remove(request, pk: int):
     form = ClosureRemoveForm(request.POST)
     form.is_valid()
     try:
-        market_closure_remove(closure=closure, reason=form.cleaned_data.get("reason", ""), actor=request.user,
-                              now=timezone.now())
+        market_closure_remove(
+            closure=closure,
+            reason=form.cleaned_data.get("reason", ""),
+            actor=request.user,
+            now=timezone.now(),
+        )
     except TableError as exc:
         messages.error(request, str(exc))
     else:
@@ -189,6 +272,11 @@ def closure_remove(request, pk: int):
 
 
 # What each page's URL kwarg names (tests/test_access.py walks every URL with these).
-for _view, _model in ((plan_detail, Plan), (funds, Plan), (table_detail, PlanTable), (table_save, PlanTable),
-                      (closure_remove, MarketClosure)):
+for _view, _model in (
+    (plan_detail, Plan),
+    (funds, Plan),
+    (table_detail, PlanTable),
+    (table_save, PlanTable),
+    (closure_remove, MarketClosure),
+):
     _view.access_model = _model

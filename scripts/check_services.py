@@ -1,4 +1,5 @@
 """Stop at once, with a clear message, if PostgreSQL or Redis is unreachable (make test needs both)."""
+
 from __future__ import annotations
 
 import os
@@ -25,14 +26,22 @@ def main() -> int:
     else:
         ok, where = reachable(db, 5432)
         if not ok:
-            failures.append(f"PostgreSQL is unreachable at {where}: start it (see README) and run make test again")
+            failures.append(
+                f"PostgreSQL is unreachable at {where}: start it (see README) and run make test again"
+            )
         else:
             try:
                 import psycopg
 
                 parsed = urlparse(db)
-                psycopg.connect(host=parsed.hostname, port=parsed.port or 5432, user=parsed.username or "postgres",
-                                password=parsed.password, dbname="postgres", connect_timeout=3).close()
+                psycopg.connect(
+                    host=parsed.hostname,
+                    port=parsed.port or 5432,
+                    user=parsed.username or "postgres",
+                    password=parsed.password,
+                    dbname="postgres",
+                    connect_timeout=3,
+                ).close()
             except Exception as exc:  # noqa: BLE001 - any failure means the tests cannot run
                 failures.append(f"PostgreSQL at {where} refused the connection: {exc}")
     redis_url = os.environ.get("REDIS_URL", "")

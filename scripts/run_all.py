@@ -1,4 +1,5 @@
 """Start the web server, a Celery worker and Celery beat; stop all three on Ctrl-C."""
+
 from __future__ import annotations
 
 import argparse
@@ -20,12 +21,17 @@ def main() -> int:
     env = dict(os.environ)
     celery = [PY, "-m", "celery", "-A", "config"]
     procs = {
-        "web": subprocess.Popen([PY, "manage.py", "runserver", f"{args.host}:{args.port}", "--noreload"], cwd=ROOT, env=env),
-        "worker": subprocess.Popen(celery + ["worker", "--loglevel=INFO", "--concurrency=2", "--pool=prefork"],
-                                   cwd=ROOT, env=env),
+        "web": subprocess.Popen(
+            [PY, "manage.py", "runserver", f"{args.host}:{args.port}", "--noreload"], cwd=ROOT, env=env
+        ),
+        "worker": subprocess.Popen(
+            celery + ["worker", "--loglevel=INFO", "--concurrency=2", "--pool=prefork"], cwd=ROOT, env=env
+        ),
         "beat": subprocess.Popen(celery + ["beat", "--loglevel=INFO"], cwd=ROOT, env=env),
     }
-    print(f"web http://{args.host}:{args.port}/  worker and beat started (Ctrl-C stops all three)", flush=True)
+    print(
+        f"web http://{args.host}:{args.port}/  worker and beat started (Ctrl-C stops all three)", flush=True
+    )
 
     def stop(*_):
         for p in procs.values():

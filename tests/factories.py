@@ -1,4 +1,5 @@
 """factory_boy factories for the tests."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -46,4 +47,6 @@ class FundFactory(factory.django.DjangoModelFactory):
 
 
 def price(fund: Fund, day: dt.date, value: str) -> FundPrice:
-    return FundPrice.objects.create(fund=fund, date=day, price=Decimal(value), loaded_at=timezone.now(), source="test")
+    return FundPrice.objects.create(
+        fund=fund, date=day, price=Decimal(value), loaded_at=timezone.now(), source="test"
+    )

@@ -21,6 +21,7 @@ fails the walk too, asking for it to be added to `population` below.
 Every page must also declare who may see it: a capability (`capability_required`, DRF HasCapability),
 participant-only (`participant_required`, DRF IsParticipant), or be listed in PUBLIC / SIGNED_IN.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -48,41 +49,109 @@ from participants.models import Person
 pytestmark = pytest.mark.django_db
 
 # Pages anyone may open (signing in, resetting a password, the load balancer's check).
-PUBLIC = {"healthz", "login", "logout", "password_reset", "password_reset_done", "password_reset_confirm",
-          "password_reset_complete", "admin:login", "admin:logout"}
+PUBLIC = {
+    "healthz",
+    "login",
+    "logout",
+    "password_reset",
+    "password_reset_done",
+    "password_reset_confirm",
+    "password_reset_complete",
+    "admin:login",
+    "admin:logout",
+}
 # Pages for any signed-in user that scope what they show by themselves (checked by the walk all the same).
-SIGNED_IN = {"home", "portal_home", "document_download", "api_schema", "api_docs", "password_change",
-             "password_change_done",
-             # claims API: one set of endpoints for staff (HasCapability) or the claimant (IsParticipant),
-             # the queryset scoped to the caller
-             "claims_api:claims", "claims_api:claim", "claims_api:claim_file", "claims_api:appeal",
-             "claims_api:information"}
+SIGNED_IN = {
+    "home",
+    "portal_home",
+    "document_download",
+    "api_schema",
+    "api_docs",
+    "password_change",
+    "password_change_done",
+    # claims API: one set of endpoints for staff (HasCapability) or the claimant (IsParticipant),
+    # the queryset scoped to the caller
+    "claims_api:claims",
+    "claims_api:claim",
+    "claims_api:claim_file",
+    "claims_api:appeal",
+    "claims_api:information",
+}
 URL_MODELS = {"document_download": Document, "core:job_progress": JobRun}
 # Every claims page and endpoint that takes `pk` takes a Claim.
-URL_MODELS.update({f"claims_{section}:{name}": "claims.Claim" for section, names in {
-    "staff": ("detail", "assign", "start_review", "extend", "approve", "deny", "close", "add_document", "record_appeal",
-              "appeal_start_review", "appeal_extend", "appeal_decide", "claim_file", "upload", "information_received"),
-    "portal": ("detail", "appeal", "information", "claim_file", "notice", "upload"),
-    "api": ("claim", "appeal", "claim_file", "information")}.items() for name in names})
+URL_MODELS.update(
+    {
+        f"claims_{section}:{name}": "claims.Claim"
+        for section, names in {
+            "staff": (
+                "detail",
+                "assign",
+                "start_review",
+                "extend",
+                "approve",
+                "deny",
+                "close",
+                "add_document",
+                "record_appeal",
+                "appeal_start_review",
+                "appeal_extend",
+                "appeal_decide",
+                "claim_file",
+                "upload",
+                "information_received",
+            ),
+            "portal": ("detail", "appeal", "information", "claim_file", "notice", "upload"),
+            "api": ("claim", "appeal", "claim_file", "information"),
+        }.items()
+        for name in names
+    }
+)
 # Records about many participants at once (a payment run): any one will do.
 SHARED_MODELS = {"payments.PaymentRun"}
-URL_MODELS.update({"payments_staff:run": "payments.PaymentRun", "payments_staff:run_approve": "payments.PaymentRun",
-                   "payments_staff:run_csv": "payments.PaymentRun", "payments_staff:run_register": "payments.PaymentRun",
-                   "payments_staff:participant": Person})
+URL_MODELS.update(
+    {
+        "payments_staff:run": "payments.PaymentRun",
+        "payments_staff:run_approve": "payments.PaymentRun",
+        "payments_staff:run_csv": "payments.PaymentRun",
+        "payments_staff:run_register": "payments.PaymentRun",
+        "payments_staff:participant": Person,
+    }
+)
 # URL kwargs that name an object (filled from A's object); any other kwarg is a value (a year, a date).
 OBJECT_KWARGS = {"pk", "id", "object_id", "code", "employee_number", "number", "uuid"}
 # Values for the other kwargs, by name; else by converter (int: 2024, anything else: "x").
-NON_OBJECT = {"url": "no-such-page/", "uidb64": "MQ", "token": "set-password", "year": "2024",
-              "plan_year": "2024", "month": "2024-05", "date": "2024-05-31", "day": "2024-05-31", "on": "2024-05-31",
-              "as_of": "2024-05-31", "kind": "deferral"}
+NON_OBJECT = {
+    "url": "no-such-page/",
+    "uidb64": "MQ",
+    "token": "set-password",
+    "year": "2024",
+    "plan_year": "2024",
+    "month": "2024-05",
+    "date": "2024-05-31",
+    "day": "2024-05-31",
+    "on": "2024-05-31",
+    "as_of": "2024-05-31",
+    "kind": "deferral",
+}
 
-A = {"employee_number": "ZQA-4471", "first_name": "Araminta", "last_name": "Quillfeather",
-     "email": "araminta.quillfeather@example.org", "address_line1": "77 Wisteria Lane"}
-B = {"employee_number": "ZQB-5582", "first_name": "Bartholomew", "last_name": "Ormsby",
-     "email": "b.ormsby@example.org", "address_line1": "12 Juniper Court"}
+A = {
+    "employee_number": "ZQA-4471",
+    "first_name": "Araminta",
+    "last_name": "Quillfeather",
+    "email": "araminta.quillfeather@example.org",
+    "address_line1": "77 Wisteria Lane",
+}
+B = {
+    "employee_number": "ZQB-5582",
+    "first_name": "Bartholomew",
+    "last_name": "Ormsby",
+    "email": "b.ormsby@example.org",
+    "address_line1": "12 Juniper Court",
+}
 
 
 # --- the walker -----------------------------------------------------------------------------------
+
 
 @dataclass
 class Endpoint:
@@ -105,7 +174,11 @@ class Endpoint:
     @property
     def drf_permissions(self) -> list:
         cls = self.view_class
-        return list(getattr(cls, "permission_classes", [])) if cls is not None and hasattr(cls, "initial") else []
+        return (
+            list(getattr(cls, "permission_classes", []))
+            if cls is not None and hasattr(cls, "initial")
+            else []
+        )
 
     def capability(self, method: str) -> Cap | None | str:
         """The capability the view requires for `method`; "deny" for a DRF capability view without one."""
@@ -118,23 +191,30 @@ class Endpoint:
 
     @property
     def is_staff(self) -> bool:
-        return (self.capability("GET") is not None or any(ns == "core" or ns.endswith("_staff")
-                                                            for ns in self.namespaces))
+        return self.capability("GET") is not None or any(
+            ns == "core" or ns.endswith("_staff") for ns in self.namespaces
+        )
 
     @property
     def is_portal(self) -> bool:
-        return (IsParticipant in self.drf_permissions or getattr(self.callback, "participant_only", False)
-                or any(ns.endswith("_portal") for ns in self.namespaces))
+        return (
+            IsParticipant in self.drf_permissions
+            or getattr(self.callback, "participant_only", False)
+            or any(ns.endswith("_portal") for ns in self.namespaces)
+        )
 
     def model(self) -> type[models.Model] | None:
-        declared = getattr(self.callback, "access_model", None) or getattr(self.view_class, "access_model", None)
+        declared = getattr(self.callback, "access_model", None) or getattr(
+            self.view_class, "access_model", None
+        )
         if declared is not None:
             return declared
         queryset = getattr(self.view_class, "queryset", None)
         if queryset is not None:
             return queryset.model
         model_admin = getattr(self.callback, "model_admin", None) or getattr(
-            getattr(self.callback, "__wrapped__", None), "__self__", None)  # a ModelAdmin's own extra views
+            getattr(self.callback, "__wrapped__", None), "__self__", None
+        )  # a ModelAdmin's own extra views
         if model_admin is not None and hasattr(model_admin, "model"):
             return model_admin.model
         if self.name == "admin:view_on_site":
@@ -163,7 +243,11 @@ def endpoints(patterns=None, pieces=(), namespaces=()) -> list[Endpoint]:
             for piece in pieces + (entry,):
                 f, p = normalize(piece.pattern.regex.pattern)[0]
                 fmt, params, regex = fmt + f, params + list(p), regex + piece.pattern.regex.pattern
-                ints |= {k for k, c in getattr(piece.pattern, "converters", {}).items() if isinstance(c, IntConverter)}
+                ints |= {
+                    k
+                    for k, c in getattr(piece.pattern, "converters", {}).items()
+                    if isinstance(c, IntConverter)
+                }
             name = ":".join(namespaces + (entry.name,)) if entry.name else "/" + fmt
             out.append(Endpoint(name, list(namespaces), entry.callback, "/" + fmt, params, regex, ints))
     return out
@@ -234,17 +318,23 @@ def fill(ep: Endpoint, population: Population) -> str:
     values: dict[str, str] = {}
     model = ep.model()
     if ep.object_params and model is None:
-        raise Unfillable(f"{ep.name} ({ep.fmt}) takes {', '.join(ep.object_params)} but names no model: give the view "
-                         f"an access_model attribute (see the top of tests/test_access.py)")
+        raise Unfillable(
+            f"{ep.name} ({ep.fmt}) takes {', '.join(ep.object_params)} but names no model: give the view "
+            f"an access_model attribute (see the top of tests/test_access.py)"
+        )
     obj = population.object_of_a(model) if model is not None and ep.object_params else None
     if ep.object_params and obj is None:
         whose = "of participant A's" if _path_to_owner(model) is not None else "at all (it is shared data)"
-        raise Unfillable(f"{ep.name} takes a {model.__name__} but the population has none {whose}: add one to the "
-                         f"`population` fixture in tests/test_access.py")
+        raise Unfillable(
+            f"{ep.name} takes a {model.__name__} but the population has none {whose}: add one to the "
+            f"`population` fixture in tests/test_access.py"
+        )
     for param in ep.params:
         if param == "app_label":
             labels = re.search(r"\(\?P<app_label>([^)]*)\)", ep.regex)
-            values[param] = labels.group(1).split("|")[0] if labels else (model._meta.app_label if model else "auth")
+            values[param] = (
+                labels.group(1).split("|")[0] if labels else (model._meta.app_label if model else "auth")
+            )
         elif param == "content_type_id":
             from django.contrib.contenttypes.models import ContentType
 
@@ -266,7 +356,9 @@ def fill(ep: Endpoint, population: Population) -> str:
 
 
 def _login_redirect(response) -> bool:
-    return response.status_code in (301, 302, 303, 307, 308) and "login" in response.headers.get("Location", "")
+    return response.status_code in (301, 302, 303, 307, 308) and "login" in response.headers.get(
+        "Location", ""
+    )
 
 
 def _request(client: Client, method: str, url: str):
@@ -307,8 +399,10 @@ def access_problems(population: Population) -> list[str]:
                 if crash:
                     problems.append(f"anonymous: {crash}")
                 elif not (_login_redirect(response) or response.status_code in (401, 403, 405)):
-                    problems.append(f"anonymous {method} {url} ({ep.name}) answered {response.status_code}, "
-                                    f"not a login redirect or 401/403")
+                    problems.append(
+                        f"anonymous {method} {url} ({ep.name}) answered {response.status_code}, "
+                        f"not a login redirect or 401/403"
+                    )
             if public and method == "POST":
                 continue
             response, crash = _request(other, method, url)
@@ -317,21 +411,35 @@ def access_problems(population: Population) -> list[str]:
                 continue
             leaked = population.leaks(response)
             if leaked:
-                problems.append(f"participant B {method} {url} ({ep.name}) sees participant A's data: {leaked}")
+                problems.append(
+                    f"participant B {method} {url} ({ep.name}) sees participant A's data: {leaked}"
+                )
             if (ep.is_staff or ep.is_admin) and not public:
-                if not (response.status_code in (403, 404, 405) or (ep.is_admin and _login_redirect(response))):
-                    problems.append(f"participant B {method} {url} is a staff page ({ep.name}) and answered neither 403 nor 404 but "
-                                    f"{response.status_code}, not 403")
-            elif ep.object_params and response.status_code in (301, 302, 303, 307, 308) and not _login_redirect(response):
-                problems.append(f"participant B {method} {url} on participant A's object ({ep.name}) was redirected to "
-                                f"{response.headers.get('Location')}: a participant must get 404 for another's object")
+                if not (
+                    response.status_code in (403, 404, 405) or (ep.is_admin and _login_redirect(response))
+                ):
+                    problems.append(
+                        f"participant B {method} {url} is a staff page ({ep.name}) and answered neither 403 nor 404 but "
+                        f"{response.status_code}, not 403"
+                    )
+            elif (
+                ep.object_params
+                and response.status_code in (301, 302, 303, 307, 308)
+                and not _login_redirect(response)
+            ):
+                problems.append(
+                    f"participant B {method} {url} on participant A's object ({ep.name}) was redirected to "
+                    f"{response.headers.get('Location')}: a participant must get 404 for another's object"
+                )
     return problems
 
 
 def privilege_problems(population: Population) -> list[str]:
     """Staff endpoints: a role without the capability gets 403; with it (reads), it gets in."""
     problems: list[str] = []
-    clients = {role: client_for(staff_user(role)) for role in (Role.COMMITTEE, Role.ADMINISTRATOR, Role.AUDITOR)}
+    clients = {
+        role: client_for(staff_user(role)) for role in (Role.COMMITTEE, Role.ADMINISTRATOR, Role.AUDITOR)
+    }
     for ep in endpoints():
         if ep.is_admin or not ep.is_staff:
             continue
@@ -348,12 +456,15 @@ def privilege_problems(population: Population) -> list[str]:
                 elif allowed and response.status_code == 403:
                     problems.append(f"{role.value} holds {cap} but {method} {url} ({ep.name}) answered 403")
                 elif not allowed and cap is not None and response.status_code not in (403, 405):
-                    problems.append(f"{role.value} lacks {cap} but {method} {url} ({ep.name}) answered "
-                                    f"{response.status_code}, not 403")
+                    problems.append(
+                        f"{role.value} lacks {cap} but {method} {url} ({ep.name}) answered "
+                        f"{response.status_code}, not 403"
+                    )
     return problems
 
 
 # --- the population ---------------------------------------------------------------------------------
+
 
 def _participant(data: dict) -> Person:
     from tests.factories import PersonFactory
@@ -399,43 +510,117 @@ def population(edcp, settings, tmp_path):
     _beat_schedules()
     for person in (a, b):
         participation = Participation.objects.create(person=person, plan=edcp, entered_on=dt.date(2011, 1, 1))
-        election = el.DeferralElection.objects.create(participation=participation, plan_year=2024, submitted_at=now,
-                                                      status=el.Status.ACCEPTED, channel=el.Channel.STAFF, actor="t")
-        el.DeferralElectionLine.objects.create(election=election, component="base_salary", percent=Decimal("10"))
-        el.DeferralAllocation.objects.create(election=election, account_kind="retirement_termination", percent=100)
-        el.DistributionElection.objects.create(participation=participation, submitted_at=now, status=el.Status.ACCEPTED,
-                                               channel=el.Channel.STAFF, actor="t", account_kind="retirement_termination",
-                                               form="lump_sum")
-        el.ScheduleChange.objects.create(participation=participation, submitted_at=now, status=el.Status.REJECTED,
-                                         channel=el.Channel.STAFF, actor="t", account_kind="retirement_termination")
-        investment = el.InvestmentElection.objects.create(participation=participation, submitted_at=now,
-                                                          status=el.Status.ACCEPTED, channel=el.Channel.STAFF, actor="t")
+        election = el.DeferralElection.objects.create(
+            participation=participation,
+            plan_year=2024,
+            submitted_at=now,
+            status=el.Status.ACCEPTED,
+            channel=el.Channel.STAFF,
+            actor="t",
+        )
+        el.DeferralElectionLine.objects.create(
+            election=election, component="base_salary", percent=Decimal("10")
+        )
+        el.DeferralAllocation.objects.create(
+            election=election, account_kind="retirement_termination", percent=100
+        )
+        el.DistributionElection.objects.create(
+            participation=participation,
+            submitted_at=now,
+            status=el.Status.ACCEPTED,
+            channel=el.Channel.STAFF,
+            actor="t",
+            account_kind="retirement_termination",
+            form="lump_sum",
+        )
+        el.ScheduleChange.objects.create(
+            participation=participation,
+            submitted_at=now,
+            status=el.Status.REJECTED,
+            channel=el.Channel.STAFF,
+            actor="t",
+            account_kind="retirement_termination",
+        )
+        investment = el.InvestmentElection.objects.create(
+            participation=participation,
+            submitted_at=now,
+            status=el.Status.ACCEPTED,
+            channel=el.Channel.STAFF,
+            actor="t",
+        )
         el.InvestmentElectionLine.objects.create(election=investment, fund=sv, percent=100)
-        el.DeferralCancellation.objects.create(participation=participation, starts_on=dt.date(2030, 1, 1),
-                                               ends_on=dt.date(2030, 6, 30), reason="walker", cite="EDCP 3.7",
-                                               decided_by="t", decided_at=now)
-        pay_record(person=person, pay_date=dt.date(2024, 5, 30), component="base_salary", gross=Decimal("5000.00"),
-                   actor="t")
-        credit_create(participation=participation, account_name="company_contribution", source=Source.COMPANY_MATCHING,
-                      amount=Decimal("100.00"), effective_date=dt.date(2024, 5, 30), idempotency_key=f"w:{person.pk}",
-                      actor="t")
-        beneficiaries_designate(person=person, plan=edcp, actor="t",
-                                beneficiaries=[{"tier": "primary", "name": f"Heir of {person.last_name}", "percent": 100}])
-        employment_event_record(person=person, kind="disability", effective_date=dt.date(2024, 6, 1), actor="t")
+        el.DeferralCancellation.objects.create(
+            participation=participation,
+            starts_on=dt.date(2030, 1, 1),
+            ends_on=dt.date(2030, 6, 30),
+            reason="walker",
+            cite="EDCP 3.7",
+            decided_by="t",
+            decided_at=now,
+        )
+        pay_record(
+            person=person,
+            pay_date=dt.date(2024, 5, 30),
+            component="base_salary",
+            gross=Decimal("5000.00"),
+            actor="t",
+        )
+        credit_create(
+            participation=participation,
+            account_name="company_contribution",
+            source=Source.COMPANY_MATCHING,
+            amount=Decimal("100.00"),
+            effective_date=dt.date(2024, 5, 30),
+            idempotency_key=f"w:{person.pk}",
+            actor="t",
+        )
+        beneficiaries_designate(
+            person=person,
+            plan=edcp,
+            actor="t",
+            beneficiaries=[{"tier": "primary", "name": f"Heir of {person.last_name}", "percent": 100}],
+        )
+        employment_event_record(
+            person=person, kind="disability", effective_date=dt.date(2024, 6, 1), actor="t"
+        )
         VestingServiceCredit.objects.create(person=person, through_year=2023, years=10)
         path_ = tmp_path / f"doc-{person.pk}.pdf"
         path_.write_bytes(b"%PDF-1.4 walker")
-        Document.objects.create(kind="statement", title=f"Statement of {person.full_name}", person=person,
-                                path=path_.name, sha256="0" * 64, size=15, template="t", created_at=now, created_by="t")
+        Document.objects.create(
+            kind="statement",
+            title=f"Statement of {person.full_name}",
+            person=person,
+            path=path_.name,
+            sha256="0" * 64,
+            size=15,
+            template="t",
+            created_at=now,
+            created_by="t",
+        )
     credit_valuation_date(valuation_date=dt.date(2024, 5, 30))
     credit_valuation_date(valuation_date=dt.date(2024, 5, 31))
     for person in (a, b):
         account = Account.objects.filter(participation__person=person).order_by("pk").first()
-        pending, _ = pending_create(account=account, kind="forfeiture", source=Source.FORFEITURE, amount=Decimal("-1.00"),
-                                    effective_date=dt.date(2030, 1, 2), idempotency_key=f"wf:{person.pk}", actor="t")
-        Forfeiture.objects.create(account=account, on=dt.date(2030, 1, 2), percent_vested=Decimal("0"),
-                                  amount=Decimal("1.00"), pending=pending, cite="EDCP 4.2")
-    KeyEmployeeList.objects.create(identification_year=2023, recorded_at=now, recorded_by="t").members.set([a])
+        pending, _ = pending_create(
+            account=account,
+            kind="forfeiture",
+            source=Source.FORFEITURE,
+            amount=Decimal("-1.00"),
+            effective_date=dt.date(2030, 1, 2),
+            idempotency_key=f"wf:{person.pk}",
+            actor="t",
+        )
+        Forfeiture.objects.create(
+            account=account,
+            on=dt.date(2030, 1, 2),
+            percent_vested=Decimal("0"),
+            amount=Decimal("1.00"),
+            pending=pending,
+            cite="EDCP 4.2",
+        )
+    KeyEmployeeList.objects.create(identification_year=2023, recorded_at=now, recorded_by="t").members.set(
+        [a]
+    )
     _claims_of(a, b)
     from books.models import ContributionDeclaration, DefinedBenefitRecord
     from participants.services import change_in_control_record
@@ -446,39 +631,87 @@ def population(edcp, settings, tmp_path):
     from payments.models import DomesticRelationsOrder, EmergencyWithdrawal, PaymentRun, ScheduledPayment
     from tests.claims.factories import user_in as _user_in
 
-    PaymentRun.objects.create(period_end=dt.date(2024, 7, 31), prepared_by=_user_in("administrator", "walker-preparer"),
-                              prepared_at=now)
+    PaymentRun.objects.create(
+        period_end=dt.date(2024, 7, 31),
+        prepared_by=_user_in("administrator", "walker-preparer"),
+        prepared_at=now,
+    )
     from books.services.brp import pension_figures_record
     from plans.models import Plan
 
-    for person in (a, b):  # a BRP benefit of each: the separation below fixes it and schedules its monthly payments
-        brp = Participation.objects.create(person=person, plan=Plan.objects.get(code="BRP"), entered_on=dt.date(2002, 1, 1))
-        pension_figures_record(participation=brp, as_of=dt.date(2024, 1, 1), actor="t", now=now,
-                               unlimited_annual_benefit=Decimal("90000.00"), payable_annual_benefit=Decimal("60000.00"),
-                               benefit_service_years=Decimal("20"), early_retirement_date=dt.date(2020, 1, 1),
-                               normal_retirement_date=dt.date(2030, 1, 1))
+    for person in (
+        a,
+        b,
+    ):  # a BRP benefit of each: the separation below fixes it and schedules its monthly payments
+        brp = Participation.objects.create(
+            person=person, plan=Plan.objects.get(code="BRP"), entered_on=dt.date(2002, 1, 1)
+        )
+        pension_figures_record(
+            participation=brp,
+            as_of=dt.date(2024, 1, 1),
+            actor="t",
+            now=now,
+            unlimited_annual_benefit=Decimal("90000.00"),
+            payable_annual_benefit=Decimal("60000.00"),
+            benefit_service_years=Decimal("20"),
+            early_retirement_date=dt.date(2020, 1, 1),
+            normal_retirement_date=dt.date(2030, 1, 1),
+        )
     for person in (a, b):
         part = Participation.objects.get(person=person, plan=edcp)
-        employment_event_record(person=person, kind="separation", effective_date=dt.date(2024, 6, 3),
-                                reason="resignation", actor="t")
+        employment_event_record(
+            person=person,
+            kind="separation",
+            effective_date=dt.date(2024, 6, 3),
+            reason="resignation",
+            actor="t",
+        )
         assert ScheduledPayment.objects.filter(participation=part).exists()
-        EmergencyWithdrawal.objects.create(participation=part, requested_amount=Decimal("10.00"),
-                                           requested_on=dt.date(2024, 5, 31), recorded_by="t", recorded_at=now)
-        DomesticRelationsOrder.objects.create(participation=part, alternate_payee=f"Ex of {person.last_name}",
-                                              order_date=dt.date(2024, 5, 31), percent=10, total=Decimal("1.00"),
-                                              cite="EDCP 5.9", recorded_by="t", recorded_at=now)
+        EmergencyWithdrawal.objects.create(
+            participation=part,
+            requested_amount=Decimal("10.00"),
+            requested_on=dt.date(2024, 5, 31),
+            recorded_by="t",
+            recorded_at=now,
+        )
+        DomesticRelationsOrder.objects.create(
+            participation=part,
+            alternate_payee=f"Ex of {person.last_name}",
+            order_date=dt.date(2024, 5, 31),
+            percent=10,
+            total=Decimal("1.00"),
+            cite="EDCP 5.9",
+            recorded_by="t",
+            recorded_at=now,
+        )
         eligibility_notice_send(participation=part, notice_on=dt.date(2024, 5, 1), actor="t", now=now)
-        AnnuityElection.objects.create(participation=part, submitted_at=now, status="accepted", channel="staff",
-                                       actor="t", form="single_life")
-    ContributionDeclaration.objects.create(plan=edcp, plan_year=2023, percent=Decimal("1"),
-                                           declared_on=dt.date(2024, 1, 31), declared_by="t")
+        AnnuityElection.objects.create(
+            participation=part,
+            submitted_at=now,
+            status="accepted",
+            channel="staff",
+            actor="t",
+            form="single_life",
+        )
+    ContributionDeclaration.objects.create(
+        plan=edcp, plan_year=2023, percent=Decimal("1"), declared_on=dt.date(2024, 1, 31), declared_by="t"
+    )
     for person in (a, b):
         DefinedBenefitRecord.objects.create(
-            participation=Participation.objects.get(person=person, plan=edcp), as_of=dt.date(2024, 1, 1),
-            unlimited_annual_benefit=Decimal("1000"), payable_annual_benefit=Decimal("500"),
-            benefit_service_years=Decimal("20"), normal_retirement_date=dt.date(2030, 1, 1))
-    import_file(kind=ImportBatch.Kind.PRICES, file_name="walker.csv", content=b"fund,date,price\nWSV,2024-06-03,11\n",
-                actor="t", now=now)
+            participation=Participation.objects.get(person=person, plan=edcp),
+            as_of=dt.date(2024, 1, 1),
+            unlimited_annual_benefit=Decimal("1000"),
+            payable_annual_benefit=Decimal("500"),
+            benefit_service_years=Decimal("20"),
+            normal_retirement_date=dt.date(2030, 1, 1),
+        )
+    import_file(
+        kind=ImportBatch.Kind.PRICES,
+        file_name="walker.csv",
+        content=b"fund,date,price\nWSV,2024-06-03,11\n",
+        actor="t",
+        now=now,
+    )
     from payments.models import Annuity
 
     assert Annuity.objects.filter(participation__person=a, status=Annuity.Status.IN_PAY).exists()
@@ -494,14 +727,22 @@ def _claims_of(*people: Person) -> None:
     delegate = user_in("administrator", "walker-delegate")
     for person in people:
         claim = file_claim(person, now=at(2025, 1, 10), files=[upload()])
-        claim_extend(claim=claim, special_circumstances="Records from the recordkeeper are needed.",
-                     expected_on=dt.date(2025, 6, 1), now=at(2025, 3, 1), actor=delegate)
+        claim_extend(
+            claim=claim,
+            special_circumstances="Records from the recordkeeper are needed.",
+            expected_on=dt.date(2025, 6, 1),
+            now=at(2025, 3, 1),
+            actor=delegate,
+        )
         deny(claim, now=at(2025, 4, 1), actor=delegate)
-        appeal_file(claim=claim, issues="The contribution is missing.", now=at(2025, 4, 15), actor=person.user)
+        appeal_file(
+            claim=claim, issues="The contribution is missing.", now=at(2025, 4, 15), actor=person.user
+        )
         claim_file_request(claim=claim, now=at(2025, 4, 16), actor=person.user)
 
 
 # --- the tests ------------------------------------------------------------------------------------
+
 
 def test_no_page_or_endpoint_shows_one_participant_anything_of_another(population):
     problems = access_problems(population)
@@ -514,16 +755,27 @@ def test_staff_roles_get_only_what_their_capabilities_allow(population):
 
 
 def test_every_page_declares_who_may_see_it(db):
-    undeclared = [f"{ep.name} ({ep.fmt})" for ep in endpoints()
-                  if not (ep.is_admin or ep.is_staff or ep.is_portal or ep.name in PUBLIC | SIGNED_IN)]
-    assert undeclared == [], ("these views declare neither a capability nor participant-only access: "
-                              + ", ".join(undeclared))
+    undeclared = [
+        f"{ep.name} ({ep.fmt})"
+        for ep in endpoints()
+        if not (ep.is_admin or ep.is_staff or ep.is_portal or ep.name in PUBLIC | SIGNED_IN)
+    ]
+    assert undeclared == [], (
+        "these views declare neither a capability nor participant-only access: " + ", ".join(undeclared)
+    )
 
 
 def test_the_walker_covers_the_api_and_the_staff_pages(db):
     names = {ep.name for ep in endpoints()}
-    for expected in ("books_api:my_account", "books_api:account_entries", "plans_api:prices_imports",
-                     "participants_api:person", "core:imports", "core:import_detail", "api_docs"):
+    for expected in (
+        "books_api:my_account",
+        "books_api:account_entries",
+        "plans_api:prices_imports",
+        "participants_api:person",
+        "core:imports",
+        "core:import_detail",
+        "api_docs",
+    ):
         assert expected in names
 
 
@@ -549,12 +801,15 @@ def test_an_auditor_cannot_import_and_an_administrator_cannot_approve_payments(p
         if ep.capability("POST") == Cap.IMPORT_DATA:
             assert auditor.post(fill(ep, population), {}).status_code == 403, ep.name
     administrator = client_for(staff_user(Role.ADMINISTRATOR))
-    approvals = [ep for ep in endpoints() if Cap.APPROVE_PAYMENTS in (ep.capability("GET"), ep.capability("POST"))]
+    approvals = [
+        ep for ep in endpoints() if Cap.APPROVE_PAYMENTS in (ep.capability("GET"), ep.capability("POST"))
+    ]
     for ep in approvals:
         assert administrator.post(fill(ep, population), {}).status_code == 403, ep.name
 
 
 # --- the walker's own test: it must catch a leaky view ---------------------------------------------
+
 
 @participant_required
 def _leaky_person_page(request, pk: int):
@@ -585,11 +840,21 @@ class LeakyUrls:
         from config.urls import urlpatterns
 
         return urlpatterns + [
-            path("portal/leaky/", include(([
-                path("<int:pk>/", _leaky_person_page, name="person"),
-                path("year/<int:year>/", _leaky_year_page, name="year"),
-            ], "leaky_portal"))),
-            path("staff/leaky/", include(([path("", _unprotected_staff_page, name="people")], "leaky_staff"))),
+            path(
+                "portal/leaky/",
+                include(
+                    (
+                        [
+                            path("<int:pk>/", _leaky_person_page, name="person"),
+                            path("year/<int:year>/", _leaky_year_page, name="year"),
+                        ],
+                        "leaky_portal",
+                    )
+                ),
+            ),
+            path(
+                "staff/leaky/", include(([path("", _unprotected_staff_page, name="people")], "leaky_staff"))
+            ),
             path("api/leaky/", include(([path("", _unprotected_staff_page, name="people")], "leaky_api"))),
         ]
 
@@ -598,15 +863,27 @@ def test_the_walker_catches_a_leaky_portal_page_and_an_unprotected_staff_page(po
     settings.ROOT_URLCONF = LeakyUrls()
     problems = access_problems(population)
     pk = population.a.pk
-    assert any(p.startswith(f"participant B GET /portal/leaky/{pk}/ (leaky_portal:person) sees participant A's data")
-               for p in problems), problems
-    assert any(p.startswith("participant B GET /portal/leaky/year/2024/ (leaky_portal:year) sees participant A's data")
-               for p in problems), problems
+    assert any(
+        p.startswith(f"participant B GET /portal/leaky/{pk}/ (leaky_portal:person) sees participant A's data")
+        for p in problems
+    ), problems
+    assert any(
+        p.startswith(
+            "participant B GET /portal/leaky/year/2024/ (leaky_portal:year) sees participant A's data"
+        )
+        for p in problems
+    ), problems
     # /api/ is outside the sign-in middleware, so there the anonymous check is the one that must catch it.
-    assert any(p.startswith("anonymous GET /api/leaky/ (leaky_api:people) answered 200") for p in problems), problems
-    assert any(p.startswith("participant B GET /staff/leaky/ is a staff page (leaky_staff:people) and answered neither 403 nor 404 but 200")
-               for p in problems)
-    assert [ep.name for ep in endpoints() if "leaky" in ep.name and not (ep.is_portal or ep.capability("GET"))] == [
-        "leaky_staff:people", "leaky_api:people"]  # neither declares who may see it
+    assert any(p.startswith("anonymous GET /api/leaky/ (leaky_api:people) answered 200") for p in problems), (
+        problems
+    )
+    assert any(
+        p.startswith(
+            "participant B GET /staff/leaky/ is a staff page (leaky_staff:people) and answered neither 403 nor 404 but 200"
+        )
+        for p in problems
+    )
+    assert [
+        ep.name for ep in endpoints() if "leaky" in ep.name and not (ep.is_portal or ep.capability("GET"))
+    ] == ["leaky_staff:people", "leaky_api:people"]  # neither declares who may see it
     assert all("/leaky/" in p for p in problems), problems  # and nothing else in the project
-

@@ -16,15 +16,19 @@ def test_money_rounds_half_up_to_the_cent():
     assert money(Decimal("833.335")) == Decimal("833.34")
 
 
-@given(amount=st.decimals(min_value=Decimal("0.01"), max_value=Decimal("10000000"), places=2),
-       cut=st.integers(min_value=1, max_value=99))
+@given(
+    amount=st.decimals(min_value=Decimal("0.01"), max_value=Decimal("10000000"), places=2),
+    cut=st.integers(min_value=1, max_value=99),
+)
 def test_a_split_always_adds_back_to_the_amount(amount, cut):
     parts = split_by_percent(amount, [("a", cut), ("b", 100 - cut)])
     assert sum(p for _, p in parts) == amount
 
 
-@given(balance=st.decimals(min_value=Decimal("0.00"), max_value=Decimal("10000000"), places=2),
-       n=st.integers(min_value=1, max_value=10))
+@given(
+    balance=st.decimals(min_value=Decimal("0.00"), max_value=Decimal("10000000"), places=2),
+    n=st.integers(min_value=1, max_value=10),
+)
 def test_installments_pay_the_balance_exactly_with_the_remainder_last(balance, n):
     paid, left = [], balance
     for k in range(n, 0, -1):

@@ -4,6 +4,7 @@ A second sponsor's plan must be a new catalog entry, never new code, so the rule
 mention the codes of the shipped plans in a comparison or a lookup. The demo loader, the benchmarks and
 migrations build data for those plans and are the only places allowed to name them.
 """
+
 from __future__ import annotations
 
 import re
@@ -13,8 +14,12 @@ from plans.services import catalog_codes
 
 ROOT = Path(__file__).resolve().parent.parent
 APPS = ("core", "plans", "participants", "books", "elections", "claims", "payments", "config")
-ALLOWED = {"core/management/commands/load_demo.py", "books/bench.py", "payments/bench.py",
-           "books/management/commands/bench_imports.py"}
+ALLOWED = {
+    "core/management/commands/load_demo.py",
+    "books/bench.py",
+    "payments/bench.py",
+    "books/management/commands/bench_imports.py",
+}
 PLAN_CODES = catalog_codes()  # every plan of the shipped catalog, a new one included
 # A quoted plan code: "EDCP", 'rrp' ... (in a comparison, a dict key, a filter or a default).
 QUOTED_CODE = re.compile(r"""["']({})["']""".format("|".join(map(re.escape, PLAN_CODES))), re.IGNORECASE)
@@ -30,10 +35,12 @@ def _sources():
 
 
 def test_no_application_code_names_a_plan():
-    found = [f"{rel}:{n}: {line.strip()}"
-             for rel, text in _sources()
-             for n, line in enumerate(text.splitlines(), 1)
-             if QUOTED_CODE.search(line)]
+    found = [
+        f"{rel}:{n}: {line.strip()}"
+        for rel, text in _sources()
+        for n, line in enumerate(text.splitlines(), 1)
+        if QUOTED_CODE.search(line)
+    ]
     assert found == [], "plan codes named in application code:\n" + "\n".join(found)
 
 

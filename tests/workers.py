@@ -9,6 +9,7 @@ The worker runs `celery -A config worker` with the settings of the tests (DATABA
 test database, which the test must commit to: use `transactional_db`), REDIS_URL as the broker, one
 pool process, and only the queue given, so tests never pick each other's tasks.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -71,16 +72,44 @@ class Worker:
             self.kill()
 
 
-def start_worker(*, queue: str, log: Path, env: dict[str, str] | None = None, ready_timeout: float = 30) -> Worker:
-    environment = {**os.environ, "DATABASE_URL": database_url_for_workers(), "TESTING": "true",
-                   "PYTHONUNBUFFERED": "1", **(env or {})}
+def start_worker(
+    *, queue: str, log: Path, env: dict[str, str] | None = None, ready_timeout: float = 30
+) -> Worker:
+    environment = {
+        **os.environ,
+        "DATABASE_URL": database_url_for_workers(),
+        "TESTING": "true",
+        "PYTHONUNBUFFERED": "1",
+        **(env or {}),
+    }
     environment.pop("TEST_DATABASE_NAME", None)
     out = log.open("ab")
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--queues", queue, "--concurrency", "1",
-         "--pool", "prefork", "--hostname", f"{queue}@%h", "--without-gossip", "--without-mingle",
-         "--without-heartbeat", "--loglevel", "INFO"],
-        cwd=settings.BASE_DIR, env=environment, stdout=out, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--queues",
+            queue,
+            "--concurrency",
+            "1",
+            "--pool",
+            "prefork",
+            "--hostname",
+            f"{queue}@%h",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            "--loglevel",
+            "INFO",
+        ],
+        cwd=settings.BASE_DIR,
+        env=environment,
+        stdout=out,
+        stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group, so kill() reaches the pool child too
     )
     out.close()
@@ -105,8 +134,14 @@ def celery_worker(*, queue: str, log: Path, env: dict[str, str] | None = None) -
         worker.stop()
 
 
-def wait_for(condition: Callable[[], object], *, timeout: float, what: str, interval: float = 0.05,
-             worker: Worker | None = None):
+def wait_for(
+    condition: Callable[[], object],
+    *,
+    timeout: float,
+    what: str,
+    interval: float = 0.05,
+    worker: Worker | None = None,
+):
     """Poll until condition() is truthy; fail naming `what` (and showing the worker's log)."""
     deadline = time.monotonic() + timeout
     while True:

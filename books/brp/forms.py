@@ -1,4 +1,5 @@
 """Forms of the BRP pages: recording Pension Plan figures, asking for a quote, recording a survivor's death."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -11,9 +12,18 @@ from books.models import DefinedBenefitRecord
 class PensionFiguresForm(forms.ModelForm):
     class Meta:
         model = DefinedBenefitRecord
-        fields = ["as_of", "unlimited_annual_benefit", "imputed_annual_benefit", "payable_annual_benefit",
-                  "benefit_service_years", "early_retirement_date", "normal_retirement_date", "early_adjustment_factor",
-                  "spouse_name", "spouse_birth_date"]
+        fields = [
+            "as_of",
+            "unlimited_annual_benefit",
+            "imputed_annual_benefit",
+            "payable_annual_benefit",
+            "benefit_service_years",
+            "early_retirement_date",
+            "normal_retirement_date",
+            "early_adjustment_factor",
+            "spouse_name",
+            "spouse_birth_date",
+        ]
         labels = {
             "as_of": "Figures as of",
             "unlimited_annual_benefit": "Pension Plan benefit without the Tax Limits (annual, BRP 3.2(a))",
@@ -22,8 +32,10 @@ class PensionFiguresForm(forms.ModelForm):
             "benefit_service_years": "Years of Benefit Service",
             "early_adjustment_factor": "Early/late commencement factor (3.3)",
         }
-        widgets = {name: forms.DateInput(attrs={"type": "date"})
-                   for name in ("as_of", "early_retirement_date", "normal_retirement_date", "spouse_birth_date")}
+        widgets = {
+            name: forms.DateInput(attrs={"type": "date"})
+            for name in ("as_of", "early_retirement_date", "normal_retirement_date", "spouse_birth_date")
+        }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -35,10 +47,14 @@ class PensionFiguresForm(forms.ModelForm):
 
 
 class QuoteForm(forms.Form):
-    separation = forms.DateField(required=False, label="Separation from service on",
-                                 widget=forms.DateInput(attrs={"type": "date"}))
-    spouse_birth_date = forms.DateField(required=False, label="Spouse's (or survivor's) date of birth",
-                                        widget=forms.DateInput(attrs={"type": "date"}))
+    separation = forms.DateField(
+        required=False, label="Separation from service on", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    spouse_birth_date = forms.DateField(
+        required=False,
+        label="Spouse's (or survivor's) date of birth",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
 
 
 class SurvivorDeathForm(forms.Form):

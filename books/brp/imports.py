@@ -6,6 +6,7 @@ its early/late adjustment factor, and the Spouse the joint and survivor forms an
 already on file is skipped when identical and refused when it differs (a file never changes recorded
 figures; a correction is made on the staff page, where history keeps the old ones).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -38,27 +39,50 @@ def _same(record: DefinedBenefitRecord, values: dict) -> bool:
 
 class PensionFiguresImport(Importer):
     kind = ImportBatch.Kind.PENSION_FIGURES
-    required = ("employee_number", "as_of", "unlimited_annual_benefit", "payable_annual_benefit",
-                "benefit_service_years", "normal_retirement_date")
-    optional = ("plan", "imputed_annual_benefit", "early_retirement_date", "early_adjustment_factor", "spouse_name",
-                "spouse_birth_date")
-    help = ("One line per BRP participant and date of the figures: employee_number, as_of (YYYY-MM-DD), "
-            "unlimited_annual_benefit (the Pension Plan benefit without the Tax Limits, BRP 3.2(a)), "
-            "payable_annual_benefit (what the Pension Plan pays, 3.2(b)), both annual single life amounts in dollars "
-            "and cents, benefit_service_years (up to 2 decimals) and normal_retirement_date. Optional: plan (when the "
-            "employee is in more than one defined benefit plan), imputed_annual_benefit (3.5), early_retirement_date, "
-            "early_adjustment_factor (the Pension Plan's early or late commencement factor, 3.3; default 1), "
-            "spouse_name and spouse_birth_date (the joint and survivor forms, 4.2(c), and 5.1). A line already on "
-            "file is skipped when identical and refused when it differs.")
+    required = (
+        "employee_number",
+        "as_of",
+        "unlimited_annual_benefit",
+        "payable_annual_benefit",
+        "benefit_service_years",
+        "normal_retirement_date",
+    )
+    optional = (
+        "plan",
+        "imputed_annual_benefit",
+        "early_retirement_date",
+        "early_adjustment_factor",
+        "spouse_name",
+        "spouse_birth_date",
+    )
+    help = (
+        "One line per BRP participant and date of the figures: employee_number, as_of (YYYY-MM-DD), "
+        "unlimited_annual_benefit (the Pension Plan benefit without the Tax Limits, BRP 3.2(a)), "
+        "payable_annual_benefit (what the Pension Plan pays, 3.2(b)), both annual single life amounts in dollars "
+        "and cents, benefit_service_years (up to 2 decimals) and normal_retirement_date. Optional: plan (when the "
+        "employee is in more than one defined benefit plan), imputed_annual_benefit (3.5), early_retirement_date, "
+        "early_adjustment_factor (the Pension Plan's early or late commencement factor, 3.3; default 1), "
+        "spouse_name and spouse_birth_date (the joint and survivor forms, 4.2(c), and 5.1). A line already on "
+        "file is skipped when identical and refused when it differs."
+    )
 
     def check(self, rows: list[Row], problems: Problems, *, now: dt.datetime) -> PreparedFigures:
         numbers = {r.text("employee_number") for r in rows} - {""}
         participations: dict[str, list[Participation]] = {}
-        for p in (Participation.objects.filter(person__employee_number__in=numbers, plan__kind=Plan.Kind.DEFINED_BENEFIT)
-                  .select_related("person", "plan").prefetch_related("plan__versions__provisions")):
+        for p in (
+            Participation.objects.filter(
+                person__employee_number__in=numbers, plan__kind=Plan.Kind.DEFINED_BENEFIT
+            )
+            .select_related("person", "plan")
+            .prefetch_related("plan__versions__provisions")
+        ):
             participations.setdefault(p.person.employee_number, []).append(p)
-        on_file = {(r.participation_id, r.as_of): r for r in DefinedBenefitRecord.objects.filter(
-            participation__in=[p for ps in participations.values() for p in ps])}
+        on_file = {
+            (r.participation_id, r.as_of): r
+            for r in DefinedBenefitRecord.objects.filter(
+                participation__in=[p for ps in participations.values() for p in ps]
+            )
+        }
         prepared = PreparedFigures()
         first_line: dict[tuple[int, dt.date], int] = {}
         for row in rows:
@@ -83,23 +107,32 @@ class PensionFiguresImport(Importer):
                 continue
             key = (participation.pk, as_of)
             if key in first_line:
-                row.problem(f"repeats the figures of employee {number} as of {as_of}, already given on line {first_line[key]}")
+                row.problem(
+                    f"repeats the figures of employee {number} as of {as_of}, already given on line {first_line[key]}"
+                )
                 continue
             first_line[key] = row.line
             recorded = on_file.get(key)
             if recorded is None:
-                prepared.new.append(DefinedBenefitRecord(participation=participation, as_of=as_of,
-                                                         **{k: values[k] for k in FIGURE_FIELDS}))
+                prepared.new.append(
+                    DefinedBenefitRecord(
+                        participation=participation, as_of=as_of, **{k: values[k] for k in FIGURE_FIELDS}
+                    )
+                )
             elif _same(recorded, {k: values[k] for k in FIGURE_FIELDS}):
                 prepared.skipped += 1
             else:
                 differs = [k.replace("_", " ") for k in FIGURE_FIELDS if getattr(recorded, k) != values[k]]
-                row.problem(f"employee {number} already has Pension Plan figures as of {as_of} and this line differs "
-                            f"({', '.join(differs)}). A file never changes recorded figures: correct them on the staff "
-                            f"page, or send them with a later as_of date.")
+                row.problem(
+                    f"employee {number} already has Pension Plan figures as of {as_of} and this line differs "
+                    f"({', '.join(differs)}). A file never changes recorded figures: correct them on the staff "
+                    f"page, or send them with a later as_of date."
+                )
         return prepared
 
-    def _participation(self, row: Row, number: str, participations: dict[str, list[Participation]]) -> Participation | None:
+    def _participation(
+        self, row: Row, number: str, participations: dict[str, list[Participation]]
+    ) -> Participation | None:
         if not number:
             return None
         candidates = participations.get(number, [])
@@ -111,12 +144,15 @@ class PensionFiguresImport(Importer):
             row.problem(f"employee {number} is not a participant in {where}", "employee_number")
             return None
         if len(candidates) > 1:
-            row.problem(f"employee {number} is in more than one defined benefit plan: add a plan column", "plan")
+            row.problem(
+                f"employee {number} is in more than one defined benefit plan: add a plan column", "plan"
+            )
             return None
         return candidates[0]
 
-    def apply(self, prepared: PreparedFigures, *, batch: ImportBatch, actor, now: dt.datetime,
-              problems: Problems) -> Applied:
+    def apply(
+        self, prepared: PreparedFigures, *, batch: ImportBatch, actor, now: dt.datetime, problems: Problems
+    ) -> Applied:
         source = f"import #{batch.pk} {batch.file_name}"[:200]
         for record in prepared.new:
             record.source = source

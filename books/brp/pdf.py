@@ -3,6 +3,7 @@
 Everything comes from the quote (computed for a stated date, never the clock), so rendering again on the
 same data gives the same bytes.
 """
+
 from __future__ import annotations
 
 from books.services.brp import BenefitQuote
@@ -20,8 +21,11 @@ def quote_context(quote: BenefitQuote, *, as_of) -> dict:
     participation = quote.participation
     person = participation.person
     version = participation.plan.version_on(quote.separation_date)
-    cited = [quote.cites.get(k) for k in ("eligibility", "benefit")] + [s[2] for s in quote.steps] + [
-        quote.cites.get(k) for k in ("maximum", "commencement", "forms", "change", "key_delay", "basis")]
+    cited = (
+        [quote.cites.get(k) for k in ("eligibility", "benefit")]
+        + [s[2] for s in quote.steps]
+        + [quote.cites.get(k) for k in ("maximum", "commencement", "forms", "change", "key_delay", "basis")]
+    )
     sections = []
     for citation in cited:
         base = (citation or "").split("(")[0].split(",")[0].strip()
@@ -29,10 +33,18 @@ def quote_context(quote: BenefitQuote, *, as_of) -> dict:
             sections.append(base)
     members = version.provision("committee_min_members", 3)
     return {
-        "title": f"Statement of Supplemental Benefit: {person.full_name}", "plan_name": version.plan.name,
-        "sponsor": version.plan.sponsor, "version_title": version.title, "quote": quote, "person": person,
-        "as_of": _day(as_of), "separation": _day(quote.separation_date), "commencement": _day(quote.commencement_date),
-        "first_payment": _day(quote.first_payment_date), "reference": f"brp-{participation.pk}-{quote.separation_date:%Y%m%d}",
-        "quotes": provision_quotes(version, sections), "signatures": range(members),
+        "title": f"Statement of Supplemental Benefit: {person.full_name}",
+        "plan_name": version.plan.name,
+        "sponsor": version.plan.sponsor,
+        "version_title": version.title,
+        "quote": quote,
+        "person": person,
+        "as_of": _day(as_of),
+        "separation": _day(quote.separation_date),
+        "commencement": _day(quote.commencement_date),
+        "first_payment": _day(quote.first_payment_date),
+        "reference": f"brp-{participation.pk}-{quote.separation_date:%Y%m%d}",
+        "quotes": provision_quotes(version, sections),
+        "signatures": range(members),
         "committee_cite": version.cite("committee_min_members"),
     }

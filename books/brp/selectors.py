@@ -1,4 +1,5 @@
 """Reads for the BRP pages: who is in a defined benefit plan, and everything one participant's page shows."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -17,28 +18,43 @@ from plans.models import Plan
 
 def brp_participations(query: str = ""):
     """Participants of the defined benefit plans, with the date of their latest Pension Plan figures."""
-    qs = (Participation.objects.filter(plan__kind=Plan.Kind.DEFINED_BENEFIT).select_related("person", "plan")
-          .annotate(figures_as_of=Max("db_records__as_of")).order_by("person__last_name", "person__first_name", "id"))
+    qs = (
+        Participation.objects.filter(plan__kind=Plan.Kind.DEFINED_BENEFIT)
+        .select_related("person", "plan")
+        .annotate(figures_as_of=Max("db_records__as_of"))
+        .order_by("person__last_name", "person__first_name", "id")
+    )
     for word in query.split():
         from django.db.models import Q
 
-        qs = qs.filter(Q(person__employee_number__icontains=word) | Q(person__last_name__icontains=word)
-                       | Q(person__first_name__icontains=word))
+        qs = qs.filter(
+            Q(person__employee_number__icontains=word)
+            | Q(person__last_name__icontains=word)
+            | Q(person__first_name__icontains=word)
+        )
     return qs
 
 
 def employment_event_dates(participation: Participation) -> dict[str, dt.date]:
     """kind -> the date of the participant's first employment event of that kind (rehires aside)."""
     out: dict[str, dt.date] = {}
-    for kind, day in (EmploymentEvent.objects.filter(person=participation.person)
-                      .exclude(kind=EmploymentEvent.Kind.REHIRE).order_by("effective_date", "id")
-                      .values_list("kind", "effective_date")):
+    for kind, day in (
+        EmploymentEvent.objects.filter(person=participation.person)
+        .exclude(kind=EmploymentEvent.Kind.REHIRE)
+        .order_by("effective_date", "id")
+        .values_list("kind", "effective_date")
+    ):
         out.setdefault(kind, day)
     return out
 
 
-def brp_benefit_page(participation: Participation, *, today: dt.date, separation: dt.date | None = None,
-                     spouse_birth_date: dt.date | None = None) -> dict:
+def brp_benefit_page(
+    participation: Participation,
+    *,
+    today: dt.date,
+    separation: dt.date | None = None,
+    spouse_birth_date: dt.date | None = None,
+) -> dict:
     """The quote (every form side by side, with its steps and sections), the figures on file and, once the
     benefit is payable, what is fixed and paid. `separation` asks "what if I separated on ...?" while employed."""
     from elections.selectors import annuity_in_force
@@ -53,26 +69,49 @@ def brp_benefit_page(participation: Participation, *, today: dt.date, separation
     quote, error, survivor, survivor_error = None, "", None, ""
     if death is None or (actual is not None and death >= commencement):
         try:
-            quote = brp_benefit_sheet(participation=participation, separation_date=asked, as_of=max(today, commencement),
-                                      form=in_force.form, spouse_birth_date=spouse_birth_date,
-                                      defer_years=in_force.defer_years)
+            quote = brp_benefit_sheet(
+                participation=participation,
+                separation_date=asked,
+                as_of=max(today, commencement),
+                form=in_force.form,
+                spouse_birth_date=spouse_birth_date,
+                defer_years=in_force.defer_years,
+            )
         except BenefitError as exc:
             error = str(exc)
     else:
         try:
-            survivor = brp_survivor_quote(participation=participation, death_date=death, as_of=max(today, death))
+            survivor = brp_survivor_quote(
+                participation=participation, death_date=death, as_of=max(today, death)
+            )
         except BenefitError as exc:
             survivor_error = str(exc)
     annuity = Annuity.objects.filter(participation=participation).select_related("schedule").first()
     payments = []
     if annuity is not None:
-        payments = list(ScheduledPayment.objects.filter(schedule=annuity.schedule)
-                        .exclude(status=ScheduledPayment.Status.CANCELLED).order_by("payment_date", "id"))
+        payments = list(
+            ScheduledPayment.objects.filter(schedule=annuity.schedule)
+            .exclude(status=ScheduledPayment.Status.CANCELLED)
+            .order_by("payment_date", "id")
+        )
     version = participation.plan.version_on(asked)
     return {
-        "participation": participation, "person": participation.person, "plan": participation.plan,
-        "figures": list(participation.db_records.order_by("-as_of", "-id")), "separation": actual, "death": death,
-        "asked": asked, "what_if": actual is None, "quote": quote, "error": error, "survivor": survivor,
-        "survivor_error": survivor_error, "in_force": in_force, "annuity": annuity, "payments": payments,
-        "today": today, "version": version, "version_title": version.title,
+        "participation": participation,
+        "person": participation.person,
+        "plan": participation.plan,
+        "figures": list(participation.db_records.order_by("-as_of", "-id")),
+        "separation": actual,
+        "death": death,
+        "asked": asked,
+        "what_if": actual is None,
+        "quote": quote,
+        "error": error,
+        "survivor": survivor,
+        "survivor_error": survivor_error,
+        "in_force": in_force,
+        "annuity": annuity,
+        "payments": payments,
+        "today": today,
+        "version": version,
+        "version_title": version.title,
     }

@@ -3,6 +3,7 @@
 Staff read with Cap.VIEW_STAFF and record with Cap.RECORD_EVENTS. Portal pages start from
 request.user.person: another participant's participation answers 404.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -36,23 +37,42 @@ def _asked(request) -> tuple[QuoteForm, dt.date | None, dt.date | None]:
 
 # --- staff ------------------------------------------------------------------------------------------------
 
+
 @capability_required(Cap.VIEW_STAFF)
 def staff_list(request):
-    return render(request, "brp/staff_list.html", {
-        "participations": brp_participations(request.GET.get("q", ""))[:500], "q": request.GET.get("q", ""),
-        "can_import": has_cap(request.user, Cap.IMPORT_DATA), "import_kind": ImportBatch.Kind.PENSION_FIGURES})
+    return render(
+        request,
+        "brp/staff_list.html",
+        {
+            "participations": brp_participations(request.GET.get("q", ""))[:500],
+            "q": request.GET.get("q", ""),
+            "can_import": has_cap(request.user, Cap.IMPORT_DATA),
+            "import_kind": ImportBatch.Kind.PENSION_FIGURES,
+        },
+    )
 
 
 @capability_required(Cap.VIEW_STAFF)
 def staff_detail(request, pk: int):
     participation = get_object_or_404(_db_participations(), pk=pk)
     form, separation, spouse = _asked(request)
-    context = brp_benefit_page(participation, today=timezone.localdate(), separation=separation, spouse_birth_date=spouse)
+    context = brp_benefit_page(
+        participation, today=timezone.localdate(), separation=separation, spouse_birth_date=spouse
+    )
     can_record = has_cap(request.user, Cap.RECORD_EVENTS)
-    return render(request, "brp/staff_detail.html", {
-        **context, "quote_form": form, "can_record": can_record,
-        "figures_form": PensionFiguresForm(initial={"as_of": timezone.localdate()}) if can_record else None,
-        "survivor_form": SurvivorDeathForm() if can_record else None})
+    return render(
+        request,
+        "brp/staff_detail.html",
+        {
+            **context,
+            "quote_form": form,
+            "can_record": can_record,
+            "figures_form": PensionFiguresForm(initial={"as_of": timezone.localdate()})
+            if can_record
+            else None,
+            "survivor_form": SurvivorDeathForm() if can_record else None,
+        },
+    )
 
 
 staff_detail.access_model = Participation
@@ -66,17 +86,31 @@ def staff_figures(request, pk: int):
     if form.is_valid():
         data = dict(form.cleaned_data)
         try:
-            pension_figures_record(participation=participation, as_of=data.pop("as_of"), actor=request.user,
-                                   now=timezone.now(), **data)
+            pension_figures_record(
+                participation=participation,
+                as_of=data.pop("as_of"),
+                actor=request.user,
+                now=timezone.now(),
+                **data,
+            )
         except BooksError as exc:
             messages.error(request, f"Not recorded: {exc}")
         else:
             messages.success(request, "Pension Plan figures recorded.")
         return redirect("books_staff:brp_participant", pk=pk)
     context = brp_benefit_page(participation, today=timezone.localdate())
-    return render(request, "brp/staff_detail.html", {**context, "quote_form": QuoteForm(), "can_record": True,
-                                                     "figures_form": form, "survivor_form": SurvivorDeathForm()},
-                  status=400)
+    return render(
+        request,
+        "brp/staff_detail.html",
+        {
+            **context,
+            "quote_form": QuoteForm(),
+            "can_record": True,
+            "figures_form": form,
+            "survivor_form": SurvivorDeathForm(),
+        },
+        status=400,
+    )
 
 
 staff_figures.access_model = Participation
@@ -105,12 +139,15 @@ def staff_survivor_death(request, pk: int):
         messages.error(request, "Give the date the survivor died.")
     else:
         try:
-            annuity_survivor_death_record(annuity=annuity, died_on=form.cleaned_data["died_on"], actor=request.user,
-                                          now=timezone.now())
+            annuity_survivor_death_record(
+                annuity=annuity, died_on=form.cleaned_data["died_on"], actor=request.user, now=timezone.now()
+            )
         except AnnuityError as exc:
             messages.error(request, str(exc))
         else:
-            messages.success(request, "The survivor's death is recorded: their payments stop after that month.")
+            messages.success(
+                request, "The survivor's death is recorded: their payments stop after that month."
+            )
     return redirect("books_staff:brp_participant", pk=pk)
 
 
@@ -122,7 +159,10 @@ def _quote_pdf(request, participation: Participation, back: str):
     spouse = None
     quote_form = QuoteForm(request.POST)
     if quote_form.is_valid():
-        separation, spouse = quote_form.cleaned_data["separation"], quote_form.cleaned_data["spouse_birth_date"]
+        separation, spouse = (
+            quote_form.cleaned_data["separation"],
+            quote_form.cleaned_data["spouse_birth_date"],
+        )
     today = timezone.localdate()
     context = brp_benefit_page(participation, today=today, separation=separation, spouse_birth_date=spouse)
     if context["quote"] is None:
@@ -137,6 +177,7 @@ def _quote_pdf(request, participation: Participation, back: str):
 
 
 # --- portal -----------------------------------------------------------------------------------------------
+
 
 def _own(request, pk: int) -> Participation:
     return get_object_or_404(_db_participations(), pk=pk, person=request.user.person)
@@ -154,7 +195,9 @@ def portal_index(request):
 def portal_benefit(request, pk: int):
     participation = _own(request, pk)
     form, separation, spouse = _asked(request)
-    context = brp_benefit_page(participation, today=timezone.localdate(), separation=separation, spouse_birth_date=spouse)
+    context = brp_benefit_page(
+        participation, today=timezone.localdate(), separation=separation, spouse_birth_date=spouse
+    )
     return render(request, "brp/portal_benefit.html", {**context, "quote_form": form})
 
 

@@ -15,6 +15,7 @@ the 1st of the second month after the month of death.
 
 Every figure is a step with its section, so the pages and the PDF can show how it was reached.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -122,6 +123,7 @@ class SurvivorQuote:
 
 # --- figures ----------------------------------------------------------------------------------------
 
+
 def maximum_benefit(version, year: int) -> Decimal:
     """BRP 3.4: the 2008 figure raised each January 1 by the 415(b)(1)(A) percentage (the ratio of the limits)."""
     rule = version.provision("db_maximum_benefit")
@@ -141,16 +143,22 @@ def maximum_benefit_for(version, year: int) -> tuple[Decimal, str]:
             try:
                 return maximum_benefit(version, earlier), (
                     f"the {index} limit for {year} is not recorded: the Maximum Benefit of {earlier} is used "
-                    f"until the Committee records it ({version.cite('db_maximum_benefit')})")
+                    f"until the Committee records it ({version.cite('db_maximum_benefit')})"
+                )
             except MissingFigure:
                 continue
-        raise BenefitError(f"no {index} limit is recorded for {year} ({version.cite('db_maximum_benefit')})", "no_limit")
+        raise BenefitError(
+            f"no {index} limit is recorded for {year} ({version.cite('db_maximum_benefit')})", "no_limit"
+        )
 
 
 def pension_figures(participation: Participation, as_of: dt.date) -> DefinedBenefitRecord | None:
     """The Pension Plan figures in force on `as_of`: the latest recorded as of that day or before."""
-    return (DefinedBenefitRecord.objects.filter(participation=participation, as_of__lte=as_of)
-            .order_by("-as_of", "-id").first())
+    return (
+        DefinedBenefitRecord.objects.filter(participation=participation, as_of__lte=as_of)
+        .order_by("-as_of", "-id")
+        .first()
+    )
 
 
 def benefit_commencement_date(separation_date: dt.date, defer_years: int = 0) -> dt.date:
@@ -161,25 +169,43 @@ def benefit_commencement_date(separation_date: dt.date, defer_years: int = 0) ->
 def _record_or_error(participation: Participation, as_of: dt.date, version) -> DefinedBenefitRecord:
     record = pension_figures(participation, as_of)
     if record is None:
-        raise BenefitError(f"no Pension Plan figures are recorded for {participation.person} ({version.cite('db_benefit')})",
-                           "no_figures")
+        raise BenefitError(
+            f"no Pension Plan figures are recorded for {participation.person} ({version.cite('db_benefit')})",
+            "no_figures",
+        )
     return record
 
 
-def _supplemental(version, record: DefinedBenefitRecord, commencement: dt.date
-                  ) -> tuple[Decimal, Decimal, Decimal, bool, list[tuple[str, str, str]], list[str]]:
+def _supplemental(
+    version, record: DefinedBenefitRecord, commencement: dt.date
+) -> tuple[Decimal, Decimal, Decimal, bool, list[tuple[str, str, str]], list[str]]:
     """BRP 3.2-3.4: (single life annual, Maximum Benefit, ceiling, capped, steps, notes)."""
     cite = version.cite("db_benefit")
-    steps = [("Pension Plan benefit without the Tax Limits", str(record.unlimited_annual_benefit), cite + "(a)")]
+    steps = [
+        ("Pension Plan benefit without the Tax Limits", str(record.unlimited_annual_benefit), cite + "(a)")
+    ]
     if record.imputed_annual_benefit:
-        steps.append(("plus imputed Benefit Service", str(record.imputed_annual_benefit), version.cite("db_benefit") + "(a)(ii), 3.5"))
+        steps.append(
+            (
+                "plus imputed Benefit Service",
+                str(record.imputed_annual_benefit),
+                version.cite("db_benefit") + "(a)(ii), 3.5",
+            )
+        )
     steps.append(("less the Pension Plan benefit payable", str(record.payable_annual_benefit), cite + "(b)"))
-    gross = max(ZERO, record.unlimited_annual_benefit + record.imputed_annual_benefit - record.payable_annual_benefit)
+    gross = max(
+        ZERO, record.unlimited_annual_benefit + record.imputed_annual_benefit - record.payable_annual_benefit
+    )
     steps.append(("Supplemental Benefit before adjustment", str(money(gross)), cite))
     adjusted = money(gross * record.early_adjustment_factor)
     if record.early_adjustment_factor != 1:
-        steps.append((f"early/late commencement adjustment x {record.early_adjustment_factor}", str(adjusted),
-                      version.provision("db_benefit").get("cite_early", cite)))
+        steps.append(
+            (
+                f"early/late commencement adjustment x {record.early_adjustment_factor}",
+                str(adjusted),
+                version.provision("db_benefit").get("cite_early", cite),
+            )
+        )
     max_benefit, note = maximum_benefit_for(version, commencement.year)
     ceiling = max(ZERO, max_benefit - record.payable_annual_benefit)
     capped = adjusted > ceiling
@@ -187,54 +213,92 @@ def _supplemental(version, record: DefinedBenefitRecord, commencement: dt.date
     max_cite = version.cite("db_maximum_benefit")
     steps.append((f"Maximum Benefit for {commencement.year}", str(max_benefit), max_cite + "(b)"))
     steps.append(("less the annual Pension Plan benefit: the ceiling", str(ceiling), max_cite + "(a)"))
-    steps.append(("Supplemental Benefit, Single Life Annuity (annual)" + (", capped at the ceiling" if capped else ""),
-                  str(sla), version.provision("db_benefit").get("cite_computation", cite)))
+    steps.append(
+        (
+            "Supplemental Benefit, Single Life Annuity (annual)"
+            + (", capped at the ceiling" if capped else ""),
+            str(sla),
+            version.provision("db_benefit").get("cite_computation", cite),
+        )
+    )
     return sla, max_benefit, ceiling, capped, steps, [note] if note else []
 
 
-def _eligibility(version, record: DefinedBenefitRecord, person: Person, separation_date: dt.date,
-                 commencement: dt.date) -> None:
+def _eligibility(
+    version, record: DefinedBenefitRecord, person: Person, separation_date: dt.date, commencement: dt.date
+) -> None:
     """BRP 3.1: (i) 15 years of Benefit Service or the Early or Normal Retirement Date reached at termination, and
     (ii) for distributions beginning on or after January 1, 2008, termination after meeting Early or Normal Retirement."""
     rule = version.provision("db_eligibility")
     cite = version.cite("db_eligibility")
-    reached = [d for d in (record.early_retirement_date, record.normal_retirement_date) if d and d <= separation_date]
+    reached = [
+        d for d in (record.early_retirement_date, record.normal_retirement_date) if d and d <= separation_date
+    ]
     if record.benefit_service_years < rule["benefit_service_years"] and not reached:
         raise BenefitError(
             f"{person} has {record.benefit_service_years} years of Benefit Service and had reached neither the Early "
-            f"nor the Normal Retirement Date at termination: no Supplemental Benefit ({cite})")
+            f"nor the Normal Retirement Date at termination: no Supplemental Benefit ({cite})"
+        )
     required_from = rule.get("retirement_required_from")
     if required_from and commencement >= dt.date.fromisoformat(str(required_from)) and not reached:
         first = min(d for d in (record.early_retirement_date, record.normal_retirement_date) if d)
         raise BenefitError(
             f"{person} terminated on {_day(separation_date)}, before meeting the requirements for Early or Normal "
             f"Retirement under the Pension Plan (the earliest, {_day(first)}): a distribution beginning on or after "
-            f"{_day(dt.date.fromisoformat(str(required_from)))} is not payable ({cite}(ii))")
+            f"{_day(dt.date.fromisoformat(str(required_from)))} is not payable ({cite}(ii))"
+        )
 
 
-def _basis(version, commencement: dt.date, person: Person) -> tuple[actuarial.MortalityTable, actuarial.InterestBasis, str, list[str]]:
+def _basis(
+    version, commencement: dt.date, person: Person
+) -> tuple[actuarial.MortalityTable, actuarial.InterestBasis, str, list[str]]:
     rule = version.provision("actuarial_basis")
     table, table_note = actuarial.mortality_table(commencement.year)
     interest, rate_note = actuarial.segment_rates_for(commencement, rule.get("lookback_months", 1))
     age = years_between(person.birth_date, commencement)
-    return table, interest, f"{table.name}; {interest.label}; age {age}", [n for n in (table_note, rate_note) if n]
+    return (
+        table,
+        interest,
+        f"{table.name}; {interest.label}; age {age}",
+        [n for n in (table_note, rate_note) if n],
+    )
 
 
-def _forms(version, sla: Decimal, table, interest, life: actuarial.Life, spouse: actuarial.Life | None,
-           default: str, elected: str) -> tuple[list[FormOption], Decimal]:
+def _forms(
+    version,
+    sla: Decimal,
+    table,
+    interest,
+    life: actuarial.Life,
+    spouse: actuarial.Life | None,
+    default: str,
+    elected: str,
+) -> tuple[list[FormOption], Decimal]:
     """Every form of 4.2(c) side by side, and the lump sum."""
     out = []
     lump = ZERO
     for form in version.provision("db_forms")["forms"]:
         detail = actuarial.FORM_DETAILS.get(form, {"label": form})
-        option = FormOption(form=form, label=detail["label"], is_default=form == default, is_elected=form == elected,
-                            survivor_percent=detail.get("survivor", 0), certain_months=detail.get("certain", 0))
+        option = FormOption(
+            form=form,
+            label=detail["label"],
+            is_default=form == default,
+            is_elected=form == elected,
+            survivor_percent=detail.get("survivor", 0),
+            certain_months=detail.get("certain", 0),
+        )
         if form in JOINT_FORMS and spouse is None:
             option.unavailable = "needs the Spouse's (or survivor's) date of birth"
             out.append(option)
             continue
-        q = actuarial.convert(single_life_annual=sla, form=form, table=table, basis=interest, participant=life,
-                              spouse=spouse if form in JOINT_FORMS else None)
+        q = actuarial.convert(
+            single_life_annual=sla,
+            form=form,
+            table=table,
+            basis=interest,
+            participant=life,
+            spouse=spouse if form in JOINT_FORMS else None,
+        )
         option.annual, option.factor = q.annual, q.factor
         if form == "lump_sum":
             lump = q.annual
@@ -249,9 +313,16 @@ def _forms(version, sla: Decimal, table, interest, life: actuarial.Life, spouse:
 
 # --- the quote --------------------------------------------------------------------------------------
 
-def brp_benefit_sheet(*, participation: Participation, separation_date: dt.date, as_of: dt.date,
-                      form: str | None = None, spouse_birth_date: dt.date | None = None,
-                      defer_years: int = 0) -> BenefitQuote:
+
+def brp_benefit_sheet(
+    *,
+    participation: Participation,
+    separation_date: dt.date,
+    as_of: dt.date,
+    form: str | None = None,
+    spouse_birth_date: dt.date | None = None,
+    defer_years: int = 0,
+) -> BenefitQuote:
     """The Supplemental Benefit of a separation on `separation_date`, every form side by side. The chosen form
     (`form`, else the default of 4.2(c)) may be unavailable (a joint form without the survivor's birth date):
     then its amounts are None and `forms` says why; `brp_benefit_quote` refuses that case."""
@@ -261,20 +332,29 @@ def brp_benefit_sheet(*, participation: Participation, separation_date: dt.date,
     record = _record_or_error(participation, as_of, version)
     commencement = benefit_commencement_date(separation_date, defer_years)
     _eligibility(version, record, person, separation_date, commencement)
-    cites = {"commencement": version.cite("db_commencement"), "forms": version.cite("db_forms"),
-             "maximum": version.cite("db_maximum_benefit"), "benefit": version.cite("db_benefit"),
-             "eligibility": version.cite("db_eligibility"), "basis": version.cite("actuarial_basis"),
-             "change": version.cite("db_election_change"), "key": version.cite("key_employee")}
+    cites = {
+        "commencement": version.cite("db_commencement"),
+        "forms": version.cite("db_forms"),
+        "maximum": version.cite("db_maximum_benefit"),
+        "benefit": version.cite("db_benefit"),
+        "eligibility": version.cite("db_eligibility"),
+        "basis": version.cite("actuarial_basis"),
+        "change": version.cite("db_election_change"),
+        "key": version.cite("key_employee"),
+    }
     first_payment_date = commencement
     ke = version.provision("key_employee")
-    status = key_employee_status(person, separation_date, effective_month=ke["effective_month"],
-                                 effective_day=ke["effective_day"])
+    status = key_employee_status(
+        person, separation_date, effective_month=ke["effective_month"], effective_day=ke["effective_day"]
+    )
     delay_rule = next((r for r in version.provision("distribution", []) if r.get("key_employee_delay")), None)
     if delay_rule:
         cites["key_delay"] = delay_rule["key_employee_delay"].get("cite", cites["key"])
     if status.key and delay_rule:
-        first_payment_date = max(commencement, first_day_of_month_after_anniversary(
-            separation_date, delay_rule["key_employee_delay"]["months"]))
+        first_payment_date = max(
+            commencement,
+            first_day_of_month_after_anniversary(separation_date, delay_rule["key_employee_delay"]["months"]),
+        )
     sla, max_benefit, ceiling, capped, steps, notes = _supplemental(version, record, commencement)
     provisional = list(notes)
     forms = version.provision("db_forms")
@@ -290,7 +370,9 @@ def brp_benefit_sheet(*, participation: Participation, separation_date: dt.date,
     spouse = actuarial.Life.on(spouse_birth_date, commencement) if spouse_birth_date else None
     options, lump = _forms(version, sla, table, interest, life, spouse, default, form)
     chosen = next(o for o in options if o.form == form)
-    missed = (first_payment_date.year - commencement.year) * 12 + first_payment_date.month - commencement.month
+    missed = (
+        (first_payment_date.year - commencement.year) * 12 + first_payment_date.month - commencement.month
+    )
     if form == "lump_sum":
         annual = monthly = first = lump
     elif chosen.annual is None:
@@ -299,35 +381,76 @@ def brp_benefit_sheet(*, participation: Participation, separation_date: dt.date,
         annual, monthly = chosen.annual, chosen.monthly
         first = money(monthly * (missed + 1))
     if status.key:
-        notes.append(f"Key Employee: payments start {_day(first_payment_date)}; the first includes {missed} missed "
-                     f"monthly payment{'s' if missed != 1 else ''} ({cites['key_delay']})")
+        notes.append(
+            f"Key Employee: payments start {_day(first_payment_date)}; the first includes {missed} missed "
+            f"monthly payment{'s' if missed != 1 else ''} ({cites['key_delay']})"
+        )
     if not status.known:
-        provisional.append(f"no Key Employee list is recorded for {status.identification_year}: the start date may change "
-                           f"({cites['key']})")
+        provisional.append(
+            f"no Key Employee list is recorded for {status.identification_year}: the start date may change "
+            f"({cites['key']})"
+        )
     notes += [p for p in provisional if p not in notes]
     if defer_years:
         notes.append(f"deferred {defer_years} years by election ({cites['change']})")
     return BenefitQuote(
-        participation=participation, separation_date=separation_date, commencement_date=commencement,
-        first_payment_date=first_payment_date, form=form, form_label=chosen.label, single_life_annual=sla,
-        maximum_benefit=max_benefit, capped=capped, annual=annual, monthly=monthly, missed_payments=missed,
-        first_payment=first, lump_sum_value=lump, basis=basis, steps=steps, notes=notes, forms=options,
-        default_form=default, record=record, spouse_birth_date=spouse_birth_date, defer_years=defer_years,
-        key_employee=status.key, key_employee_known=status.known, survivor_percent=chosen.survivor_percent,
-        survivor_monthly=chosen.survivor_monthly, certain_months=chosen.certain_months,
-        maximum_benefit_ceiling=ceiling, provisional=provisional, cites=cites,
+        participation=participation,
+        separation_date=separation_date,
+        commencement_date=commencement,
+        first_payment_date=first_payment_date,
+        form=form,
+        form_label=chosen.label,
+        single_life_annual=sla,
+        maximum_benefit=max_benefit,
+        capped=capped,
+        annual=annual,
+        monthly=monthly,
+        missed_payments=missed,
+        first_payment=first,
+        lump_sum_value=lump,
+        basis=basis,
+        steps=steps,
+        notes=notes,
+        forms=options,
+        default_form=default,
+        record=record,
+        spouse_birth_date=spouse_birth_date,
+        defer_years=defer_years,
+        key_employee=status.key,
+        key_employee_known=status.known,
+        survivor_percent=chosen.survivor_percent,
+        survivor_monthly=chosen.survivor_monthly,
+        certain_months=chosen.certain_months,
+        maximum_benefit_ceiling=ceiling,
+        provisional=provisional,
+        cites=cites,
     )
 
 
-def brp_benefit_quote(*, participation: Participation, separation_date: dt.date, as_of: dt.date,
-                      form: str | None = None, spouse_birth_date: dt.date | None = None,
-                      defer_years: int = 0) -> BenefitQuote:
+def brp_benefit_quote(
+    *,
+    participation: Participation,
+    separation_date: dt.date,
+    as_of: dt.date,
+    form: str | None = None,
+    spouse_birth_date: dt.date | None = None,
+    defer_years: int = 0,
+) -> BenefitQuote:
     """The benefit in one form (the elected one, else the default of 4.2(c)); refused when it cannot be computed."""
-    quote = brp_benefit_sheet(participation=participation, separation_date=separation_date, as_of=as_of, form=form,
-                              spouse_birth_date=spouse_birth_date, defer_years=defer_years)
+    quote = brp_benefit_sheet(
+        participation=participation,
+        separation_date=separation_date,
+        as_of=as_of,
+        form=form,
+        spouse_birth_date=spouse_birth_date,
+        defer_years=defer_years,
+    )
     if quote.annual is None:
-        raise BenefitError(f"the {quote.form_label} needs the spouse's (or survivor's) date of birth "
-                           f"({quote.cites['forms']})", "no_spouse")
+        raise BenefitError(
+            f"the {quote.form_label} needs the spouse's (or survivor's) date of birth "
+            f"({quote.cites['forms']})",
+            "no_spouse",
+        )
     return quote
 
 
@@ -342,42 +465,86 @@ def brp_survivor_quote(*, participation: Participation, death_date: dt.date, as_
     cite = version.cite("db_survivor")
     record = _record_or_error(participation, as_of, version)
     if record.benefit_service_years < rule["benefit_service_years"]:
-        raise BenefitError(f"{person} had {record.benefit_service_years} years of Benefit Service at death, fewer than "
-                           f"{rule['benefit_service_years']}: no Pre-Retirement Survivor Benefit ({cite})")
+        raise BenefitError(
+            f"{person} had {record.benefit_service_years} years of Benefit Service at death, fewer than "
+            f"{rule['benefit_service_years']}: no Pre-Retirement Survivor Benefit ({cite})"
+        )
     if person.marital_status != Person.MaritalStatus.MARRIED:
-        raise BenefitError(f"{person} left no surviving Spouse entitled to a Qualified Pre-Retirement Survivor Annuity: "
-                           f"no Pre-Retirement Survivor Benefit ({cite})")
+        raise BenefitError(
+            f"{person} left no surviving Spouse entitled to a Qualified Pre-Retirement Survivor Annuity: "
+            f"no Pre-Retirement Survivor Benefit ({cite})"
+        )
     if record.spouse_birth_date is None:
-        raise BenefitError(f"the Pre-Retirement Survivor Benefit needs the Spouse's date of birth ({cite})", "no_spouse")
+        raise BenefitError(
+            f"the Pre-Retirement Survivor Benefit needs the Spouse's date of birth ({cite})", "no_spouse"
+        )
     computed_on = day_of_month_after(death_date, 1, 1)
     sla, max_benefit, ceiling, capped, steps, notes = _supplemental(version, record, computed_on)
     table, interest, basis, basis_notes = _basis(version, computed_on, person)
     percent = int(Decimal(str(rule["survivor_percent"])))
-    form = next((f for f, d in actuarial.FORM_DETAILS.items() if f.startswith("js_") and d.get("survivor") == percent),
-                "js_50")
-    joint = actuarial.convert(single_life_annual=sla, form=form, table=table, basis=interest,
-                              participant=actuarial.Life.on(person.birth_date, computed_on),
-                              spouse=actuarial.Life.on(record.spouse_birth_date, computed_on))
+    form = next(
+        (
+            f
+            for f, d in actuarial.FORM_DETAILS.items()
+            if f.startswith("js_") and d.get("survivor") == percent
+        ),
+        "js_50",
+    )
+    joint = actuarial.convert(
+        single_life_annual=sla,
+        form=form,
+        table=table,
+        basis=interest,
+        participant=actuarial.Life.on(person.birth_date, computed_on),
+        spouse=actuarial.Life.on(record.spouse_birth_date, computed_on),
+    )
     annual = money(joint.annual * percent / 100)
     earliest_retirement = record.early_retirement_date or record.normal_retirement_date
     start = max(day_of_month_after(earliest_retirement, 1, 1), day_of_month_after(death_date, 1, 2))
-    steps.append((f"{actuarial.FORM_DETAILS[form]['label']} computed just before death", str(joint.annual), cite + "(b)"))
+    steps.append(
+        (
+            f"{actuarial.FORM_DETAILS[form]['label']} computed just before death",
+            str(joint.annual),
+            cite + "(b)",
+        )
+    )
     steps.append((f"survivor part ({percent}%), annual", str(annual), cite + "(b)"))
     notes += basis_notes
-    notes.append(f"starts the later of the 1st of the month after the earliest Early Retirement Date "
-                 f"({_day(day_of_month_after(earliest_retirement, 1, 1))}) and the 1st of the second month after the "
-                 f"month of death ({_day(day_of_month_after(death_date, 1, 2))}) ({cite}(b))")
-    return SurvivorQuote(participation=participation, death_date=death_date, start_date=start, single_life_annual=sla,
-                         joint_annual=joint.annual, annual=annual, monthly=money(annual / 12),
-                         spouse_birth_date=record.spouse_birth_date, basis=basis, steps=steps, notes=notes, cite=cite,
-                         record=record)
+    notes.append(
+        f"starts the later of the 1st of the month after the earliest Early Retirement Date "
+        f"({_day(day_of_month_after(earliest_retirement, 1, 1))}) and the 1st of the second month after the "
+        f"month of death ({_day(day_of_month_after(death_date, 1, 2))}) ({cite}(b))"
+    )
+    return SurvivorQuote(
+        participation=participation,
+        death_date=death_date,
+        start_date=start,
+        single_life_annual=sla,
+        joint_annual=joint.annual,
+        annual=annual,
+        monthly=money(annual / 12),
+        spouse_birth_date=record.spouse_birth_date,
+        basis=basis,
+        steps=steps,
+        notes=notes,
+        cite=cite,
+        record=record,
+    )
 
 
 # --- recording the Pension Plan figures -------------------------------------------------------------
 
-FIGURE_FIELDS = ("unlimited_annual_benefit", "imputed_annual_benefit", "payable_annual_benefit", "benefit_service_years",
-                 "early_retirement_date", "normal_retirement_date", "early_adjustment_factor", "spouse_name",
-                 "spouse_birth_date")
+FIGURE_FIELDS = (
+    "unlimited_annual_benefit",
+    "imputed_annual_benefit",
+    "payable_annual_benefit",
+    "benefit_service_years",
+    "early_retirement_date",
+    "normal_retirement_date",
+    "early_adjustment_factor",
+    "spouse_name",
+    "spouse_birth_date",
+)
 
 
 def pension_figures_refusal(*, participation: Participation, values: dict) -> str:
@@ -408,8 +575,15 @@ def pension_figures_refusal(*, participation: Participation, values: dict) -> st
 
 
 @transaction.atomic
-def pension_figures_record(*, participation: Participation, as_of: dt.date, actor, now: dt.datetime | None = None,
-                           source: str = "", **values) -> DefinedBenefitRecord:
+def pension_figures_record(
+    *,
+    participation: Participation,
+    as_of: dt.date,
+    actor,
+    now: dt.datetime | None = None,
+    source: str = "",
+    **values,
+) -> DefinedBenefitRecord:
     """Record the Pension Plan figures of `as_of` (a correction of the same date replaces them; history keeps the
     old ones) and let the payment schedule follow (a benefit already in pay stays fixed, BRP 3.4(c))."""
     from books.services.accounts import BooksError
@@ -421,14 +595,24 @@ def pension_figures_record(*, participation: Participation, as_of: dt.date, acto
     refusal = pension_figures_refusal(participation=participation, values={**values, "as_of": as_of})
     if refusal:
         raise BooksError(refusal)
-    defaults = {k: v for k, v in values.items() if v is not None or k in ("early_retirement_date", "spouse_birth_date")}
+    defaults = {
+        k: v
+        for k, v in values.items()
+        if v is not None or k in ("early_retirement_date", "spouse_birth_date")
+    }
     defaults.setdefault("imputed_annual_benefit", ZERO)
     defaults.setdefault("early_adjustment_factor", Decimal(1))
     defaults["source"] = (source or f"recorded by {actor_label(actor)}")[:200]
-    record, created = DefinedBenefitRecord.objects.update_or_create(participation=participation, as_of=as_of,
-                                                                    defaults=defaults)
-    audit_record(action="pension_figures.record" if created else "pension_figures.correct", actor=actor, at=now,
-                 obj=record, data={k: str(v) for k, v in defaults.items()})
+    record, created = DefinedBenefitRecord.objects.update_or_create(
+        participation=participation, as_of=as_of, defaults=defaults
+    )
+    audit_record(
+        action="pension_figures.record" if created else "pension_figures.correct",
+        actor=actor,
+        at=now,
+        obj=record,
+        data={k: str(v) for k, v in defaults.items()},
+    )
     hooks.emit("payment_schedule_input", participation=participation, actor=actor, now=now)
     return record
 
@@ -445,5 +629,13 @@ def brp_quote_document(*, quote: BenefitQuote, as_of: dt.date, actor, now: dt.da
     from core.pdf import document_store
 
     context = quote_context(quote, as_of=as_of)
-    return document_store(kind=QUOTE_KIND, title=context["title"], template=TEMPLATE, context=context,
-                          actor=actor_label(actor), person=quote.participation.person, obj=quote.participation, now=now)
+    return document_store(
+        kind=QUOTE_KIND,
+        title=context["title"],
+        template=TEMPLATE,
+        context=context,
+        actor=actor_label(actor),
+        person=quote.participation.person,
+        obj=quote.participation,
+        now=now,
+    )

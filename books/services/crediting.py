@@ -8,6 +8,7 @@ For one Valuation Date D, in order, each phase committed on its own and safe to 
 The hot statements (2 and 4) are set-based SQL on PostgreSQL; the embedded SQLite demo runs the same
 rules through the ORM (`_credits_python`, `_valuations_python`), and a test proves both agree.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -38,6 +39,7 @@ class CreditingRefused(RuntimeError):
 
 
 # --- reads shared by both paths ---------------------------------------------------------------
+
 
 def _prices_on(day: dt.date) -> dict[int, Decimal]:
     return dict(FundPrice.objects.filter(date=day).values_list("fund_id", "price"))
@@ -103,11 +105,16 @@ def _funds(ids: list[int]) -> list[Fund]:
 
 def allocation_in_force(participation_id: int, plan_id: int, day: dt.date) -> list[tuple[int, int]]:
     """[(fund_id, percent)] for future credits on `day`; the plan's default fund without an election (EDCP 7.5)."""
-    election = (InvestmentElection.objects
-                .filter(participation_id=participation_id, status=Status.ACCEPTED,
-                        applies_to__in=[InvestmentElection.AppliesTo.FUTURE, InvestmentElection.AppliesTo.BOTH],
-                        effective_on__lte=day)
-                .order_by("-effective_on", "-submitted_at", "-id").first())
+    election = (
+        InvestmentElection.objects.filter(
+            participation_id=participation_id,
+            status=Status.ACCEPTED,
+            applies_to__in=[InvestmentElection.AppliesTo.FUTURE, InvestmentElection.AppliesTo.BOTH],
+            effective_on__lte=day,
+        )
+        .order_by("-effective_on", "-submitted_at", "-id")
+        .first()
+    )
     if election is not None:
         return [(line.fund_id, line.percent) for line in election.lines.order_by("fund_id")]
     default = Fund.objects.filter(plan_id=plan_id, is_default=True).values_list("id", flat=True).first()
@@ -124,33 +131,63 @@ def _units_now(account_ids: list[int], day: dt.date) -> dict[int, dict[int, Deci
     """account -> position -> units held on `day` after the entries already posted for `day`."""
     prev = cal.previous_valuation_date(day)
     out: dict[int, dict[int, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
-    for pos_id, acc_id, u in (DailyValuation.objects.filter(valuation_date=prev, account_id__in=account_ids)
-                              .values_list("position_id", "account_id", "units")):
+    for pos_id, acc_id, u in DailyValuation.objects.filter(
+        valuation_date=prev, account_id__in=account_ids
+    ).values_list("position_id", "account_id", "units"):
         out[acc_id][pos_id] += u
-    for pos_id, acc_id, u in (LedgerEntry.objects.filter(valuation_date=day, account_id__in=account_ids)
-                              .values_list("position_id", "account_id", "units")):
+    for pos_id, acc_id, u in LedgerEntry.objects.filter(
+        valuation_date=day, account_id__in=account_ids
+    ).values_list("position_id", "account_id", "units"):
         out[acc_id][pos_id] += u
     return out
 
 
-def _post(*, position: Position, kind: str, source: str, effective_date: dt.date, day: dt.date, units: Decimal,
-          price: Decimal, amount: Decimal, key: str, actor: str, pending: PendingTransaction | None = None,
-          memo: str = "") -> LedgerEntry:
+def _post(
+    *,
+    position: Position,
+    kind: str,
+    source: str,
+    effective_date: dt.date,
+    day: dt.date,
+    units: Decimal,
+    price: Decimal,
+    amount: Decimal,
+    key: str,
+    actor: str,
+    pending: PendingTransaction | None = None,
+    memo: str = "",
+) -> LedgerEntry:
     return LedgerEntry.objects.create(
-        position=position, account_id=position.account_id, kind=kind, source=source, effective_date=effective_date,
-        valuation_date=day, units=units, price=price, amount=amount, pending=pending, idempotency_key=key,
-        actor=actor, posted_at=timezone.now(), memo=memo[:300],
+        position=position,
+        account_id=position.account_id,
+        kind=kind,
+        source=source,
+        effective_date=effective_date,
+        valuation_date=day,
+        units=units,
+        price=price,
+        amount=amount,
+        pending=pending,
+        idempotency_key=key,
+        actor=actor,
+        posted_at=timezone.now(),
+        memo=memo[:300],
     )
 
 
 # --- phase 1: exchanges -------------------------------------------------------------------------
 
+
 def _exchanges(day: dt.date, prices: dict[int, Decimal], actor: str) -> int:
     """Investment elections for existing balances (EDCP 7.4): sell every position, buy the new mix."""
-    elections = list(InvestmentElection.objects.filter(
-        status=Status.ACCEPTED, effective_on__lte=day, rebalanced_on__isnull=True,
-        applies_to__in=[InvestmentElection.AppliesTo.EXISTING, InvestmentElection.AppliesTo.BOTH],
-    ).order_by("effective_on", "submitted_at", "id"))
+    elections = list(
+        InvestmentElection.objects.filter(
+            status=Status.ACCEPTED,
+            effective_on__lte=day,
+            rebalanced_on__isnull=True,
+            applies_to__in=[InvestmentElection.AppliesTo.EXISTING, InvestmentElection.AppliesTo.BOTH],
+        ).order_by("effective_on", "submitted_at", "id")
+    )
     done = 0
     for election in elections:
         with transaction.atomic():
@@ -169,20 +206,38 @@ def _exchanges(day: dt.date, prices: dict[int, Decimal], actor: str) -> int:
                     pos = positions[pos_id]
                     value = money(u * prices[pos.fund_id])
                     total += value
-                    _post(position=pos, kind=EntryKind.EXCHANGE, source=Source.EXCHANGE, effective_date=day, day=day,
-                          units=-u, price=prices[pos.fund_id], amount=-value,
-                          key=f"exchange:{election.pk}:{account.pk}:out:{pos.fund_id}", actor=actor,
-                          memo=f"Exchange out, investment election {election.pk}")
+                    _post(
+                        position=pos,
+                        kind=EntryKind.EXCHANGE,
+                        source=Source.EXCHANGE,
+                        effective_date=day,
+                        day=day,
+                        units=-u,
+                        price=prices[pos.fund_id],
+                        amount=-value,
+                        key=f"exchange:{election.pk}:{account.pk}:out:{pos.fund_id}",
+                        actor=actor,
+                        memo=f"Exchange out, investment election {election.pk}",
+                    )
                 if total == 0:
                     continue
                 from core.money import split_by_percent
 
                 for fund_id, part in split_by_percent(total, lines):
                     pos = _position(account.id, fund_id)
-                    _post(position=pos, kind=EntryKind.EXCHANGE, source=Source.EXCHANGE, effective_date=day, day=day,
-                          units=q_units(part / prices[fund_id]), price=prices[fund_id], amount=part,
-                          key=f"exchange:{election.pk}:{account.pk}:in:{fund_id}", actor=actor,
-                          memo=f"Exchange in, investment election {election.pk}")
+                    _post(
+                        position=pos,
+                        kind=EntryKind.EXCHANGE,
+                        source=Source.EXCHANGE,
+                        effective_date=day,
+                        day=day,
+                        units=q_units(part / prices[fund_id]),
+                        price=prices[fund_id],
+                        amount=part,
+                        key=f"exchange:{election.pk}:{account.pk}:in:{fund_id}",
+                        actor=actor,
+                        memo=f"Exchange in, investment election {election.pk}",
+                    )
             locked.rebalanced_on = day
             locked.save(update_fields=["rebalanced_on"])
             done += 1
@@ -268,9 +323,11 @@ def _credits_sql(day: dt.date, actor: str) -> int:
 
 def _credits_python(day: dt.date, actor: str) -> int:
     prices = _prices_on(day)
-    todo = list(PendingTransaction.objects.select_related("account__participation")
-                .filter(status=PendingTransaction.Status.PENDING, kind=EntryKind.CREDIT, effective_date__lte=day)
-                .order_by("id"))
+    todo = list(
+        PendingTransaction.objects.select_related("account__participation")
+        .filter(status=PendingTransaction.Status.PENDING, kind=EntryKind.CREDIT, effective_date__lte=day)
+        .order_by("id")
+    )
     from core.money import split_by_percent
 
     with transaction.atomic():
@@ -283,9 +340,20 @@ def _credits_python(day: dt.date, actor: str) -> int:
                 if share == 0:
                     continue
                 pos = _position(t.account_id, fund_id)
-                _post(position=pos, kind=EntryKind.CREDIT, source=t.source, effective_date=t.effective_date, day=day,
-                      units=q_units(share / prices[fund_id]), price=prices[fund_id], amount=share,
-                      key=f"{t.idempotency_key}:{fund_id}", actor=actor, pending=t, memo=t.memo)
+                _post(
+                    position=pos,
+                    kind=EntryKind.CREDIT,
+                    source=t.source,
+                    effective_date=t.effective_date,
+                    day=day,
+                    units=q_units(share / prices[fund_id]),
+                    price=prices[fund_id],
+                    amount=share,
+                    key=f"{t.idempotency_key}:{fund_id}",
+                    actor=actor,
+                    pending=t,
+                    memo=t.memo,
+                )
             t.status, t.applied_on, t.applied_amount = PendingTransaction.Status.APPLIED, day, t.amount
             t.save(update_fields=["status", "applied_on", "applied_amount"])
     return len(todo)
@@ -293,17 +361,23 @@ def _credits_python(day: dt.date, actor: str) -> int:
 
 # --- phase 3: debits (distributions, forfeitures): few a day, account by account --------------
 
+
 def _debits(day: dt.date, prices: dict[int, Decimal], actor: str) -> int:
-    todo = list(PendingTransaction.objects.filter(
-        status=PendingTransaction.Status.PENDING, effective_date__lte=day,
-        kind__in=[EntryKind.DISTRIBUTION, EntryKind.FORFEITURE, EntryKind.ADJUSTMENT],
-    ).order_by("effective_date", "id"))
+    todo = list(
+        PendingTransaction.objects.filter(
+            status=PendingTransaction.Status.PENDING,
+            effective_date__lte=day,
+            kind__in=[EntryKind.DISTRIBUTION, EntryKind.FORFEITURE, EntryKind.ADJUSTMENT],
+        ).order_by("effective_date", "id")
+    )
     for t in todo:
         with transaction.atomic():
             t = PendingTransaction.objects.select_for_update().get(pk=t.pk)
             if t.status != PendingTransaction.Status.PENDING:
                 continue
-            held = {pid: u for pid, u in _units_now([t.account_id], day).get(t.account_id, {}).items() if u != 0}
+            held = {
+                pid: u for pid, u in _units_now([t.account_id], day).get(t.account_id, {}).items() if u != 0
+            }
             positions = {p.id: p for p in Position.objects.filter(id__in=held)}
             values = {pid: money(u * prices[positions[pid].fund_id]) for pid, u in held.items()}
             total = sum(values.values(), ZERO)
@@ -324,9 +398,20 @@ def _debits(day: dt.date, prices: dict[int, Decimal], actor: str) -> int:
                 if amount == 0 and u == 0:
                     continue
                 posted += amount
-                _post(position=pos, kind=t.kind, source=t.source, effective_date=t.effective_date, day=day,
-                      units=-u, price=price, amount=-amount, key=f"{t.idempotency_key}:{pos.fund_id}", actor=actor,
-                      pending=t, memo=t.memo)
+                _post(
+                    position=pos,
+                    kind=t.kind,
+                    source=t.source,
+                    effective_date=t.effective_date,
+                    day=day,
+                    units=-u,
+                    price=price,
+                    amount=-amount,
+                    key=f"{t.idempotency_key}:{pos.fund_id}",
+                    actor=actor,
+                    pending=t,
+                    memo=t.memo,
+                )
             t.status, t.applied_on, t.applied_amount = PendingTransaction.Status.APPLIED, day, -posted
             t.save(update_fields=["status", "applied_on", "applied_amount"])
     return len(todo)
@@ -387,25 +472,48 @@ def _valuations_python(day: dt.date) -> int:
     prices = _prices_on(day)
     prev_day = cal.previous_valuation_date(day)
     state: dict[int, dict] = {}
-    for row in DailyValuation.objects.filter(valuation_date=prev_day).exclude(units=0).values(
-            "position_id", "account_id", "fund_id", "units", "value"):
+    for row in (
+        DailyValuation.objects.filter(valuation_date=prev_day)
+        .exclude(units=0)
+        .values("position_id", "account_id", "fund_id", "units", "value")
+    ):
         state[row["position_id"]] = {**row, "prev_value": row["value"], "flow": ZERO}
-    flows = (LedgerEntry.objects.filter(valuation_date=day).values("position_id", "position__account_id",
-                                                                   "position__fund_id")
-             .annotate(u=Sum("units"), a=Sum("amount")))
+    flows = (
+        LedgerEntry.objects.filter(valuation_date=day)
+        .values("position_id", "position__account_id", "position__fund_id")
+        .annotate(u=Sum("units"), a=Sum("amount"))
+    )
     for f in flows:
-        row = state.setdefault(f["position_id"], {"position_id": f["position_id"], "account_id": f["position__account_id"],
-                                                  "fund_id": f["position__fund_id"], "units": ZERO,
-                                                  "prev_value": ZERO, "flow": ZERO})
+        row = state.setdefault(
+            f["position_id"],
+            {
+                "position_id": f["position_id"],
+                "account_id": f["position__account_id"],
+                "fund_id": f["position__fund_id"],
+                "units": ZERO,
+                "prev_value": ZERO,
+                "flow": ZERO,
+            },
+        )
         row["units"] += f["u"]
         row["flow"] += f["a"]
     rows = []
     for row in state.values():
         price = prices[row["fund_id"]]
         value = money(row["units"] * price)
-        rows.append(DailyValuation(position_id=row["position_id"], account_id=row["account_id"], fund_id=row["fund_id"],
-                                   valuation_date=day, units=row["units"], price=price, value=value, flow=row["flow"],
-                                   earnings=value - row["prev_value"] - row["flow"]))
+        rows.append(
+            DailyValuation(
+                position_id=row["position_id"],
+                account_id=row["account_id"],
+                fund_id=row["fund_id"],
+                valuation_date=day,
+                units=row["units"],
+                price=price,
+                value=value,
+                flow=row["flow"],
+                earnings=value - row["prev_value"] - row["flow"],
+            )
+        )
     with transaction.atomic():
         DailyValuation.objects.bulk_create(rows, batch_size=2000)
     return len(rows)
@@ -416,6 +524,7 @@ def _set_based() -> bool:
 
 
 # --- the job ------------------------------------------------------------------------------------
+
 
 def _refusal(day: dt.date, work: _Work) -> str | None:
     if not cal.is_valuation_date(day):
@@ -431,7 +540,9 @@ def _refusal(day: dt.date, work: _Work) -> str | None:
     return None
 
 
-def credit_valuation_date(*, valuation_date: dt.date, actor: str = "crediting job", set_based: bool | None = None) -> JobRun:
+def credit_valuation_date(
+    *, valuation_date: dt.date, actor: str = "crediting job", set_based: bool | None = None
+) -> JobRun:
     """Credit one Valuation Date. Repeating it changes nothing; a crash resumes at the phase it reached.
 
     A quiet day (no exchange, credit or debit) is three statements: lock + claim + reads, the
@@ -439,9 +550,13 @@ def credit_valuation_date(*, valuation_date: dt.date, actor: str = "crediting jo
     """
     set_based = _set_based() if set_based is None else set_based
     day, postgresql = valuation_date, connection.vendor == "postgresql"
-    with job_locked_claim(lock=JOB_KIND, kind=JOB_KIND, key=day.isoformat(),
-                          reads=_WORK_WITH_PRICES_SQL if postgresql else "",
-                          params={"day": day, "key": day.isoformat()}) as claimed:
+    with job_locked_claim(
+        lock=JOB_KIND,
+        kind=JOB_KIND,
+        key=day.isoformat(),
+        reads=_WORK_WITH_PRICES_SQL if postgresql else "",
+        params={"day": day, "key": day.isoformat()},
+    ) as claimed:
         run = claimed.run
         if run.status == JobRun.Status.DONE:
             return run
@@ -449,7 +564,9 @@ def credit_valuation_date(*, valuation_date: dt.date, actor: str = "crediting jo
         if _refusal(day, work) is not None:
             if postgresql and cal.is_valuation_date(day):
                 with connection.cursor() as cursor:
-                    cursor.execute(_PREVIOUS_RUN_SETTLED_SQL, {"key": cal.previous_valuation_date(day).isoformat()})
+                    cursor.execute(
+                        _PREVIOUS_RUN_SETTLED_SQL, {"key": cal.previous_valuation_date(day).isoformat()}
+                    )
             work = _work_now(day)
             refusal = _refusal(day, work)
             if refusal is not None:
@@ -466,8 +583,9 @@ def credit_valuation_date(*, valuation_date: dt.date, actor: str = "crediting jo
             stats["debits"] = _debits(day, prices, actor)
         if work.has_exchanges or work.has_credits or work.has_debits:
             job_progress(run, done=3, total=len(PHASES), message="valuation")
-        stats["positions_valued"] = (_valuations_sql(day, resuming=work.resuming) if set_based
-                                     else _valuations_python(day))
+        stats["positions_valued"] = (
+            _valuations_sql(day, resuming=work.resuming) if set_based else _valuations_python(day)
+        )
         return claimed.finish(status=JobRun.Status.DONE, message="credited", stats=stats)
 
 
@@ -475,8 +593,12 @@ def credit_due_dates(*, through: dt.date, actor: str = "crediting job") -> list[
     """Credit every Valuation Date not yet credited, in order, through `through`; stop at the first refusal."""
     last = last_credited_date()
     if last is None:
-        first_pending = (PendingTransaction.objects.filter(status=PendingTransaction.Status.PENDING)
-                         .order_by("effective_date").values_list("effective_date", flat=True).first())
+        first_pending = (
+            PendingTransaction.objects.filter(status=PendingTransaction.Status.PENDING)
+            .order_by("effective_date")
+            .values_list("effective_date", flat=True)
+            .first()
+        )
         if first_pending is None:
             return []
         start = cal.next_valuation_date(first_pending)

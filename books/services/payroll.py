@@ -7,6 +7,7 @@ added, and writes records, deferrals, new accounts and pending credits with bulk
 Year-to-date figures (RRP Plan Compensation above the 401(a)(17) limit, RRP 2011 matching) count every
 pay of the plan year recorded before this one: earlier pay dates, and on the same date earlier records.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -100,8 +101,15 @@ class PayrollRun:
         self._announced: dict[tuple[int, str, int], Decimal] = {}
 
     @classmethod
-    def for_people(cls, people, *, actor, limits: dict | None = None, now: dt.datetime | None = None,
-                   years: set[int] | None = None) -> PayrollRun:
+    def for_people(
+        cls,
+        people,
+        *,
+        actor,
+        limits: dict | None = None,
+        now: dt.datetime | None = None,
+        years: set[int] | None = None,
+    ) -> PayrollRun:
         run = cls(actor=actor, limits=limits, now=now)
         ids = sorted({p.pk for p in people})
         plans = {plan.pk: plan for plan in Plan.objects.prefetch_related("versions__provisions")}
@@ -118,20 +126,35 @@ class PayrollRun:
             part_ids.append(participation.pk)
         for event in EmploymentEvent.objects.filter(person_id__in=ids):
             run.events[event.person_id].append(event)
-        for line in (DeferralElectionLine.objects.select_related("election")
-                     .prefetch_related("election__allocations")
-                     .filter(election__participation_id__in=part_ids, election__status=Status.ACCEPTED)):
+        for line in (
+            DeferralElectionLine.objects.select_related("election")
+            .prefetch_related("election__allocations")
+            .filter(election__participation_id__in=part_ids, election__status=Status.ACCEPTED)
+        ):
             run.lines[(line.election.participation_id, line.component)].append(line)
         for c in DeferralCancellation.objects.filter(participation_id__in=part_ids):
             run.cancellations[c.participation_id].append(c)
         ytd = PayrollDeferral.objects.filter(participation_id__in=part_ids)
         if years:
             ytd = ytd.filter(record__plan_year__in=years)
-        for row in ytd.values("participation_id", "record__plan_year", "record__pay_date", "compensation",
-                              "plan_compensation", "deferral", "matching"):
+        for row in ytd.values(
+            "participation_id",
+            "record__plan_year",
+            "record__pay_date",
+            "compensation",
+            "plan_compensation",
+            "deferral",
+            "matching",
+        ):
             run.ytd[(row["participation_id"], row["record__plan_year"])].append(
-                _Ytd(row["record__pay_date"], row["compensation"], row["plan_compensation"], row["deferral"],
-                     row["matching"]))
+                _Ytd(
+                    row["record__pay_date"],
+                    row["compensation"],
+                    row["plan_compensation"],
+                    row["deferral"],
+                    row["matching"],
+                )
+            )
         for account in Account.objects.filter(participation_id__in=part_ids):
             run.accounts[account.participation_id][account.name] = account
         recorded = PayrollRecord.objects.filter(person_id__in=ids)
@@ -155,7 +178,10 @@ class PayrollRun:
         return self._announced[key]
 
     def _ytd_sum(self, participation: Participation, plan_year: int, pay_date: dt.date, attr: str) -> Decimal:
-        return sum((getattr(r, attr) for r in self.ytd[(participation.pk, plan_year)] if r.pay_date <= pay_date), ZERO)
+        return sum(
+            (getattr(r, attr) for r in self.ytd[(participation.pk, plan_year)] if r.pay_date <= pay_date),
+            ZERO,
+        )
 
     # --- computing ----------------------------------------------------------------------------------
 
@@ -169,15 +195,26 @@ class PayrollRun:
         person = line.person
         status = employment_status_from_events(person, self.events.get(person.pk, []), line.pay_date)
         if not status.employed:
-            raise PayrollError(f"{person.employee_number} was not employed on {line.pay_date} ({status.reason})")
+            raise PayrollError(
+                f"{person.employee_number} was not employed on {line.pay_date} ({status.reason})"
+            )
         if line.gross < 0:
             raise PayrollError(f"gross pay {line.gross} is negative")
         record = PayrollRecord(
-            person=person, pay_date=line.pay_date, component=line.component, gross=money(line.gross),
-            plan_year=line.plan_year or plan_year_of(line.pay_date), period_start=line.period_start,
-            performance_period_end=line.performance_period_end, net_available=line.net_available,
-            sequence=line.sequence, batch=line.batch, line_number=line.line_number, recorded_at=self.now,
-            actor=self.actor)
+            person=person,
+            pay_date=line.pay_date,
+            component=line.component,
+            gross=money(line.gross),
+            plan_year=line.plan_year or plan_year_of(line.pay_date),
+            period_start=line.period_start,
+            performance_period_end=line.performance_period_end,
+            net_available=line.net_available,
+            sequence=line.sequence,
+            batch=line.batch,
+            line_number=line.line_number,
+            recorded_at=self.now,
+            actor=self.actor,
+        )
         computed = _Computed(record)
         new_ytd = []
         for participation in self.participations.get(person.pk, []):
@@ -187,8 +224,18 @@ class PayrollRun:
             if result is not None:
                 computed.deferrals.append(result)
                 row = result[0]
-                new_ytd.append((participation, _Ytd(record.pay_date, row.compensation, row.plan_compensation,
-                                                     row.deferral, row.matching)))
+                new_ytd.append(
+                    (
+                        participation,
+                        _Ytd(
+                            record.pay_date,
+                            row.compensation,
+                            row.plan_compensation,
+                            row.deferral,
+                            row.matching,
+                        ),
+                    )
+                )
         opening = self._check_accounts(computed)
         for participation, ytd in new_ytd:
             self.ytd[(participation.pk, record.plan_year)].append(ytd)
@@ -212,11 +259,15 @@ class PayrollRun:
             if version.component(component) is None:
                 return None
             plan_comp = record.gross
-        line = choose_deferral_line(self.lines[(participation.pk, component)],
-                                    cancellations=self.cancellations[participation.pk],
-                                    evergreen=version.provision("evergreen", False), plan_year=record.plan_year,
-                                    pay_date=record.pay_date, period_start=record.period_start,
-                                    performance_period_end=record.performance_period_end)
+        line = choose_deferral_line(
+            self.lines[(participation.pk, component)],
+            cancellations=self.cancellations[participation.pk],
+            evergreen=version.provision("evergreen", False),
+            plan_year=record.plan_year,
+            pay_date=record.pay_date,
+            period_start=record.period_start,
+            performance_period_end=record.performance_period_end,
+        )
         percent = line.percent if line else ZERO
         reason = ""
         cancelled = cancellation_covering(self.cancellations[participation.pk], record.pay_date)
@@ -231,30 +282,63 @@ class PayrollRun:
             if deferral > ceiling:
                 # EDCP 1.14: a deferral never exceeds the cash pay left after taxes and deductions.
                 reduced_by = deferral - ceiling
-                reason = (f"reduced from {deferral} to {ceiling}: a deferral may not exceed {cap}% of the cash pay "
-                          f"left after taxes and deductions ({version.cite('net_pay_cap_percent')})")
+                reason = (
+                    f"reduced from {deferral} to {ceiling}: a deferral may not exceed {cap}% of the cash pay "
+                    f"left after taxes and deductions ({version.cite('net_pay_cap_percent')})"
+                )
                 deferral = ceiling
         matching = self._matching(version, participation, record, deferral, plan_comp)
-        row = PayrollDeferral(participation=participation, election=line.election if line else None,
-                              compensation=record.gross, plan_compensation=plan_comp, percent=percent,
-                              deferral=deferral, matching=matching, reduced_by=reduced_by, reason=reason)
+        row = PayrollDeferral(
+            participation=participation,
+            election=line.election if line else None,
+            compensation=record.gross,
+            plan_compensation=plan_comp,
+            percent=percent,
+            deferral=deferral,
+            matching=matching,
+            reduced_by=reduced_by,
+            reason=reason,
+        )
         credits = []
         if deferral:
             default_kind = version.provision("default_deferral_account")
-            for account_name, amount in split_by_percent(deferral, allocation_of(line.election if line else None,
-                                                                                 default_kind)):
+            for account_name, amount in split_by_percent(
+                deferral, allocation_of(line.election if line else None, default_kind)
+            ):
                 if amount:
-                    credits.append(_Credit(participation, account_name, Source.DEFERRAL, amount,
-                                           f"deferral:{account_name}",
-                                           f"{percent}% of {plan_comp} {component.replace('_', ' ')} paid {record.pay_date}",
-                                           version.cite("deferral_components")))
+                    credits.append(
+                        _Credit(
+                            participation,
+                            account_name,
+                            Source.DEFERRAL,
+                            amount,
+                            f"deferral:{account_name}",
+                            f"{percent}% of {plan_comp} {component.replace('_', ' ')} paid {record.pay_date}",
+                            version.cite("deferral_components"),
+                        )
+                    )
         if matching:
-            credits.append(_Credit(participation, "matching", Source.MATCHING, matching, "matching",
-                                   f"Matching on the deferral of {record.pay_date}", version.cite("matching")))
+            credits.append(
+                _Credit(
+                    participation,
+                    "matching",
+                    Source.MATCHING,
+                    matching,
+                    "matching",
+                    f"Matching on the deferral of {record.pay_date}",
+                    version.cite("matching"),
+                )
+            )
         return row, credits
 
-    def _matching(self, version, participation: Participation, record: PayrollRecord, deferral: Decimal,
-                  plan_comp: Decimal) -> Decimal:
+    def _matching(
+        self,
+        version,
+        participation: Participation,
+        record: PayrollRecord,
+        deferral: Decimal,
+        plan_comp: Decimal,
+    ) -> Decimal:
         rule = version.provision("matching", None)
         if not rule or not deferral:
             return ZERO
@@ -281,19 +365,30 @@ class PayrollRun:
             for credit in credits:
                 participation, name = credit.participation, credit.account_name
                 existing = self.accounts[participation.pk]
-                if name in existing or name in self.planned[participation.pk] or name in planned[participation.pk]:
+                if (
+                    name in existing
+                    or name in self.planned[participation.pk]
+                    or name in planned[participation.pk]
+                ):
                     continue
                 kind, month = parse_account_name(name)
                 version = participation.plan.version_on(computed.record.pay_date)
                 spec = version.account_spec(kind)
                 if spec is None:
-                    raise PayrollError(f"{participation.plan.code} has no {kind.replace('_', ' ')} account "
-                                       f"({version.cite('accounts')})")
-                same_kind = {n for n in set(existing) | self.planned[participation.pk] | planned[participation.pk]
-                             if parse_account_name(n)[0] == kind}
+                    raise PayrollError(
+                        f"{participation.plan.code} has no {kind.replace('_', ' ')} account "
+                        f"({version.cite('accounts')})"
+                    )
+                same_kind = {
+                    n
+                    for n in set(existing) | self.planned[participation.pk] | planned[participation.pk]
+                    if parse_account_name(n)[0] == kind
+                }
                 if len(same_kind) >= spec["max_count"]:
-                    raise PayrollError(f"{participation.plan.code} allows at most {spec['max_count']} {spec['label']}s "
-                                       f"({spec.get('cite', version.cite('accounts'))})")
+                    raise PayrollError(
+                        f"{participation.plan.code} allows at most {spec['max_count']} {spec['label']}s "
+                        f"({spec.get('cite', version.cite('accounts'))})"
+                    )
                 planned[participation.pk].add(name)
         return planned
 
@@ -309,16 +404,24 @@ class PayrollRun:
             for _, credits in c.deferrals:
                 for credit in credits:
                     key = (credit.participation.pk, credit.account_name)
-                    if credit.account_name not in self.accounts[credit.participation.pk] and key not in new_accounts:
+                    if (
+                        credit.account_name not in self.accounts[credit.participation.pk]
+                        and key not in new_accounts
+                    ):
                         kind, month = parse_account_name(credit.account_name)
-                        new_accounts[key] = Account(participation=credit.participation, kind=kind,
-                                                    specified_month=month, opened_on=c.record.pay_date)
+                        new_accounts[key] = Account(
+                            participation=credit.participation,
+                            kind=kind,
+                            specified_month=month,
+                            opened_on=c.record.pay_date,
+                        )
         if new_accounts:
             bulk_create_with_history(list(new_accounts.values()), Account, batch_size=2000)
             for (part_id, name), account in new_accounts.items():
                 if account.pk is None:
-                    account = Account.objects.get(participation_id=part_id, kind=account.kind,
-                                                  specified_month=account.specified_month)
+                    account = Account.objects.get(
+                        participation_id=part_id, kind=account.kind, specified_month=account.specified_month
+                    )
                 self.accounts[part_id][name] = account
         deferrals, pending = [], []
         for c in self.computed:
@@ -327,11 +430,20 @@ class PayrollRun:
                 deferrals.append(row)
                 key = f"pay:{c.record.pk}:{row.participation.pk}"
                 for credit in credits:
-                    pending.append(PendingTransaction(
-                        account=self.accounts[credit.participation.pk][credit.account_name], kind=EntryKind.CREDIT,
-                        source=credit.source, amount=credit.amount, effective_date=c.record.pay_date,
-                        idempotency_key=f"{key}:{credit.key_suffix}", actor=self.actor, created_at=self.now,
-                        memo=credit.memo[:300], cite=credit.cite))
+                    pending.append(
+                        PendingTransaction(
+                            account=self.accounts[credit.participation.pk][credit.account_name],
+                            kind=EntryKind.CREDIT,
+                            source=credit.source,
+                            amount=credit.amount,
+                            effective_date=c.record.pay_date,
+                            idempotency_key=f"{key}:{credit.key_suffix}",
+                            actor=self.actor,
+                            created_at=self.now,
+                            memo=credit.memo[:300],
+                            cite=credit.cite,
+                        )
+                    )
         PayrollDeferral.objects.bulk_create(deferrals, batch_size=2000)
         PendingTransaction.objects.bulk_create(pending, batch_size=2000)
         self.computed = []
@@ -340,22 +452,47 @@ class PayrollRun:
 
 
 @transaction.atomic
-def pay_record(*, person: Person, pay_date: dt.date, component: str, gross: Decimal, actor,
-               plan_year: int | None = None, period_start: dt.date | None = None,
-               performance_period_end: dt.date | None = None, net_available: Decimal | None = None,
-               sequence: int = 1, batch=None, line_number: int | None = None,
-               limits: dict | None = None, now: dt.datetime | None = None) -> tuple[PayrollRecord, bool]:
+def pay_record(
+    *,
+    person: Person,
+    pay_date: dt.date,
+    component: str,
+    gross: Decimal,
+    actor,
+    plan_year: int | None = None,
+    period_start: dt.date | None = None,
+    performance_period_end: dt.date | None = None,
+    net_available: Decimal | None = None,
+    sequence: int = 1,
+    batch=None,
+    line_number: int | None = None,
+    limits: dict | None = None,
+    now: dt.datetime | None = None,
+) -> tuple[PayrollRecord, bool]:
     """Record one pay line and credit what it defers, in every plan the person takes part in. Idempotent."""
-    existing = PayrollRecord.objects.filter(person=person, pay_date=pay_date, component=component,
-                                            sequence=sequence).first()
+    existing = PayrollRecord.objects.filter(
+        person=person, pay_date=pay_date, component=component, sequence=sequence
+    ).first()
     if existing:
         return existing, False
     year = plan_year or plan_year_of(pay_date)
     run = PayrollRun.for_people([person], actor=actor, limits=limits, now=now, years={year})
     try:
-        record = run.add(PayLine(person=person, pay_date=pay_date, component=component, gross=gross, plan_year=year,
-                                 period_start=period_start, performance_period_end=performance_period_end,
-                                 net_available=net_available, sequence=sequence, batch=batch, line_number=line_number))
+        record = run.add(
+            PayLine(
+                person=person,
+                pay_date=pay_date,
+                component=component,
+                gross=gross,
+                plan_year=year,
+                period_start=period_start,
+                performance_period_end=performance_period_end,
+                net_available=net_available,
+                sequence=sequence,
+                batch=batch,
+                line_number=line_number,
+            )
+        )
     except BooksError as exc:
         raise PayrollError(str(exc))
     run.save()

@@ -7,6 +7,7 @@ For each position, at its last valuation row:
   flows  = the sum of the amounts of its ledger entries
 Any difference names the account.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -73,21 +74,46 @@ def _rows_python() -> list[tuple]:
         flows[row.position_id] += row.flow
     units: dict[int, Decimal] = defaultdict(Decimal)
     amounts: dict[int, Decimal] = defaultdict(Decimal)
-    for pos, day, u, a in LedgerEntry.objects.values_list("position_id", "valuation_date", "units", "amount").iterator(
-            chunk_size=5000):
+    for pos, day, u, a in LedgerEntry.objects.values_list(
+        "position_id", "valuation_date", "units", "amount"
+    ).iterator(chunk_size=5000):
         if pos in last and day <= last[pos].valuation_date:
             units[pos] += u
             amounts[pos] += a
-    prices = {(f, d): p for f, d, p in FundPrice.objects.filter(
-        date__in={r.valuation_date for r in last.values()}).values_list("fund_id", "date", "price")}
+    prices = {
+        (f, d): p
+        for f, d, p in FundPrice.objects.filter(
+            date__in={r.valuation_date for r in last.values()}
+        ).values_list("fund_id", "date", "price")
+    }
     out = []
     for pos, r in sorted(last.items(), key=lambda kv: (kv[1].account_id, kv[0])):
         price = prices.get((r.fund_id, r.valuation_date))
         recomputed = (units[pos] * price).quantize(Decimal("0.01")) if price is not None else None
-        if (r.units != units[pos] or price is None or r.price != price or r.value != recomputed
-                or r.value != built[pos] or flows[pos] != amounts[pos]):
-            out.append((r.account_id, pos, r.valuation_date, r.units, units[pos], r.value, recomputed, r.price, price,
-                        built[pos], flows[pos], amounts[pos]))
+        if (
+            r.units != units[pos]
+            or price is None
+            or r.price != price
+            or r.value != recomputed
+            or r.value != built[pos]
+            or flows[pos] != amounts[pos]
+        ):
+            out.append(
+                (
+                    r.account_id,
+                    pos,
+                    r.valuation_date,
+                    r.units,
+                    units[pos],
+                    r.value,
+                    recomputed,
+                    r.price,
+                    price,
+                    built[pos],
+                    flows[pos],
+                    amounts[pos],
+                )
+            )
     return out
 
 
@@ -99,8 +125,20 @@ def books_verify() -> list[Discrepancy]:
             rows = cursor.fetchall()
         else:
             rows = _rows_python()
-        for (acc, pos, day, units, entry_units, value, recomputed, row_price, price, built, flows,
-             entry_amount) in rows:
+        for (
+            acc,
+            pos,
+            day,
+            units,
+            entry_units,
+            value,
+            recomputed,
+            row_price,
+            price,
+            built,
+            flows,
+            entry_amount,
+        ) in rows:
             problems = []
             if Decimal(units) != Decimal(entry_units):
                 problems.append(f"units {units} but its entries add to {entry_units}")

@@ -1,4 +1,5 @@
 """Vesting (EDCP 4.2, RRP 3.06) and forfeiture of the unvested part at separation."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -66,13 +67,23 @@ def forfeit_unvested(*, participation: Participation, on: dt.date, actor) -> lis
         if amount <= 0:
             continue
         pending, created = pending_create(
-            account=account, kind=EntryKind.FORFEITURE, source=Source.FORFEITURE, amount=-amount, effective_date=on,
-            idempotency_key=f"forfeiture:{account.pk}:{on.isoformat()}", actor=str(actor),
-            memo=f"Unvested {HUNDRED - percent}% forfeited at separation", cite=cite, liquidate_all=percent == 0,
+            account=account,
+            kind=EntryKind.FORFEITURE,
+            source=Source.FORFEITURE,
+            amount=-amount,
+            effective_date=on,
+            idempotency_key=f"forfeiture:{account.pk}:{on.isoformat()}",
+            actor=str(actor),
+            memo=f"Unvested {HUNDRED - percent}% forfeited at separation",
+            cite=cite,
+            liquidate_all=percent == 0,
         )
         if created:
-            out.append(Forfeiture.objects.create(account=account, on=on, percent_vested=percent, amount=amount,
-                                                 pending=pending, cite=cite))
+            out.append(
+                Forfeiture.objects.create(
+                    account=account, on=on, percent_vested=percent, amount=amount, pending=pending, cite=cite
+                )
+            )
     return out
 
 

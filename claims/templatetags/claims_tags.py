@@ -1,4 +1,5 @@
 """Days left before a claims deadline, and the colour the staff queue gives it."""
+
 from __future__ import annotations
 
 import datetime as dt

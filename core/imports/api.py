@@ -1,4 +1,5 @@
 """The API of imports: each app's api.py names its kind; GET lists batches (staff), POST uploads a CSV file."""
+
 from __future__ import annotations
 
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -13,9 +14,11 @@ from core.models import ImportBatch
 from core.permissions import HasCapability
 from core.roles import Cap
 
-_UPLOAD_DOC = ("POST takes multipart/form-data with a `file` field, or the CSV itself as a text/csv body (`?name=` "
-               "names it). Answers 201 when applied, 200 when the same file was already applied (nothing is applied "
-               "again), 400 when refused, listing every bad row with its line number; a refused file applies nothing.")
+_UPLOAD_DOC = (
+    "POST takes multipart/form-data with a `file` field, or the CSV itself as a text/csv body (`?name=` "
+    "names it). Answers 201 when applied, 200 when the same file was already applied (nothing is applied "
+    "again), 400 when refused, listing every bad row with its line number; a refused file applies nothing."
+)
 
 
 class ImportErrorSerializer(serializers.Serializer):
@@ -30,8 +33,19 @@ class ImportBatchSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ImportBatch
-        fields = ["id", "kind", "file_name", "sha256", "status", "rows_total", "rows_applied", "rows_skipped",
-                  "errors", "uploaded_by", "uploaded_at"]
+        fields = [
+            "id",
+            "kind",
+            "file_name",
+            "sha256",
+            "status",
+            "rows_total",
+            "rows_applied",
+            "rows_skipped",
+            "errors",
+            "uploaded_by",
+            "uploaded_at",
+        ]
         read_only_fields = fields
 
 
@@ -68,17 +82,28 @@ class ImportBatchesView(generics.ListAPIView):
     def for_kind(cls, kind: str):
         importer = importer_for(kind)
         label = ImportBatch.Kind(kind).label.lower()
-        view = type(f"{kind.title().replace('_', '')}ImportsView", (cls,), {"kind": kind, "__doc__": importer.help})
+        view = type(
+            f"{kind.title().replace('_', '')}ImportsView", (cls,), {"kind": kind, "__doc__": importer.help}
+        )
         return extend_schema_view(
             get=extend_schema(summary=f"List {label} imports", operation_id=f"{kind}_imports_list"),
             post=extend_schema(
-                summary=f"Upload a {label} file", description=f"{importer.help}\n\n{_UPLOAD_DOC}",
+                summary=f"Upload a {label} file",
+                description=f"{importer.help}\n\n{_UPLOAD_DOC}",
                 operation_id=f"{kind}_imports_create",
-                request={"multipart/form-data": ImportUploadSerializer,
-                         "text/csv": {"type": "string", "format": "binary"}},
-                responses={201: ImportBatchSerializer,
-                           200: OpenApiResponse(ImportBatchSerializer, description="Already applied: nothing applied again"),
-                           400: OpenApiResponse(ImportBatchSerializer, description="Refused: every bad row with its line")},
+                request={
+                    "multipart/form-data": ImportUploadSerializer,
+                    "text/csv": {"type": "string", "format": "binary"},
+                },
+                responses={
+                    201: ImportBatchSerializer,
+                    200: OpenApiResponse(
+                        ImportBatchSerializer, description="Already applied: nothing applied again"
+                    ),
+                    400: OpenApiResponse(
+                        ImportBatchSerializer, description="Refused: every bad row with its line"
+                    ),
+                },
             ),
         )(view)
 
@@ -86,10 +111,14 @@ class ImportBatchesView(generics.ListAPIView):
         upload = ImportUploadSerializer(data=request.data)
         upload.is_valid(raise_exception=True)
         file = upload.validated_data["file"]
-        batch = import_file(kind=self.kind, file_name=file.name, content=file.read(), actor=request.user,
-                            now=timezone.now())
-        code = {ImportBatch.Status.APPLIED: status.HTTP_201_CREATED, ImportBatch.Status.DUPLICATE: status.HTTP_200_OK,
-                ImportBatch.Status.REFUSED: status.HTTP_400_BAD_REQUEST}[batch.status]
+        batch = import_file(
+            kind=self.kind, file_name=file.name, content=file.read(), actor=request.user, now=timezone.now()
+        )
+        code = {
+            ImportBatch.Status.APPLIED: status.HTTP_201_CREATED,
+            ImportBatch.Status.DUPLICATE: status.HTTP_200_OK,
+            ImportBatch.Status.REFUSED: status.HTTP_400_BAD_REQUEST,
+        }[batch.status]
         return Response(ImportBatchSerializer(batch).data, status=code)
 
 
@@ -106,8 +135,12 @@ class ImportBatchView(generics.RetrieveAPIView):
     @classmethod
     def for_kind(cls, kind: str):
         view = type(f"{kind.title().replace('_', '')}ImportView", (cls,), {"kind": kind})
-        return extend_schema_view(get=extend_schema(
-            operation_id=f"{kind}_imports_retrieve", summary=f"One {ImportBatch.Kind(kind).label.lower()} import"))(view)
+        return extend_schema_view(
+            get=extend_schema(
+                operation_id=f"{kind}_imports_retrieve",
+                summary=f"One {ImportBatch.Kind(kind).label.lower()} import",
+            )
+        )(view)
 
 
 def import_urls(kind: str, prefix: str) -> list:

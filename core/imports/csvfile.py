@@ -3,6 +3,7 @@
 Line numbers are the file's own: the header is line 1, the first data row line 2 (a quoted value
 spanning several lines counts from the line it starts on). Blank lines are ignored.
 """
+
 from __future__ import annotations
 
 import csv
@@ -81,8 +82,10 @@ class Row:
         try:
             return dt.date.fromisoformat(raw) if len(raw) == 10 else _not_a_date()
         except ValueError:
-            self.problem(f"{_label(column)} {raw!r} is not a date: write dates as YYYY-MM-DD, for example 2024-03-15",
-                         column)
+            self.problem(
+                f"{_label(column)} {raw!r} is not a date: write dates as YYYY-MM-DD, for example 2024-03-15",
+                column,
+            )
             return None
 
     def decimal(self, column: str, *, required: bool = False, places: int | None = None) -> Decimal | None:
@@ -92,8 +95,10 @@ class Row:
         try:
             value = parse_decimal(raw, field=_label(column))
         except ValueError:
-            self.problem(f"{_label(column)} {raw!r} is not a number (write it like 1234.56, without $ or commas)",
-                         column)
+            self.problem(
+                f"{_label(column)} {raw!r} is not a number (write it like 1234.56, without $ or commas)",
+                column,
+            )
             return None
         if places is not None and value != value.quantize(Decimal(1).scaleb(-places)):
             self.problem(f"{_label(column)} {raw} has more than {places} decimal places", column)
@@ -112,8 +117,9 @@ class Row:
             return None
         return money(value)
 
-    def integer(self, column: str, *, required: bool = False, low: int | None = None,
-                high: int | None = None) -> int | None:
+    def integer(
+        self, column: str, *, required: bool = False, low: int | None = None, high: int | None = None
+    ) -> int | None:
         raw = self.text(column, required=required)
         if not raw:
             return None
@@ -135,14 +141,15 @@ def _normalise(name: str) -> str:
     return name.strip().lower().replace(" ", "_").replace("-", "_")
 
 
-def read_rows(content: bytes, *, required: tuple[str, ...], optional: tuple[str, ...],
-              problems: Problems) -> list[Row] | None:
+def read_rows(
+    content: bytes, *, required: tuple[str, ...], optional: tuple[str, ...], problems: Problems
+) -> list[Row] | None:
     """The data rows of a CSV file, or None when the file cannot be read at all (problems say why)."""
     try:
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = content[:exc.start].count(b"\n") + 1
-        problems.add(line, "the file is not UTF-8 text: save it as \"CSV UTF-8\" and upload it again")
+        line = content[: exc.start].count(b"\n") + 1
+        problems.add(line, 'the file is not UTF-8 text: save it as "CSV UTF-8" and upload it again')
         return None
     if not text.strip():
         problems.add(1, "the file is empty: it needs a header line naming the columns, then one line per row")
@@ -184,7 +191,9 @@ def read_rows(content: bytes, *, required: tuple[str, ...], optional: tuple[str,
         if not any(v.strip() for v in values):
             continue
         if len(values) != len(columns):
-            problems.add(line, f"this line has {len(values)} values but the header names {len(columns)} columns")
+            problems.add(
+                line, f"this line has {len(values)} values but the header names {len(columns)} columns"
+            )
             continue
         rows.append(Row(line, {c: v for c, v in zip(columns, values, strict=True) if c}, problems))
     return rows

@@ -8,6 +8,7 @@
    the savepoint is rolled back and the batch records every such row.
 Imports run one at a time (a transaction-level advisory lock on PostgreSQL).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -52,7 +53,9 @@ class Importer:
         """Validate every row; return what `apply` needs (nothing is written here)."""
         raise NotImplementedError
 
-    def apply(self, prepared: Any, *, batch: ImportBatch, actor, now: dt.datetime, problems: Problems) -> Applied:
+    def apply(
+        self, prepared: Any, *, batch: ImportBatch, actor, now: dt.datetime, problems: Problems
+    ) -> Applied:
         raise NotImplementedError
 
 
@@ -86,14 +89,22 @@ def import_file(*, kind: str, file_name: str, content: bytes, actor, now: dt.dat
     label = actor_label(actor)
     with transaction.atomic():
         _lock()
-        batch = ImportBatch(kind=kind, file_name=file_name[:300], sha256=sha, uploaded_by=label, uploaded_at=now)
+        batch = ImportBatch(
+            kind=kind, file_name=file_name[:300], sha256=sha, uploaded_by=label, uploaded_at=now
+        )
         earlier = ImportBatch.objects.filter(kind=kind, sha256=sha, status=ImportBatch.Status.APPLIED).first()
         if earlier is not None:
             batch.status = ImportBatch.Status.DUPLICATE
             batch.rows_total = batch.rows_skipped = earlier.rows_total
-            batch.errors = [{"line": 0, "column": "", "reason": "", "message":
-                             f"This file was already applied on {earlier.uploaded_at:%Y-%m-%d %H:%M} UTC "
-                             f"(import #{earlier.pk}); nothing was applied again."}]
+            batch.errors = [
+                {
+                    "line": 0,
+                    "column": "",
+                    "reason": "",
+                    "message": f"This file was already applied on {earlier.uploaded_at:%Y-%m-%d %H:%M} UTC "
+                    f"(import #{earlier.pk}); nothing was applied again.",
+                }
+            ]
             batch.save()
             return batch
         problems = Problems()
@@ -104,8 +115,13 @@ def import_file(*, kind: str, file_name: str, content: bytes, actor, now: dt.dat
             problems.add(2, "the file has a header but no rows")
         if problems:
             _refuse(batch, problems, rows_total)
-            audit_record(action="import.refused", actor=actor, at=now, obj=batch,
-                         data={"kind": kind, "file": file_name, "errors": len(problems)})
+            audit_record(
+                action="import.refused",
+                actor=actor,
+                at=now,
+                obj=batch,
+                data={"kind": kind, "file": file_name, "errors": len(problems)},
+            )
             return batch
         batch.status = ImportBatch.Status.APPLIED
         batch.rows_total = rows_total
@@ -121,14 +137,24 @@ def import_file(*, kind: str, file_name: str, content: bytes, actor, now: dt.dat
             if result is not None:
                 transaction.savepoint_rollback(savepoint)
             _refuse(batch, problems, rows_total)
-            audit_record(action="import.refused", actor=actor, at=now, obj=batch,
-                         data={"kind": kind, "file": file_name, "errors": len(problems)})
+            audit_record(
+                action="import.refused",
+                actor=actor,
+                at=now,
+                obj=batch,
+                data={"kind": kind, "file": file_name, "errors": len(problems)},
+            )
             return batch
         transaction.savepoint_commit(savepoint)
         batch.rows_applied, batch.rows_skipped = result.applied, result.skipped
         batch.save(update_fields=["rows_applied", "rows_skipped"])
-        audit_record(action="import.applied", actor=actor, at=now, obj=batch,
-                     data={"kind": kind, "file": file_name, "applied": result.applied, "skipped": result.skipped})
+        audit_record(
+            action="import.applied",
+            actor=actor,
+            at=now,
+            obj=batch,
+            data={"kind": kind, "file": file_name, "applied": result.applied, "skipped": result.skipped},
+        )
         return batch
 
 

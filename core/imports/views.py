@@ -1,4 +1,5 @@
 """Staff pages of imports: upload a file (Cap.IMPORT_DATA); read a batch and its refusal table (Cap.VIEW_STAFF)."""
+
 from __future__ import annotations
 
 from django import forms
@@ -20,8 +21,15 @@ def _kinds() -> list[dict]:
     out = []
     for kind in IMPORTERS:
         importer = importer_for(kind)
-        out.append({"kind": kind, "label": ImportBatch.Kind(kind).label, "help": importer.help,
-                    "required": importer.required, "optional": importer.optional})
+        out.append(
+            {
+                "kind": kind,
+                "label": ImportBatch.Kind(kind).label,
+                "help": importer.help,
+                "required": importer.required,
+                "optional": importer.optional,
+            }
+        )
     return out
 
 
@@ -30,11 +38,19 @@ def imports(request):
     form = UploadForm(request.POST or None, request.FILES or None, initial={"kind": request.GET.get("kind")})
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
-        batch = import_file(kind=form.cleaned_data["kind"], file_name=upload.name, content=upload.read(),
-                            actor=request.user, now=timezone.now())
+        batch = import_file(
+            kind=form.cleaned_data["kind"],
+            file_name=upload.name,
+            content=upload.read(),
+            actor=request.user,
+            now=timezone.now(),
+        )
         return redirect("core:import_detail", pk=batch.pk)
-    return render(request, "core/imports.html", {"form": form, "kinds": _kinds(),
-                                                 "batches": ImportBatch.objects.all()[:50]})
+    return render(
+        request,
+        "core/imports.html",
+        {"form": form, "kinds": _kinds(), "batches": ImportBatch.objects.all()[:50]},
+    )
 
 
 @capability_required(Cap.VIEW_STAFF)

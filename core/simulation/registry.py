@@ -1,10 +1,13 @@
 """What each app contributes to the simulator: event handlers and daily jobs (registered in <app>/simulation.py)."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
 
 EVENT_HANDLERS: dict[str, Callable] = {}
-DAILY_JOBS: list[tuple[str, int, Callable]] = []  # (stage, order, fn(ctx, day)); stages: before_crediting, after_crediting
+DAILY_JOBS: list[
+    tuple[str, int, Callable]
+] = []  # (stage, order, fn(ctx, day)); stages: before_crediting, after_crediting
 SETUP_HOOKS: list[Callable] = []
 YEAR_END_HOOKS: list[Callable] = []
 REPORTERS: list[Callable] = []  # fn(ctx) -> dict merged into the result

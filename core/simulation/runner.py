@@ -1,4 +1,5 @@
 """Replays a scenario day by day through the real services and batch jobs (FORMAT.md)."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -66,8 +67,11 @@ def _record_balances(ctx: SimContext, day: dt.date) -> None:
     from books.models import Account
     from books.selectors import account_values
 
-    accounts = list(Account.objects.filter(participation__in=ctx.participations.values())
-                    .select_related("participation__person"))
+    accounts = list(
+        Account.objects.filter(participation__in=ctx.participations.values()).select_related(
+            "participation__person"
+        )
+    )
     values = account_values(accounts, on=day)
     out: dict[str, dict[str, str]] = {pid: {} for pid in ctx.scenario.participants}
     for account in accounts:
@@ -98,7 +102,9 @@ def run_scenario(scenario: Scenario) -> dict:
                 handler = registry.EVENT_HANDLERS.get(event.type)
                 result = {"index": event.index, "type": event.type}
                 if handler is None:
-                    result.update(status="rejected", rule="simulator", message=f"{event.type} is not supported yet")
+                    result.update(
+                        status="rejected", rule="simulator", message=f"{event.type} is not supported yet"
+                    )
                 else:
                     try:
                         with transaction.atomic():
@@ -124,8 +130,13 @@ def run_scenario(scenario: Scenario) -> dict:
             if day in checkpoints:
                 _record_balances(ctx, day)
     ctx.events = [results[i] for i in sorted(results)]
-    out = {"name": scenario.name, "events": ctx.events, "payments": ctx.payments,
-           "forfeitures": ctx.forfeitures, "balances": ctx.balances}
+    out = {
+        "name": scenario.name,
+        "events": ctx.events,
+        "payments": ctx.payments,
+        "forfeitures": ctx.forfeitures,
+        "balances": ctx.balances,
+    }
     for reporter in registry.REPORTERS:
         out.update(reporter(ctx))
     return out
@@ -142,11 +153,16 @@ def check_result(scenario: Scenario, result: dict) -> list[str]:
             problems.append(f"event {exp['index']}: no result")
             continue
         if got["status"] != exp["status"]:
-            problems.append(f"event {exp['index']} ({got['type']}): status {got['status']!r}, expected {exp['status']!r}"
-                            + (f" [{got.get('rule')}: {got.get('message')}]" if got.get("rule") else ""))
+            problems.append(
+                f"event {exp['index']} ({got['type']}): status {got['status']!r}, expected {exp['status']!r}"
+                + (f" [{got.get('rule')}: {got.get('message')}]" if got.get("rule") else "")
+            )
         elif "rule" in exp and got.get("rule") != exp["rule"]:
-            problems.append(f"event {exp['index']} ({got['type']}): rule {got.get('rule')!r}, expected {exp['rule']!r}")
+            problems.append(
+                f"event {exp['index']} ({got['type']}): rule {got.get('rule')!r}, expected {exp['rule']!r}"
+            )
     if "payments" in expect:
+
         def totals(rows):
             t: dict[tuple[str, str], Decimal] = {}
             for r in rows:

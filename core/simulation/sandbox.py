@@ -3,6 +3,7 @@
 The scratch database is a copy of a template built once per schema (migrations + catalog), so a
 run never sees or touches real plan data, and starts in well under a second.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -25,7 +26,9 @@ class _Rollback(Exception):
 def _schema_fingerprint() -> str:
     h = hashlib.sha256()
     base = Path(settings.BASE_DIR)
-    for path in sorted(base.glob("*/migrations/0*.py")) + sorted(Path(settings.PLAN_CATALOG_DIR).rglob("*.yaml")):
+    for path in sorted(base.glob("*/migrations/0*.py")) + sorted(
+        Path(settings.PLAN_CATALOG_DIR).rglob("*.yaml")
+    ):
         h.update(path.name.encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:12]
@@ -43,7 +46,9 @@ def rolled_back() -> Iterator[None]:
     from participants.models import Person
 
     if Person.objects.exists():
-        raise RuntimeError("the transaction sandbox needs a database with no participants; use the scratch sandbox")
+        raise RuntimeError(
+            "the transaction sandbox needs a database with no participants; use the scratch sandbox"
+        )
     try:
         with transaction.atomic():
             _prepare_current()
@@ -102,7 +107,9 @@ def scratch_database() -> Iterator[str]:
         _pg_admin_execute(f'CREATE DATABASE "{scratch}" TEMPLATE "{template}"')
         try:
             with _point_default_at({"NAME": scratch}):
-                with connection.cursor() as cursor:  # a throw-away database: commits need not wait for the disk
+                with (
+                    connection.cursor() as cursor
+                ):  # a throw-away database: commits need not wait for the disk
                     cursor.execute("SET synchronous_commit TO off")
                 yield scratch
         finally:

@@ -1,4 +1,5 @@
 """Reading a scenario file: every rule of FORMAT.md checked before anything runs (exit status 2)."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -17,31 +18,64 @@ class ScenarioError(ValueError):
 
 EVENT_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
     # type: {"required": (...), "optional": (...)}
-    "deferral_election": {"required": ("participant", "plan_year", "percentages"),
-                          "optional": ("performance_period", "accounts")},
-    "distribution_election": {"required": ("participant", "account", "form"),
-                              "optional": ("installments", "lump_sum_percent", "delay_years", "delay_months")},
+    "deferral_election": {
+        "required": ("participant", "plan_year", "percentages"),
+        "optional": ("performance_period", "accounts"),
+    },
+    "distribution_election": {
+        "required": ("participant", "account", "form"),
+        "optional": ("installments", "lump_sum_percent", "delay_years", "delay_months"),
+    },
     "investment_election": {"required": ("participant", "allocation"), "optional": ("applies_to",)},
-    "pay": {"required": ("participant", "component", "gross"), "optional": ("performance_period_end", "net_available")},
+    "pay": {
+        "required": ("participant", "component", "gross"),
+        "optional": ("performance_period_end", "net_available"),
+    },
     "company_contribution": {"required": ("participant", "kind", "amount", "plan_year"), "optional": ()},
     "retirement_contribution_declared": {"required": ("plan_year", "percent"), "optional": ()},
     "separation": {"required": ("participant", "reason"), "optional": ()},
     "death": {"required": ("participant",), "optional": ()},
     "disability": {"required": ("participant",), "optional": ()},
     "change_in_control": {"required": (), "optional": ()},
-    "schedule_change": {"required": ("participant", "account"),
-                        "optional": ("form", "installments", "new_month", "delay_years", "lump_sum_percent")},
+    "schedule_change": {
+        "required": ("participant", "account"),
+        "optional": ("form", "installments", "new_month", "delay_years", "lump_sum_percent"),
+    },
     "emergency_request": {"required": ("participant", "amount"), "optional": ("approved_on",)},
-    "domestic_relations_order": {"required": ("participant", "alternate_payee"), "optional": ("percent", "amount", "account")},
+    "domestic_relations_order": {
+        "required": ("participant", "alternate_payee"),
+        "optional": ("percent", "amount", "account"),
+    },
     # BRP (a defined benefit): the qualified Pension Plan's figures for the participant, and the form of benefit.
-    "pension_figures": {"required": ("participant", "unlimited_annual_benefit", "payable_annual_benefit",
-                                     "benefit_service_years", "normal_retirement_date"),
-                        "optional": ("imputed_annual_benefit", "early_retirement_date", "early_adjustment_factor",
-                                     "spouse_name", "spouse_birth_date")},
+    "pension_figures": {
+        "required": (
+            "participant",
+            "unlimited_annual_benefit",
+            "payable_annual_benefit",
+            "benefit_service_years",
+            "normal_retirement_date",
+        ),
+        "optional": (
+            "imputed_annual_benefit",
+            "early_retirement_date",
+            "early_adjustment_factor",
+            "spouse_name",
+            "spouse_birth_date",
+        ),
+    },
     "annuity_election": {"required": ("participant", "form"), "optional": ("defer_years",)},
 }
-ANNUITY_FORMS = ("qjsa", "single_life", "period_certain_60", "period_certain_120", "period_certain_180", "js_100", "js_75",
-                 "js_50", "lump_sum")
+ANNUITY_FORMS = (
+    "qjsa",
+    "single_life",
+    "period_certain_60",
+    "period_certain_120",
+    "period_certain_180",
+    "js_100",
+    "js_75",
+    "js_50",
+    "lump_sum",
+)
 COMMON = ("on", "type", "participant", "note")
 
 
@@ -180,7 +214,9 @@ def _check_event(i: int, raw: dict, participants: dict[str, Participant], funds:
     elif etype == "distribution_election":
         _account_name(raw["account"], f"{f} account")
         if raw["form"] not in ("lump_sum", "installments", "lump_sum_and_installments"):
-            raise ScenarioError(f"{f} form: {raw['form']!r} is not lump_sum, installments or lump_sum_and_installments")
+            raise ScenarioError(
+                f"{f} form: {raw['form']!r} is not lump_sum, installments or lump_sum_and_installments"
+            )
         if "installments" in raw:
             _whole(raw["installments"], f"{f} installments", 0, 100)
         if "lump_sum_percent" in raw:
@@ -218,7 +254,9 @@ def _check_event(i: int, raw: dict, participants: dict[str, Participant], funds:
             raise ScenarioError(f"{f} percent: {pct} is over 100")
     elif etype == "separation":
         if raw["reason"] not in ("resignation", "retirement", "involuntary"):
-            raise ScenarioError(f"{f} reason: {raw['reason']!r} is not resignation, retirement or involuntary")
+            raise ScenarioError(
+                f"{f} reason: {raw['reason']!r} is not resignation, retirement or involuntary"
+            )
     elif etype == "schedule_change":
         _account_name(raw["account"], f"{f} account")
         if "new_month" in raw:
@@ -271,8 +309,20 @@ def parse_scenario(data: Any, source: str = "") -> Scenario:
     for name in ("name", "plan", "through", "funds", "participants", "events"):
         if name not in data:
             raise ScenarioError(f"top level field {name}: missing")
-    known = {"name", "plan", "plan_version", "through", "checkpoints", "funds", "limits", "participants", "events",
-             "expect", "description", "notes"}
+    known = {
+        "name",
+        "plan",
+        "plan_version",
+        "through",
+        "checkpoints",
+        "funds",
+        "limits",
+        "participants",
+        "events",
+        "expect",
+        "description",
+        "notes",
+    }
     for name in data:
         if name not in known:
             raise ScenarioError(f"top level field {name}: not a field of the format")
@@ -280,7 +330,9 @@ def parse_scenario(data: Any, source: str = "") -> Scenario:
     if data["plan"] not in plans:
         raise ScenarioError(f"top level field plan: {data['plan']!r} is not one of {', '.join(plans)}")
     through = _date(data["through"], "top level field through")
-    plan_version = _date(data["plan_version"], "top level field plan_version") if data.get("plan_version") else None
+    plan_version = (
+        _date(data["plan_version"], "top level field plan_version") if data.get("plan_version") else None
+    )
     checkpoints = [_date(d, f"checkpoints[{i}]") for i, d in enumerate(data.get("checkpoints") or [])]
     for c in checkpoints:
         if c > through:
@@ -296,18 +348,25 @@ def parse_scenario(data: Any, source: str = "") -> Scenario:
         for j, pair in enumerate(f.get("prices") or []):
             if not isinstance(pair, list) or len(pair) != 2:
                 raise ScenarioError(f"{where} field prices[{j}]: must be [date, price]")
-            prices.append((_date(pair[0], f"{where} field prices[{j}] date"),
-                           _money(pair[1], f"{where} field prices[{j}] price", positive=True)))
+            prices.append(
+                (
+                    _date(pair[0], f"{where} field prices[{j}] date"),
+                    _money(pair[1], f"{where} field prices[{j}] price", positive=True),
+                )
+            )
         if not prices:
             raise ScenarioError(f"{where} field prices: at least one price is needed")
         if len({d for d, _ in prices}) != len(prices):
             raise ScenarioError(f"{where} field prices: a date is listed twice")
         if not isinstance(f.get("default", False), bool):
             raise ScenarioError(f"{where} field default: must be true or false")
-        funds[code] = Fund(code=code, name=str(f.get("name") or code), default=bool(f.get("default")),
-                           prices=sorted(prices))
+        funds[code] = Fund(
+            code=code, name=str(f.get("name") or code), default=bool(f.get("default")), prices=sorted(prices)
+        )
     if sum(1 for f in funds.values() if f.default) != 1:
-        raise ScenarioError("top level field funds: exactly one fund must have \"default\": true (EDCP 7.5 / RRP 3.05(b))")
+        raise ScenarioError(
+            'top level field funds: exactly one fund must have "default": true (EDCP 7.5 / RRP 3.05(b))'
+        )
     limits = data.get("limits") or {}
     if not isinstance(limits, dict):
         raise ScenarioError("top level field limits: must be an object")
@@ -321,7 +380,15 @@ def parse_scenario(data: Any, source: str = "") -> Scenario:
     participants: dict[str, Participant] = {}
     if not isinstance(data["participants"], dict):
         raise ScenarioError("top level field participants: must be an object")
-    p_fields = {"birth_date", "hire_date", "married", "eligible_on", "key_employee_years", "vesting_service_years", "name"}
+    p_fields = {
+        "birth_date",
+        "hire_date",
+        "married",
+        "eligible_on",
+        "key_employee_years",
+        "vesting_service_years",
+        "name",
+    }
     for pid, p in data["participants"].items():
         where = f"participant {pid}"
         if not isinstance(p, dict):
@@ -340,11 +407,17 @@ def parse_scenario(data: Any, source: str = "") -> Scenario:
         if not isinstance(years, list):
             raise ScenarioError(f"{where} field key_employee_years: must be a list of years")
         participants[pid] = Participant(
-            pid=pid, birth_date=birth, hire_date=hire,
+            pid=pid,
+            birth_date=birth,
+            hire_date=hire,
             married=bool(p.get("married", False)),
-            eligible_on=_date(p["eligible_on"], f"{where} field eligible_on") if p.get("eligible_on") else None,
+            eligible_on=_date(p["eligible_on"], f"{where} field eligible_on")
+            if p.get("eligible_on")
+            else None,
             key_employee_years=[_whole(y, f"{where} field key_employee_years", 1990, 2100) for y in years],
-            vesting_service_years=_whole(p.get("vesting_service_years", 0), f"{where} field vesting_service_years", 0, 80),
+            vesting_service_years=_whole(
+                p.get("vesting_service_years", 0), f"{where} field vesting_service_years", 0, 80
+            ),
         )
         if not isinstance(p.get("married", False), bool):
             raise ScenarioError(f"{where} field married: must be true or false")
@@ -357,9 +430,19 @@ def parse_scenario(data: Any, source: str = "") -> Scenario:
     expect = data.get("expect") or {}
     if not isinstance(expect, dict):
         raise ScenarioError("top level field expect: must be an object")
-    return Scenario(name=str(data["name"]), plan=data["plan"], plan_version=plan_version, through=through,
-                    checkpoints=checkpoints, funds=funds, limits=limits, participants=participants, events=events,
-                    expect=expect, source=source)
+    return Scenario(
+        name=str(data["name"]),
+        plan=data["plan"],
+        plan_version=plan_version,
+        through=through,
+        checkpoints=checkpoints,
+        funds=funds,
+        limits=limits,
+        participants=participants,
+        events=events,
+        expect=expect,
+        source=source,
+    )
 
 
 def load_scenario(path: str | Path) -> Scenario:

@@ -1,4 +1,5 @@
 """Template helpers for election pages."""
+
 from __future__ import annotations
 
 from django import template
@@ -8,8 +9,13 @@ from elections import validators as V
 
 register = template.Library()
 
-TITLES = {"deferral": "Deferral election", "distribution": "Payment election", "schedule_change": "Change of payment schedule",
-          "investment": "Investment election", "annuity": "Form of benefit"}
+TITLES = {
+    "deferral": "Deferral election",
+    "distribution": "Payment election",
+    "schedule_change": "Change of payment schedule",
+    "investment": "Investment election",
+    "annuity": "Form of benefit",
+}
 
 
 @register.filter

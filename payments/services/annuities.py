@@ -22,6 +22,7 @@ What is paid:
 The figures are recomputed from their inputs until a payment is released; from then on they are
 fixed (3.4(c)). Monthly payments are planned twelve months ahead; the daily payment job extends them.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -48,7 +49,11 @@ K = ScheduledPayment.Kind
 HORIZON_MONTHS = 12
 STARTED = (S.APPROVED, S.RELEASED, S.PAID)
 # Holds this module places; the daily job recomputes their schedules until the input arrives.
-HOLD_CODES = {"no_figures": "pension_figures", "no_spouse": "survivor_birth_date", "no_limit": "maximum_benefit_limit"}
+HOLD_CODES = {
+    "no_figures": "pension_figures",
+    "no_spouse": "survivor_birth_date",
+    "no_limit": "maximum_benefit_limit",
+}
 
 
 class AnnuityError(ValueError):
@@ -70,6 +75,7 @@ def horizon(day: dt.date) -> dt.date:
 
 
 # --- the plan of payments (pure) ----------------------------------------------------------------------
+
 
 @dataclass
 class Terms:
@@ -140,10 +146,25 @@ def plan_payments(t: Terms, through: dt.date) -> tuple[list[Due], bool]:
         payee = t.payee if after_death is None or first < after_death else t.beneficiary_name
         reason = "the single lump sum on the Benefit Commencement Date"
         if first != t.commencement:
-            reason = ("the single lump sum, on the 1st day of the month after the six-month anniversary of separation"
-                      if after_death is None or first < after_death else "the single lump sum, after the participant's death")
-        return [Due(t.trigger, t.benefit, K.LUMP_SUM, 1, 1, first, t.monthly, payee,
-                    t.cite_key if first != t.commencement else t.cite_start, reason)], True
+            reason = (
+                "the single lump sum, on the 1st day of the month after the six-month anniversary of separation"
+                if after_death is None or first < after_death
+                else "the single lump sum, after the participant's death"
+            )
+        return [
+            Due(
+                t.trigger,
+                t.benefit,
+                K.LUMP_SUM,
+                1,
+                1,
+                first,
+                t.monthly,
+                payee,
+                t.cite_key if first != t.commencement else t.cite_start,
+                reason,
+            )
+        ], True
     own_end = death_month
     complete = own_end is not None and own_end <= through
     months = _stream(t.commencement, own_end, max(through, first))
@@ -159,43 +180,87 @@ def plan_payments(t: Terms, through: dt.date) -> tuple[list[Due], bool]:
             reason, cite = f"the Benefit Commencement Date ({t.form_label})", t.cite_start
         elif day == first and missed:
             amount = money(t.monthly * (len(missed) + 1))
-            reason = (f"the 1st day of the month after the six-month anniversary of separation, with the "
-                      f"{len(missed)} monthly payment{'s' if len(missed) != 1 else ''} missed")
+            reason = (
+                f"the 1st day of the month after the six-month anniversary of separation, with the "
+                f"{len(missed)} monthly payment{'s' if len(missed) != 1 else ''} missed"
+            )
             cite = t.cite_key
         if day <= through:
-            dues.append(Due(t.trigger, t.benefit, K.ANNUITY, number, certain or 0, day, amount, t.payee, cite, reason))
+            dues.append(
+                Due(t.trigger, t.benefit, K.ANNUITY, number, certain or 0, day, amount, t.payee, cite, reason)
+            )
     if catch_up_after_death and first <= through:
-        dues.append(Due("death", t.benefit, K.ANNUITY, _month_index(t.commencement, missed[-1]) + 1, certain or 0, first,
-                        money(t.monthly * len(missed)), t.beneficiary_name, t.cite_key,
-                        f"the {len(missed)} monthly payment{'s' if len(missed) != 1 else ''} missed during the Key "
-                        f"Employee's wait, paid after death"))
+        dues.append(
+            Due(
+                "death",
+                t.benefit,
+                K.ANNUITY,
+                _month_index(t.commencement, missed[-1]) + 1,
+                certain or 0,
+                first,
+                money(t.monthly * len(missed)),
+                t.beneficiary_name,
+                t.cite_key,
+                f"the {len(missed)} monthly payment{'s' if len(missed) != 1 else ''} missed during the Key "
+                f"Employee's wait, paid after death",
+            )
+        )
     if after_death is not None:
-        if t.survivor_percent and t.survivor_monthly and not (t.survivor_death and t.survivor_death < t.death):
+        if (
+            t.survivor_percent
+            and t.survivor_monthly
+            and not (t.survivor_death and t.survivor_death < t.death)
+        ):
             end = first_of_month(t.survivor_death) if t.survivor_death else None
             for day in _stream(after_death, end, through):
-                dues.append(Due("death", "Post-Retirement Survivor Benefit", K.ANNUITY, _month_index(t.commencement, day) + 1,
-                                0, day, t.survivor_monthly, t.survivor_name, t.cite_survivor,
-                                f"the survivor's {t.survivor_percent}% of the {t.form_label}, after the participant's death"))
+                dues.append(
+                    Due(
+                        "death",
+                        "Post-Retirement Survivor Benefit",
+                        K.ANNUITY,
+                        _month_index(t.commencement, day) + 1,
+                        0,
+                        day,
+                        t.survivor_monthly,
+                        t.survivor_name,
+                        t.cite_survivor,
+                        f"the survivor's {t.survivor_percent}% of the {t.form_label}, after the participant's death",
+                    )
+                )
             if end is None or end > through:
                 complete = False
         elif certain:
             last = add_months(t.commencement, certain - 1)
             for day in _stream(after_death, last, through):
-                dues.append(Due("death", t.benefit, K.ANNUITY, _month_index(t.commencement, day) + 1, certain, day,
-                                t.monthly, t.beneficiary_name, t.cite_monthly,
-                                f"guaranteed payment {_month_index(t.commencement, day) + 1} of {certain}, to the Beneficiary"))
+                dues.append(
+                    Due(
+                        "death",
+                        t.benefit,
+                        K.ANNUITY,
+                        _month_index(t.commencement, day) + 1,
+                        certain,
+                        day,
+                        t.monthly,
+                        t.beneficiary_name,
+                        t.cite_monthly,
+                        f"guaranteed payment {_month_index(t.commencement, day) + 1} of {certain}, to the Beneficiary",
+                    )
+                )
             if last > through:
                 complete = False
     if t.key_unknown_until is not None:
         for d in dues:
             if d.payment_date < t.key_unknown_until:
                 d.hold_code = "key_employee_unknown"
-                d.hold_reason = (f"No Key Employee list is recorded for the year that governs this separation "
-                                 f"({t.cite_key}): record it so the first Payment Date can be fixed.")
+                d.hold_reason = (
+                    f"No Key Employee list is recorded for the year that governs this separation "
+                    f"({t.cite_key}): record it so the first Payment Date can be fixed."
+                )
     return dues, complete
 
 
 # --- loading and fixing the terms ------------------------------------------------------------------
+
 
 @dataclass
 class Outcome:
@@ -211,8 +276,12 @@ class Outcome:
 
 def _events(person) -> dict[str, dt.date]:
     out: dict[str, dt.date] = {}
-    for kind, day in (EmploymentEvent.objects.filter(person=person).exclude(kind=EmploymentEvent.Kind.REHIRE)
-                      .order_by("effective_date", "id").values_list("kind", "effective_date")):
+    for kind, day in (
+        EmploymentEvent.objects.filter(person=person)
+        .exclude(kind=EmploymentEvent.Kind.REHIRE)
+        .order_by("effective_date", "id")
+        .values_list("kind", "effective_date")
+    ):
         out.setdefault(kind, day)
     return out
 
@@ -230,15 +299,27 @@ def _beneficiary_name(participation: Participation) -> str:
 
 def _cites(version) -> dict[str, str]:
     survivor = version.provision("db_survivor", None) or {}
-    delay = next((r["key_employee_delay"] for r in version.provision("distribution", []) or []
-                  if r.get("key_employee_delay")), {})
-    return {"start": version.cite("db_commencement"), "monthly": version.cite("db_forms"),
-            "key": delay.get("cite", version.cite("key_employee")), "prsb": version.cite("db_survivor"),
-            "survivor": survivor.get("post_retirement_cite", version.cite("db_survivor")),
-            "fixed": version.cite("db_maximum_benefit")}
+    delay = next(
+        (
+            r["key_employee_delay"]
+            for r in version.provision("distribution", []) or []
+            if r.get("key_employee_delay")
+        ),
+        {},
+    )
+    return {
+        "start": version.cite("db_commencement"),
+        "monthly": version.cite("db_forms"),
+        "key": delay.get("cite", version.cite("key_employee")),
+        "prsb": version.cite("db_survivor"),
+        "survivor": survivor.get("post_retirement_cite", version.cite("db_survivor")),
+        "fixed": version.cite("db_maximum_benefit"),
+    }
 
 
-def _fresh(participation: Participation, events: dict[str, dt.date], annuity: Annuity, as_of: dt.date) -> Outcome:
+def _fresh(
+    participation: Participation, events: dict[str, dt.date], annuity: Annuity, as_of: dt.date
+) -> Outcome:
     """The terms from the inputs as they stand (nothing released yet)."""
     from books.services.brp import (
         BenefitError,
@@ -254,8 +335,10 @@ def _fresh(participation: Participation, events: dict[str, dt.date], annuity: An
     version = participation.plan.version_on(anchor)
     cites = _cites(version)
     if sep is None and death is None:
-        return Outcome(status=Annuity.Status.NOT_PAYABLE,
-                       summary=f"Payable after separation from service ({cites['start']}).")
+        return Outcome(
+            status=Annuity.Status.NOT_PAYABLE,
+            summary=f"Payable after separation from service ({cites['start']}).",
+        )
     in_force = annuity_in_force(participation=participation, as_of=sep or death)
     commencement = benefit_commencement_date(sep, in_force.defer_years) if sep else None
     if commencement is not None:
@@ -267,75 +350,173 @@ def _fresh(participation: Participation, events: dict[str, dt.date], annuity: An
         try:
             sq = brp_survivor_quote(participation=participation, death_date=death, as_of=max(death, as_of))
         except BenefitError as exc:
-            return _refused(exc, day_of_month_after(death, 1, 2),
-                            f"Death on {_day(death)} before the benefit began ({cites['prsb']}): ", "death")
+            return _refused(
+                exc,
+                day_of_month_after(death, 1, 2),
+                f"Death on {_day(death)} before the benefit began ({cites['prsb']}): ",
+                "death",
+            )
         record = sq.record
         spouse = (record.spouse_name if record else "") or f"Surviving Spouse of {person.full_name}"
-        terms = Terms(benefit="Pre-Retirement Survivor Benefit", trigger="death", form="prsb",
-                      form_label="survivor part of a 50% Joint and Survivor Annuity", commencement=sq.start_date,
-                      first_payment=sq.start_date, monthly=sq.monthly, cite_start=cites["prsb"],
-                      cite_monthly=cites["prsb"], payee=spouse[:200], death=annuity.survivor_died_on,
-                      cite_key=cites["key"])
-        summary = (f"Pre-Retirement Survivor Benefit ({cites['prsb']}): death on {_day(death)} before the benefit "
-                   f"began; {sq.monthly:,.2f} a month to {terms.payee} from {_day(sq.start_date)}.")
-        return Outcome(terms=terms, status=Annuity.Status.IN_PAY, summary=summary, expected_start=sq.start_date, fields={
-            "benefit": terms.benefit, "trigger": "death", "event_date": death, "commencement_date": sq.start_date,
-            "first_payment_date": sq.start_date, "form": "prsb", "form_label": terms.form_label,
-            "single_life_annual": sq.single_life_annual, "annual": sq.annual, "monthly": sq.monthly,
-            "maximum_benefit": None, "lump_sum_value": None, "survivor_percent": 0, "survivor_monthly": None,
-            "certain_months": 0, "payee_name": terms.payee, "survivor_name": terms.payee, "record": record,
-            "basis": sq.basis[:300], "steps": [list(s) for s in sq.steps], "notes": sq.notes})
+        terms = Terms(
+            benefit="Pre-Retirement Survivor Benefit",
+            trigger="death",
+            form="prsb",
+            form_label="survivor part of a 50% Joint and Survivor Annuity",
+            commencement=sq.start_date,
+            first_payment=sq.start_date,
+            monthly=sq.monthly,
+            cite_start=cites["prsb"],
+            cite_monthly=cites["prsb"],
+            payee=spouse[:200],
+            death=annuity.survivor_died_on,
+            cite_key=cites["key"],
+        )
+        summary = (
+            f"Pre-Retirement Survivor Benefit ({cites['prsb']}): death on {_day(death)} before the benefit "
+            f"began; {sq.monthly:,.2f} a month to {terms.payee} from {_day(sq.start_date)}."
+        )
+        return Outcome(
+            terms=terms,
+            status=Annuity.Status.IN_PAY,
+            summary=summary,
+            expected_start=sq.start_date,
+            fields={
+                "benefit": terms.benefit,
+                "trigger": "death",
+                "event_date": death,
+                "commencement_date": sq.start_date,
+                "first_payment_date": sq.start_date,
+                "form": "prsb",
+                "form_label": terms.form_label,
+                "single_life_annual": sq.single_life_annual,
+                "annual": sq.annual,
+                "monthly": sq.monthly,
+                "maximum_benefit": None,
+                "lump_sum_value": None,
+                "survivor_percent": 0,
+                "survivor_monthly": None,
+                "certain_months": 0,
+                "payee_name": terms.payee,
+                "survivor_name": terms.payee,
+                "record": record,
+                "basis": sq.basis[:300],
+                "steps": [list(s) for s in sq.steps],
+                "notes": sq.notes,
+            },
+        )
     try:
-        quote = brp_benefit_quote(participation=participation, separation_date=sep, as_of=max(commencement, as_of),
-                                  form=in_force.form, defer_years=in_force.defer_years)
+        quote = brp_benefit_quote(
+            participation=participation,
+            separation_date=sep,
+            as_of=max(commencement, as_of),
+            form=in_force.form,
+            defer_years=in_force.defer_years,
+        )
     except BenefitError as exc:
         return _refused(exc, commencement, f"Separation on {_day(sep)} ({cites['start']}): ", "separation")
     if quote.provisional and any("limit" in p for p in quote.provisional):
         note = next(p for p in quote.provisional if "limit" in p)
-        return Outcome(status=Annuity.Status.HELD, hold_code=HOLD_CODES["no_limit"], expected_start=commencement,
-                       hold_reason=f"Not fixed: {note}.", summary=f"Separation on {_day(sep)}: held, {note}.",
-                       trigger="separation")
+        return Outcome(
+            status=Annuity.Status.HELD,
+            hold_code=HOLD_CODES["no_limit"],
+            expected_start=commencement,
+            hold_reason=f"Not fixed: {note}.",
+            summary=f"Separation on {_day(sep)}: held, {note}.",
+            trigger="separation",
+        )
     survivor = (quote.record.spouse_name if quote.record else "") or ""
     if quote.survivor_percent and not survivor:
-        survivor = _beneficiary_name(participation) if not person.marital_status == person.MaritalStatus.MARRIED \
+        survivor = (
+            _beneficiary_name(participation)
+            if not person.marital_status == person.MaritalStatus.MARRIED
             else f"Surviving Spouse of {person.full_name}"
+        )
     key_unknown = None
     if not quote.key_employee_known:
-        months = next((r["key_employee_delay"]["months"] for r in version.provision("distribution", []) or []
-                       if r.get("key_employee_delay")), 6)
+        months = next(
+            (
+                r["key_employee_delay"]["months"]
+                for r in version.provision("distribution", []) or []
+                if r.get("key_employee_delay")
+            ),
+            6,
+        )
         key_unknown = first_day_of_month_after_anniversary(sep, months)
-    terms = Terms(benefit="Supplemental Benefit", trigger="separation", form=quote.form, form_label=quote.form_label,
-                  commencement=quote.commencement_date, first_payment=quote.first_payment_date,
-                  monthly=quote.monthly, cite_start=cites["start"], cite_monthly=cites["monthly"],
-                  survivor_percent=quote.survivor_percent, survivor_monthly=quote.survivor_monthly,
-                  certain_months=quote.certain_months, survivor_name=survivor[:200], cite_key=cites["key"],
-                  cite_survivor=cites["survivor"], key_unknown_until=key_unknown, death=death,
-                  survivor_death=annuity.survivor_died_on, beneficiary_name=_beneficiary_name(participation))
+    terms = Terms(
+        benefit="Supplemental Benefit",
+        trigger="separation",
+        form=quote.form,
+        form_label=quote.form_label,
+        commencement=quote.commencement_date,
+        first_payment=quote.first_payment_date,
+        monthly=quote.monthly,
+        cite_start=cites["start"],
+        cite_monthly=cites["monthly"],
+        survivor_percent=quote.survivor_percent,
+        survivor_monthly=quote.survivor_monthly,
+        certain_months=quote.certain_months,
+        survivor_name=survivor[:200],
+        cite_key=cites["key"],
+        cite_survivor=cites["survivor"],
+        key_unknown_until=key_unknown,
+        death=death,
+        survivor_death=annuity.survivor_died_on,
+        beneficiary_name=_beneficiary_name(participation),
+    )
     what = "a single lump sum of" if quote.form == "lump_sum" else "a month:"
-    summary = (f"Supplemental Benefit ({cites['start']}): separation on {_day(sep)}; {quote.form_label}, "
-               f"{what} {quote.monthly:,.2f}, from the Benefit Commencement Date {_day(quote.commencement_date)}")
+    summary = (
+        f"Supplemental Benefit ({cites['start']}): separation on {_day(sep)}; {quote.form_label}, "
+        f"{what} {quote.monthly:,.2f}, from the Benefit Commencement Date {_day(quote.commencement_date)}"
+    )
     if quote.first_payment_date != quote.commencement_date:
         summary += f"; Key Employee: first payment {_day(quote.first_payment_date)} ({cites['key']})"
-    summary += (f"; the Maximum Benefit and the amount are fixed at commencement ({cites['fixed']}(c)) once the first "
-                f"payment is released.")
-    return Outcome(terms=terms, status=Annuity.Status.IN_PAY, summary=summary, expected_start=quote.first_payment_date,
-                   fields={
-                       "benefit": "Supplemental Benefit", "trigger": "separation", "event_date": sep,
-                       "commencement_date": quote.commencement_date, "first_payment_date": quote.first_payment_date,
-                       "form": quote.form, "form_label": quote.form_label[:120],
-                       "single_life_annual": quote.single_life_annual, "maximum_benefit": quote.maximum_benefit,
-                       "annual": quote.annual, "monthly": quote.monthly, "lump_sum_value": quote.lump_sum_value,
-                       "survivor_percent": quote.survivor_percent, "survivor_monthly": quote.survivor_monthly,
-                       "certain_months": quote.certain_months, "payee_name": "", "survivor_name": survivor[:200],
-                       "record": quote.record, "basis": quote.basis[:300], "steps": [list(s) for s in quote.steps],
-                       "notes": quote.notes})
+    summary += (
+        f"; the Maximum Benefit and the amount are fixed at commencement ({cites['fixed']}(c)) once the first "
+        f"payment is released."
+    )
+    return Outcome(
+        terms=terms,
+        status=Annuity.Status.IN_PAY,
+        summary=summary,
+        expected_start=quote.first_payment_date,
+        fields={
+            "benefit": "Supplemental Benefit",
+            "trigger": "separation",
+            "event_date": sep,
+            "commencement_date": quote.commencement_date,
+            "first_payment_date": quote.first_payment_date,
+            "form": quote.form,
+            "form_label": quote.form_label[:120],
+            "single_life_annual": quote.single_life_annual,
+            "maximum_benefit": quote.maximum_benefit,
+            "annual": quote.annual,
+            "monthly": quote.monthly,
+            "lump_sum_value": quote.lump_sum_value,
+            "survivor_percent": quote.survivor_percent,
+            "survivor_monthly": quote.survivor_monthly,
+            "certain_months": quote.certain_months,
+            "payee_name": "",
+            "survivor_name": survivor[:200],
+            "record": quote.record,
+            "basis": quote.basis[:300],
+            "steps": [list(s) for s in quote.steps],
+            "notes": quote.notes,
+        },
+    )
 
 
 def _refused(exc, expected: dt.date, prefix: str, trigger: str) -> Outcome:
     code = getattr(exc, "code", "not_eligible")
     if code in HOLD_CODES:
-        return Outcome(status=Annuity.Status.HELD, hold_code=HOLD_CODES[code], hold_reason=f"Not fixed: {exc}.",
-                       expected_start=expected, summary=f"{prefix}held: {exc}.", trigger=trigger)
+        return Outcome(
+            status=Annuity.Status.HELD,
+            hold_code=HOLD_CODES[code],
+            hold_reason=f"Not fixed: {exc}.",
+            expected_start=expected,
+            summary=f"{prefix}held: {exc}.",
+            trigger=trigger,
+        )
     return Outcome(status=Annuity.Status.NOT_PAYABLE, summary=f"{prefix}{exc}.", trigger=trigger)
 
 
@@ -345,25 +526,43 @@ def _stored(annuity: Annuity, participation: Participation, events: dict[str, dt
     cites = _cites(version)
     death = events.get(EmploymentEvent.Kind.DEATH)
     prsb = annuity.form == "prsb"
-    terms = Terms(benefit=annuity.benefit, trigger=annuity.trigger, form=annuity.form, form_label=annuity.form_label,
-                  commencement=annuity.commencement_date, first_payment=annuity.first_payment_date,
-                  monthly=annuity.monthly, cite_start=cites["prsb" if prsb else "start"],
-                  cite_monthly=cites["prsb" if prsb else "monthly"], payee=annuity.payee_name,
-                  survivor_percent=annuity.survivor_percent, survivor_monthly=annuity.survivor_monthly,
-                  certain_months=annuity.certain_months, survivor_name=annuity.survivor_name,
-                  death=annuity.survivor_died_on if prsb else death,
-                  survivor_death=None if prsb else annuity.survivor_died_on, cite_key=cites["key"],
-                  cite_survivor=cites["survivor"], beneficiary_name=_beneficiary_name(participation))
-    summary = (f"{annuity.benefit}: {annuity.form_label}, {annuity.monthly:,.2f}"
-               f"{'' if annuity.form == 'lump_sum' else ' a month'} from {_day(annuity.commencement_date)}, fixed at "
-               f"commencement ({cites['fixed']}(c)).")
-    return Outcome(terms=terms, status=Annuity.Status.IN_PAY, summary=summary, expected_start=annuity.first_payment_date)
+    terms = Terms(
+        benefit=annuity.benefit,
+        trigger=annuity.trigger,
+        form=annuity.form,
+        form_label=annuity.form_label,
+        commencement=annuity.commencement_date,
+        first_payment=annuity.first_payment_date,
+        monthly=annuity.monthly,
+        cite_start=cites["prsb" if prsb else "start"],
+        cite_monthly=cites["prsb" if prsb else "monthly"],
+        payee=annuity.payee_name,
+        survivor_percent=annuity.survivor_percent,
+        survivor_monthly=annuity.survivor_monthly,
+        certain_months=annuity.certain_months,
+        survivor_name=annuity.survivor_name,
+        death=annuity.survivor_died_on if prsb else death,
+        survivor_death=None if prsb else annuity.survivor_died_on,
+        cite_key=cites["key"],
+        cite_survivor=cites["survivor"],
+        beneficiary_name=_beneficiary_name(participation),
+    )
+    summary = (
+        f"{annuity.benefit}: {annuity.form_label}, {annuity.monthly:,.2f}"
+        f"{'' if annuity.form == 'lump_sum' else ' a month'} from {_day(annuity.commencement_date)}, fixed at "
+        f"commencement ({cites['fixed']}(c))."
+    )
+    return Outcome(
+        terms=terms, status=Annuity.Status.IN_PAY, summary=summary, expected_start=annuity.first_payment_date
+    )
 
 
 # --- recomputing and merging ------------------------------------------------------------------------
 
-def annuities_recompute(*, accounts: list[Account], because: str, now: dt.datetime,
-                        as_of: dt.date | None = None) -> list[PaymentSchedule]:
+
+def annuities_recompute(
+    *, accounts: list[Account], because: str, now: dt.datetime, as_of: dt.date | None = None
+) -> list[PaymentSchedule]:
     """Recompute the annuity of each account; returns the schedules that changed."""
     as_of = as_of or timezone.localdate(now)
     changed = []
@@ -374,15 +573,35 @@ def annuities_recompute(*, accounts: list[Account], because: str, now: dt.dateti
     return changed
 
 
-def _row(d: Due, *, schedule: PaymentSchedule, revision: int, now: dt.datetime, fixed_on: dt.date) -> ScheduledPayment:
+def _row(
+    d: Due, *, schedule: PaymentSchedule, revision: int, now: dt.datetime, fixed_on: dt.date
+) -> ScheduledPayment:
     release = cal.next_valuation_date(d.payment_date)
     return ScheduledPayment(
-        schedule=schedule, account_id=schedule.account_id, participation_id=schedule.participation_id,
-        revision=revision, trigger=d.trigger, benefit=d.benefit[:120], kind=d.kind, number=d.number, of=d.of,
-        share=ScheduledPayment.Share.DEFINED, payment_date=d.payment_date, valuation_rule="fixed_at_commencement",
-        valued_as_of=fixed_on, valuable_on=cal.previous_valuation_date(release), release_date=release, cite=d.cite[:60],
-        reason=d.reason[:300], status=S.HELD if d.hold_code else S.SCHEDULED, hold_code=d.hold_code,
-        hold_reason=d.hold_reason, amount=d.amount, payee_name=d.payee[:200], created_at=now)
+        schedule=schedule,
+        account_id=schedule.account_id,
+        participation_id=schedule.participation_id,
+        revision=revision,
+        trigger=d.trigger,
+        benefit=d.benefit[:120],
+        kind=d.kind,
+        number=d.number,
+        of=d.of,
+        share=ScheduledPayment.Share.DEFINED,
+        payment_date=d.payment_date,
+        valuation_rule="fixed_at_commencement",
+        valued_as_of=fixed_on,
+        valuable_on=cal.previous_valuation_date(release),
+        release_date=release,
+        cite=d.cite[:60],
+        reason=d.reason[:300],
+        status=S.HELD if d.hold_code else S.SCHEDULED,
+        hold_code=d.hold_code,
+        hold_reason=d.hold_reason,
+        amount=d.amount,
+        payee_name=d.payee[:200],
+        created_at=now,
+    )
 
 
 def _signature(p: ScheduledPayment) -> tuple:
@@ -392,41 +611,93 @@ def _signature(p: ScheduledPayment) -> tuple:
 def _recompute(account: Account, *, because: str, now: dt.datetime, as_of: dt.date) -> PaymentSchedule | None:
     participation = account.participation
     with transaction.atomic():
-        schedule = (PaymentSchedule.objects.select_for_update()
-                    .filter(account=account, kind=PaymentSchedule.Kind.BENEFIT).first())
+        schedule = (
+            PaymentSchedule.objects.select_for_update()
+            .filter(account=account, kind=PaymentSchedule.Kind.BENEFIT)
+            .first()
+        )
         created = schedule is None
         if created:
-            schedule = PaymentSchedule.objects.create(participation=participation, account=account, revision=1,
-                                                      computed_at=now, computed_because=because[:200])
+            schedule = PaymentSchedule.objects.create(
+                participation=participation,
+                account=account,
+                revision=1,
+                computed_at=now,
+                computed_because=because[:200],
+            )
         annuity = Annuity.objects.filter(schedule=schedule).first() or Annuity(
-            schedule=schedule, participation=participation, computed_at=now)
-        have = list(ScheduledPayment.objects.filter(schedule=schedule).exclude(status=S.CANCELLED).order_by("id"))
+            schedule=schedule, participation=participation, computed_at=now
+        )
+        have = list(
+            ScheduledPayment.objects.filter(schedule=schedule).exclude(status=S.CANCELLED).order_by("id")
+        )
         started = [p for p in have if p.status in STARTED]
         events = _events(participation.person)
-        outcome = _stored(annuity, participation, events) if started and annuity.pk else _fresh(
-            participation, events, annuity, as_of)
+        outcome = (
+            _stored(annuity, participation, events)
+            if started and annuity.pk
+            else _fresh(participation, events, annuity, as_of)
+        )
         through = max([horizon(as_of)] + [p.payment_date for p in have])
         if outcome.terms is not None:
             dues, complete = plan_payments(outcome.terms, through)
         elif outcome.hold_code and outcome.expected_start:
-            benefit = "Pre-Retirement Survivor Benefit" if outcome.trigger == "death" else "Supplemental Benefit"
-            dues, complete = [Due(outcome.trigger, benefit, K.ANNUITY, 1, 0, outcome.expected_start, None, "", "",
-                                  "held until the missing input is recorded", outcome.hold_code, outcome.hold_reason)], False
+            benefit = (
+                "Pre-Retirement Survivor Benefit" if outcome.trigger == "death" else "Supplemental Benefit"
+            )
+            dues, complete = (
+                [
+                    Due(
+                        outcome.trigger,
+                        benefit,
+                        K.ANNUITY,
+                        1,
+                        0,
+                        outcome.expected_start,
+                        None,
+                        "",
+                        "",
+                        "held until the missing input is recorded",
+                        outcome.hold_code,
+                        outcome.hold_reason,
+                    )
+                ],
+                False,
+            )
         else:
             dues, complete = [], True
-        fixed_on = (outcome.fields.get("commencement_date") if outcome.fields else None) or annuity.commencement_date
-        changed = _merge(schedule, have, dues, now=now, because=because, fixed_on=fixed_on or as_of,
-                         revision=schedule.revision if created else schedule.revision + 1)
+        fixed_on = (
+            outcome.fields.get("commencement_date") if outcome.fields else None
+        ) or annuity.commencement_date
+        changed = _merge(
+            schedule,
+            have,
+            dues,
+            now=now,
+            because=because,
+            fixed_on=fixed_on or as_of,
+            revision=schedule.revision if created else schedule.revision + 1,
+        )
         summary = outcome.summary + _overpaid(have, outcome.terms)
-        status = outcome.status if not (outcome.status == Annuity.Status.IN_PAY and complete) else Annuity.Status.COMPLETE
+        status = (
+            outcome.status
+            if not (outcome.status == Annuity.Status.IN_PAY and complete)
+            else Annuity.Status.COMPLETE
+        )
         trigger = outcome.terms.trigger if outcome.terms else outcome.trigger
-        sched_values = {"trigger": trigger,
-                        "trigger_date": events.get(EmploymentEvent.Kind.DEATH) if trigger == "death"
-                        else events.get(EmploymentEvent.Kind.SEPARATION),
-                        "benefit": (outcome.terms.benefit if outcome.terms else "Supplemental Benefit")[:120],
-                        "form": (outcome.terms.form if outcome.terms else "")[:30], "installments": None,
-                        "cite": (outcome.terms.cite_start if outcome.terms else "")[:60], "summary": summary,
-                        "hold_reason": outcome.hold_reason, "provisional_until": None}
+        sched_values = {
+            "trigger": trigger,
+            "trigger_date": events.get(EmploymentEvent.Kind.DEATH)
+            if trigger == "death"
+            else events.get(EmploymentEvent.Kind.SEPARATION),
+            "benefit": (outcome.terms.benefit if outcome.terms else "Supplemental Benefit")[:120],
+            "form": (outcome.terms.form if outcome.terms else "")[:30],
+            "installments": None,
+            "cite": (outcome.terms.cite_start if outcome.terms else "")[:60],
+            "summary": summary,
+            "hold_reason": outcome.hold_reason,
+            "provisional_until": None,
+        }
         for name, value in sched_values.items():
             if getattr(schedule, name) != value:
                 setattr(schedule, name, value)
@@ -447,8 +718,16 @@ def _recompute(account: Account, *, because: str, now: dt.datetime, as_of: dt.da
         return schedule if (changed or created) else None
 
 
-def _merge(schedule: PaymentSchedule, have: list[ScheduledPayment], dues: list[Due], *, now: dt.datetime,
-           because: str, fixed_on: dt.date, revision: int) -> bool:
+def _merge(
+    schedule: PaymentSchedule,
+    have: list[ScheduledPayment],
+    dues: list[Due],
+    *,
+    now: dt.datetime,
+    because: str,
+    fixed_on: dt.date,
+    revision: int,
+) -> bool:
     """Payments released or paid never change; unpaid ones no longer due are cancelled (kept, with the reason)."""
     by_sig: dict[tuple, ScheduledPayment] = {}
     for p in have:
@@ -462,8 +741,11 @@ def _merge(schedule: PaymentSchedule, have: list[ScheduledPayment], dues: list[D
             new.append(d)
             continue
         matched.add(found.id)
-        if found.status in (S.SCHEDULED, S.HELD) and found.hold_code != d.hold_code \
-                and found.hold_code in ("", "key_employee_unknown", *HOLD_CODES.values()):
+        if (
+            found.status in (S.SCHEDULED, S.HELD)
+            and found.hold_code != d.hold_code
+            and found.hold_code in ("", "key_employee_unknown", *HOLD_CODES.values())
+        ):
             found.hold_code, found.hold_reason = d.hold_code, d.hold_reason
             found.status = S.HELD if d.hold_code else S.SCHEDULED
             updates.append(found)
@@ -476,14 +758,21 @@ def _merge(schedule: PaymentSchedule, have: list[ScheduledPayment], dues: list[D
         cancelled.append(p)
     if updates or cancelled:
         runs = {p.run_id for p in cancelled if p.run_id}
-        bulk_update_fast(updates + cancelled, ScheduledPayment, ["status", "run", "cancelled_reason", "hold_code", "hold_reason"])
+        bulk_update_fast(
+            updates + cancelled,
+            ScheduledPayment,
+            ["status", "run", "cancelled_reason", "hold_code", "hold_reason"],
+        )
         if runs:
             from payments.services.runs import runs_refresh_totals
 
             runs_refresh_totals(runs)
     if new:
-        bulk_create_with_history([_row(d, schedule=schedule, revision=revision, now=now, fixed_on=fixed_on) for d in new],
-                                 ScheduledPayment, batch_size=2000)
+        bulk_create_with_history(
+            [_row(d, schedule=schedule, revision=revision, now=now, fixed_on=fixed_on) for d in new],
+            ScheduledPayment,
+            batch_size=2000,
+        )
     return bool(new or cancelled or updates)
 
 
@@ -492,16 +781,25 @@ def _overpaid(have: list[ScheduledPayment], terms: Terms | None) -> str:
     if terms is None or terms.death is None:
         return ""
     last = first_of_month(terms.death)
-    late = [p for p in have if p.status in STARTED and p.payee_name == terms.payee and p.payment_date > last
-            and p.trigger == terms.trigger]
+    late = [
+        p
+        for p in have
+        if p.status in STARTED
+        and p.payee_name == terms.payee
+        and p.payment_date > last
+        and p.trigger == terms.trigger
+    ]
     if not late:
         return ""
     total = sum((p.amount or 0 for p in late), Decimal(0))
-    return (f" {len(late)} payment{'s' if len(late) != 1 else ''} ({total:,.2f}) released for months after the month of "
-            f"death: recover {'them' if len(late) != 1 else 'it'}.")
+    return (
+        f" {len(late)} payment{'s' if len(late) != 1 else ''} ({total:,.2f}) released for months after the month of "
+        f"death: recover {'them' if len(late) != 1 else 'it'}."
+    )
 
 
 # --- reactions, the daily job, staff actions -----------------------------------------------------------
+
 
 def accounts_open_on_event(*, event, actor) -> None:
     """A separation or death makes a defined benefit payable: open the plan's record account so the benefit has a
@@ -510,24 +808,36 @@ def accounts_open_on_event(*, event, actor) -> None:
 
     if event.kind not in (EmploymentEvent.Kind.SEPARATION, EmploymentEvent.Kind.DEATH):
         return
-    for participation in (Participation.objects.filter(person=event.person, plan__kind=Plan.Kind.DEFINED_BENEFIT)
-                          .select_related("plan")):
+    for participation in Participation.objects.filter(
+        person=event.person, plan__kind=Plan.Kind.DEFINED_BENEFIT
+    ).select_related("plan"):
         version = participation.plan.version_on(event.effective_date)
-        rule = next((r for r in version.provision("distribution", []) or [] if r["trigger"] == "separation"), None)
+        rule = next(
+            (r for r in version.provision("distribution", []) or [] if r["trigger"] == "separation"), None
+        )
         kind = rule["accounts"][0] if rule else version.account_kinds()[0]["kind"]
         account_get_or_open(participation=participation, kind=kind, on=event.effective_date)
 
 
 def annuities_extend(*, day: dt.date, now: dt.datetime) -> int:
     """Plan each annuity in pay twelve months ahead (the daily payment job; a rerun the same month does nothing)."""
-    ids = list(Annuity.objects.filter(status=Annuity.Status.IN_PAY, scheduled_through__lt=horizon(day))
-               .values_list("schedule__account_id", flat=True))
-    accounts = list(Account.objects.filter(id__in=ids).select_related("participation__plan", "participation__person"))
-    annuities_recompute(accounts=accounts, because="monthly annuity payments planned twelve months ahead", now=now, as_of=day)
+    ids = list(
+        Annuity.objects.filter(status=Annuity.Status.IN_PAY, scheduled_through__lt=horizon(day)).values_list(
+            "schedule__account_id", flat=True
+        )
+    )
+    accounts = list(
+        Account.objects.filter(id__in=ids).select_related("participation__plan", "participation__person")
+    )
+    annuities_recompute(
+        accounts=accounts, because="monthly annuity payments planned twelve months ahead", now=now, as_of=day
+    )
     return len(accounts)
 
 
-def annuity_survivor_death_record(*, annuity: Annuity, died_on: dt.date, actor, now: dt.datetime | None = None) -> Annuity:
+def annuity_survivor_death_record(
+    *, annuity: Annuity, died_on: dt.date, actor, now: dt.datetime | None = None
+) -> Annuity:
     """The survivor (or the Spouse receiving 5.1) died: their payments stop after the month of death."""
     now = now or timezone.now()
     if annuity.survivor_died_on is not None:
@@ -538,16 +848,29 @@ def annuity_survivor_death_record(*, annuity: Annuity, died_on: dt.date, actor, 
         raise AnnuityError("The survivor's death cannot come before the participant's.")
     annuity.survivor_died_on = died_on
     annuity.save(update_fields=["survivor_died_on"])
-    audit_record(action="annuity.survivor_death", actor=actor, at=now, obj=annuity, data={"died_on": died_on.isoformat()})
-    account = Account.objects.select_related("participation__plan", "participation__person").get(pk=annuity.schedule.account_id)
-    annuities_recompute(accounts=[account], now=now, because=f"survivor's death on {died_on} recorded by {actor_label(actor)}")
+    audit_record(
+        action="annuity.survivor_death",
+        actor=actor,
+        at=now,
+        obj=annuity,
+        data={"died_on": died_on.isoformat()},
+    )
+    account = Account.objects.select_related("participation__plan", "participation__person").get(
+        pk=annuity.schedule.account_id
+    )
+    annuities_recompute(
+        accounts=[account], now=now, because=f"survivor's death on {died_on} recorded by {actor_label(actor)}"
+    )
     annuity.refresh_from_db()
     return annuity
 
 
 def annuities_of(person) -> list[Annuity]:
-    return list(Annuity.objects.filter(participation__person=person).select_related("schedule", "participation__plan")
-                .order_by("id"))
+    return list(
+        Annuity.objects.filter(participation__person=person)
+        .select_related("schedule", "participation__plan")
+        .order_by("id")
+    )
 
 
 def annuity_payments(annuity: Annuity) -> dict[str, list[ScheduledPayment]]:

@@ -11,6 +11,7 @@ survivors of the same tier in proportion to their percentages (60/30/10 with the
 33.3333). Percentages are kept to 4 places and always add up to exactly 100 (the last payee takes the
 remainder), so the amounts split with core.money.split_by_percent add up to the cent.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -78,19 +79,33 @@ def death_payees(*, person, plan, version, death: dt.date) -> Payees:
             shares = normalise_percents([(b.name, b.percent) for b in living])
             payees = tuple(Payee(name, pct, f"{tier} beneficiary") for name, pct in shares)
             gone = [b.name for b in named if b not in living]
-            why = (f"the {tier} beneficiaries of the designation received {designation.received_at:%B %d, %Y}"
-                   + (f"; {', '.join(gone)} predeceased the participant and that share goes to the others in "
-                      f"proportion ({cite})" if gone else ""))
+            why = (
+                f"the {tier} beneficiaries of the designation received {designation.received_at:%B %d, %Y}"
+                + (
+                    f"; {', '.join(gone)} predeceased the participant and that share goes to the others in "
+                    f"proportion ({cite})"
+                    if gone
+                    else ""
+                )
+            )
             return Payees(payees, why)
     order = version.provision("default_beneficiary", None) or ["estate"]
     married = person.marital_status == Person.MaritalStatus.MARRIED
-    none_why = "no beneficiary was designated" if designation is None else "no designated beneficiary survived"
+    none_why = (
+        "no beneficiary was designated" if designation is None else "no designated beneficiary survived"
+    )
     for who in order:
         if who == "spouse" and married:
-            return Payees((Payee(f"Surviving Spouse of {person.full_name}", HUNDRED, f"Surviving Spouse ({cite})"),),
-                          f"{none_why}: the Surviving Spouse ({cite})")
+            return Payees(
+                (Payee(f"Surviving Spouse of {person.full_name}", HUNDRED, f"Surviving Spouse ({cite})"),),
+                f"{none_why}: the Surviving Spouse ({cite})",
+            )
         if who == "estate":
-            return Payees((Payee(f"Estate of {person.full_name}", HUNDRED, f"estate ({cite})"),),
-                          f"{none_why}: the executor or administrator of the estate ({cite})")
-    return Payees((Payee(f"Estate of {person.full_name}", HUNDRED, f"estate ({cite})"),),
-                  f"{none_why}: the estate ({cite})")
+            return Payees(
+                (Payee(f"Estate of {person.full_name}", HUNDRED, f"estate ({cite})"),),
+                f"{none_why}: the executor or administrator of the estate ({cite})",
+            )
+    return Payees(
+        (Payee(f"Estate of {person.full_name}", HUNDRED, f"estate ({cite})"),),
+        f"{none_why}: the estate ({cite})",
+    )

@@ -4,6 +4,7 @@ Django's bulk_update writes one CASE per field and row, which is slow for thousa
 PostgreSQL this writes `UPDATE ... FROM (VALUES ...)` instead. The history (simple-history) gets one
 row per object, as bulk_update_with_history would.
 """
+
 from __future__ import annotations
 
 from django.db import connection
@@ -26,7 +27,7 @@ def bulk_update_fast(objs: list, model, fields: list[str]) -> None:
     casts = [c.db_type(connection) for c in columns]
     with connection.cursor() as cursor:
         for i in range(0, len(objs), CHUNK):
-            chunk = objs[i:i + CHUNK]
+            chunk = objs[i : i + CHUNK]
             row = "(" + ", ".join(["%s::bigint"] + [f"%s::{t}" for t in casts]) + ")"
             values = ", ".join([row] * len(chunk))
             params: list = []
@@ -35,6 +36,8 @@ def bulk_update_fast(objs: list, model, fields: list[str]) -> None:
                 for c in columns:
                     params.append(c.get_db_prep_save(getattr(obj, c.attname), connection))
             names = ", ".join(['"id"'] + [f'"{c.column}"' for c in columns])
-            cursor.execute(f'UPDATE "{table}" AS t SET {sets} FROM (VALUES {values}) AS v({names}) WHERE t.id = v.id',
-                           params)
+            cursor.execute(
+                f'UPDATE "{table}" AS t SET {sets} FROM (VALUES {values}) AS v({names}) WHERE t.id = v.id',
+                params,
+            )
     model.history.bulk_history_create(objs, update=True)

@@ -5,6 +5,7 @@ the same code schedules one participant after an event and a hundred thousand in
 Every rule is read from the plan version (`distribution`, `change_in_control`, `small_balance`,
 `key_employee`); nothing here knows which plan it is dealing with.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -90,8 +91,16 @@ class Planned:
 
     @property
     def signature(self) -> tuple:
-        return (self.trigger, self.kind, self.number, self.of, self.payment_date, self.share, self.payee_name,
-                self.percent if self.share in PART_SHARES else None)
+        return (
+            self.trigger,
+            self.kind,
+            self.number,
+            self.of,
+            self.payment_date,
+            self.share,
+            self.payee_name,
+            self.percent if self.share in PART_SHARES else None,
+        )
 
     @property
     def final(self) -> bool:
@@ -113,6 +122,7 @@ class ScheduleResult:
 
 
 # --- date rules ----------------------------------------------------------------------------------
+
 
 def payment_date_for(rule: dict, event: dt.date) -> dt.date:
     kind = rule["rule"]
@@ -164,6 +174,7 @@ def _describe(rule: dict, event_word: str) -> str:
 
 # --- the engine -----------------------------------------------------------------------------------
 
+
 def _rules(version, kind: str) -> list[dict]:
     return [r for r in (version.provision("distribution", []) or []) if kind in r["accounts"]]
 
@@ -175,24 +186,47 @@ def _rule(rules: list[dict], trigger: str) -> dict | None:
 def _key_hold(f: AccountFacts, version) -> tuple[str, str]:
     ks = f.key_status
     if ks is not None and not ks.known:
-        return ("key_employee_unknown",
-                f"No Key Employee list is recorded for identification year {ks.identification_year} "
-                f"({version.cite('key_employee')}): record it so the Payment Date can be fixed.")
+        return (
+            "key_employee_unknown",
+            f"No Key Employee list is recorded for identification year {ks.identification_year} "
+            f"({version.cite('key_employee')}): record it so the Payment Date can be fixed.",
+        )
     return "", ""
 
 
-def _lump(trigger: str, benefit: str, share: str, date: dt.date, valuation_rule: str, event: dt.date, cite: str,
-          reason: str, hold: tuple[str, str] = ("", "")) -> Planned:
+def _lump(
+    trigger: str,
+    benefit: str,
+    share: str,
+    date: dt.date,
+    valuation_rule: str,
+    event: dt.date,
+    cite: str,
+    reason: str,
+    hold: tuple[str, str] = ("", ""),
+) -> Planned:
     if valuation_rule == "release_date":
         share = {"all": "liquidate", "part": "liquidate_part"}.get(share, share)
-    return Planned(trigger=trigger, benefit=benefit, kind="lump_sum", number=1, of=1, share=share, payment_date=date,
-                   valuation_rule=valuation_rule,
-                   valued_as_of=valuation_date_for(valuation_rule, event=event, payment_date=date),
-                   cite=cite, reason=reason, hold_code=hold[0], hold_reason=hold[1])
+    return Planned(
+        trigger=trigger,
+        benefit=benefit,
+        kind="lump_sum",
+        number=1,
+        of=1,
+        share=share,
+        payment_date=date,
+        valuation_rule=valuation_rule,
+        valued_as_of=valuation_date_for(valuation_rule, event=event, payment_date=date),
+        cite=cite,
+        reason=reason,
+        hold_code=hold[0],
+        hold_reason=hold[1],
+    )
 
 
-def _delayed_for_key(f: AccountFacts, delay_rule: dict | None, standard: dt.date, separation: dt.date
-                     ) -> tuple[dt.date, str | None]:
+def _delayed_for_key(
+    f: AccountFacts, delay_rule: dict | None, standard: dt.date, separation: dt.date
+) -> tuple[dt.date, str | None]:
     """(first Payment Date, the Key Employee rule's cite when it moved the date)."""
     if not delay_rule or f.key_status is None or not f.key_status.key:
         return standard, None
@@ -202,7 +236,9 @@ def _delayed_for_key(f: AccountFacts, delay_rule: dict | None, standard: dt.date
     return standard, None
 
 
-def _override(f: AccountFacts, version, spec: dict, cite: str, trigger: str, benefit: str, why: str) -> list[Planned]:
+def _override(
+    f: AccountFacts, version, spec: dict, cite: str, trigger: str, benefit: str, why: str
+) -> list[Planned]:
     """A lump sum of everything on separation (change in control 5.6, small balance 5.7)."""
     sep = f.separation
     standard = day_of_month_after(sep, spec.get("payment_day", 15), spec.get("payment_months", 1))
@@ -210,8 +246,19 @@ def _override(f: AccountFacts, version, spec: dict, cite: str, trigger: str, ben
     reason = f"{why}: {_describe({'rule': 'day_of_month_after_event', 'day': spec.get('payment_day', 15), 'months': spec.get('payment_months', 1)}, 'separation')}"
     if key_cite:
         reason += f"; Key Employee: {_describe(spec['key_employee_delay'], 'separation')}"
-    return [_lump(trigger, benefit, "all", date, spec.get("valuation", "end_of_event_month"), sep,
-                  key_cite or cite, reason, _key_hold(f, version))]
+    return [
+        _lump(
+            trigger,
+            benefit,
+            "all",
+            date,
+            spec.get("valuation", "end_of_event_month"),
+            sep,
+            key_cite or cite,
+            reason,
+            _key_hold(f, version),
+        )
+    ]
 
 
 def _form(f: AccountFacts, rule: dict) -> tuple[str, int | None, int | None]:
@@ -229,32 +276,70 @@ def _form(f: AccountFacts, rule: dict) -> tuple[str, int | None, int | None]:
     return form, installments, percent
 
 
-def _series(f: AccountFacts, rule: dict, trigger: str, event: dt.date, first: dt.date, standard: dt.date, cite: str,
-            reason: str, hold: tuple[str, str]) -> tuple[list[Planned], str, int | None]:
+def _series(
+    f: AccountFacts,
+    rule: dict,
+    trigger: str,
+    event: dt.date,
+    first: dt.date,
+    standard: dt.date,
+    cite: str,
+    reason: str,
+    hold: tuple[str, str],
+) -> tuple[list[Planned], str, int | None]:
     form, n, percent = _form(f, rule)
     valuation = rule["valuation"]
     benefit = rule["name"]
     delayed = first != standard
     out: list[Planned] = []
     if form == "lump_sum" or (form != "lump_sum" and not n):
-        rule_name = valuation.get("delayed_lump_sum", valuation["lump_sum"]) if delayed else valuation["lump_sum"]
+        rule_name = (
+            valuation.get("delayed_lump_sum", valuation["lump_sum"]) if delayed else valuation["lump_sum"]
+        )
         out.append(_lump(trigger, benefit, "all", first, rule_name, event, cite, reason, hold))
         return out, "lump_sum", None
     inst_rule = valuation.get("installment", "end_of_month_before_payment")
     start = 0
     if form == "lump_sum_and_installments":
-        rule_name = valuation.get("delayed_lump_sum", valuation["lump_sum"]) if delayed else valuation["lump_sum"]
-        lump = _lump(trigger, benefit, "percent", first, rule_name, event, cite, f"{reason}; {percent}% as a lump sum", hold)
+        rule_name = (
+            valuation.get("delayed_lump_sum", valuation["lump_sum"]) if delayed else valuation["lump_sum"]
+        )
+        lump = _lump(
+            trigger,
+            benefit,
+            "percent",
+            first,
+            rule_name,
+            event,
+            cite,
+            f"{reason}; {percent}% as a lump sum",
+            hold,
+        )
         lump.percent = Decimal(percent or 0)
         out.append(lump)
         start = 1
     for k in range(n):
         date = add_years(first, k + start)
-        why = reason if k + start == 0 else f"anniversary {k + start} of the first payment ({first:%B %d, %Y})"
-        out.append(Planned(trigger=trigger, benefit=benefit, kind="installment", number=k + 1, of=n, share="installment",
-                           payment_date=date, valuation_rule=inst_rule,
-                           valued_as_of=valuation_date_for(inst_rule, event=event, payment_date=date),
-                           cite=cite, reason=why, hold_code=hold[0], hold_reason=hold[1]))
+        why = (
+            reason if k + start == 0 else f"anniversary {k + start} of the first payment ({first:%B %d, %Y})"
+        )
+        out.append(
+            Planned(
+                trigger=trigger,
+                benefit=benefit,
+                kind="installment",
+                number=k + 1,
+                of=n,
+                share="installment",
+                payment_date=date,
+                valuation_rule=inst_rule,
+                valued_as_of=valuation_date_for(inst_rule, event=event, payment_date=date),
+                cite=cite,
+                reason=why,
+                hold_code=hold[0],
+                hold_reason=hold[1],
+            )
+        )
     return out, form, n
 
 
@@ -274,23 +359,47 @@ def _life_schedule(f: AccountFacts, version, rules: list[dict], result: Schedule
         if hit is not None and (not events or events[0][1] == "separation"):
             cite = version.cite("change_in_control")
             result.trigger, result.trigger_date, result.benefit, result.form, result.cite = (
-                "change_in_control", sep, "Change in control", "lump_sum", cite)
-            result.summary = (f"Separation on {sep:%B %d, %Y}, within {window} months after the change in control of "
-                              f"{hit:%B %d, %Y} ({cite}): everything as one lump sum.")
-            return _override(f, version, cic, cite, "change_in_control", "Change in control",
-                             f"separation within {window} months after a change in control")
+                "change_in_control",
+                sep,
+                "Change in control",
+                "lump_sum",
+                cite,
+            )
+            result.summary = (
+                f"Separation on {sep:%B %d, %Y}, within {window} months after the change in control of "
+                f"{hit:%B %d, %Y} ({cite}): everything as one lump sum."
+            )
+            return _override(
+                f,
+                version,
+                cic,
+                cite,
+                "change_in_control",
+                "Change in control",
+                f"separation within {window} months after a change in control",
+            )
     small = version.provision("small_balance", None)
     if events and events[0][1] == "separation" and small and f.kind in small.get("accounts", []):
         cite = version.cite("small_balance")
         threshold = Decimal(str(small["threshold"]))
-        if f.value_known_through is not None and f.separation_valuation_date is not None \
-                and f.value_known_through < f.separation_valuation_date:
+        if (
+            f.value_known_through is not None
+            and f.separation_valuation_date is not None
+            and f.value_known_through < f.separation_valuation_date
+        ):
             result.provisional_until = f.separation_valuation_date
         if f.value_at_separation is not None and f.value_at_separation <= threshold:
             result.trigger, result.trigger_date, result.benefit, result.form, result.cite = (
-                "small_balance", sep, "Small balance", "lump_sum", cite)
-            result.summary = (f"The account was worth {f.value_at_separation:,.2f} at separation on {sep:%B %d, %Y}, "
-                              f"not more than {threshold:,.2f} ({cite}): one lump sum, overriding the election.")
+                "small_balance",
+                sep,
+                "Small balance",
+                "lump_sum",
+                cite,
+            )
+            result.summary = (
+                f"The account was worth {f.value_at_separation:,.2f} at separation on {sep:%B %d, %Y}, "
+                f"not more than {threshold:,.2f} ({cite}): one lump sum, overriding the election."
+            )
             return _override(f, version, small, cite, "small_balance", "Small balance", "small balance")
     if events:
         day, trigger, rule = events[0]
@@ -318,7 +427,12 @@ def _life_schedule(f: AccountFacts, version, rules: list[dict], result: Schedule
                 reason = f"the later of {reason} and {_describe(rule['key_employee_delay'], trigger)}"
         payments, form, n = _series(f, rule, trigger, day, first, standard, cite, reason, hold)
         result.trigger, result.trigger_date, result.benefit, result.form, result.installments = (
-            trigger, day, rule["name"], form, n)
+            trigger,
+            day,
+            rule["name"],
+            form,
+            n,
+        )
         result.cite = rule["cite"]
         result.summary = f"{rule['name']} ({rule['cite']}): {trigger.replace('_', ' ')} on {day:%B %d, %Y}; first payment {reason}."
         if hold[0]:
@@ -335,7 +449,12 @@ def _life_schedule(f: AccountFacts, version, rules: list[dict], result: Schedule
             reason += " as changed"
         payments, form, n = _series(f, sd, "specified_date", first, first, first, cite, reason, ("", ""))
         result.trigger, result.trigger_date, result.benefit, result.form, result.installments = (
-            "specified_date", first, sd["name"], form, n)
+            "specified_date",
+            first,
+            sd["name"],
+            form,
+            n,
+        )
         result.cite = sd["cite"]
         result.summary = f"{sd['name']} ({sd['cite']}): first payment {first:%B %d, %Y}, {reason}."
         return payments
@@ -345,8 +464,10 @@ def _life_schedule(f: AccountFacts, version, rules: list[dict], result: Schedule
         result.cite = sep_rule["cite"]
         form, n, _ = _form(f, sep_rule)
         result.form, result.installments = form, n
-        result.summary = (f"{sep_rule['name']} ({sep_rule['cite']}): payable after separation, "
-                          f"{_describe(sep_rule['payment_date'], 'separation')}.")
+        result.summary = (
+            f"{sep_rule['name']} ({sep_rule['cite']}): payable after separation, "
+            f"{_describe(sep_rule['payment_date'], 'separation')}."
+        )
     return []
 
 
@@ -371,23 +492,38 @@ def compute_schedule(f: AccountFacts) -> ScheduleResult:
     reason = _describe(death_rule["payment_date"], "death")
     valuation = death_rule["valuation"]["lump_sum"]
     result.trigger, result.trigger_date, result.benefit, result.form, result.installments = (
-        "death", death, death_rule["name"], "lump_sum", None)
+        "death",
+        death,
+        death_rule["name"],
+        "lump_sum",
+        None,
+    )
     result.cite = death_rule["cite"]
     payees = f.death_payees
     to_whom = ""
     if payees is not None:
-        to_whom = " to " + ", ".join(f"{p.name} ({p.percent.normalize():f}%)" if payees.shared else p.name
-                                     for p in payees.payees) + f" ({payees.explanation})"
-    result.summary = (f"{death_rule['name']} ({death_rule['cite']}): death on {death:%B %d, %Y}; what is left is one "
-                      f"lump sum on {reason}{to_whom}" + (f", after {len(kept)} payment(s) already due." if kept else "."))
+        to_whom = (
+            " to "
+            + ", ".join(
+                f"{p.name} ({p.percent.normalize():f}%)" if payees.shared else p.name for p in payees.payees
+            )
+            + f" ({payees.explanation})"
+        )
+    result.summary = (
+        f"{death_rule['name']} ({death_rule['cite']}): death on {death:%B %d, %Y}; what is left is one "
+        f"lump sum on {reason}{to_whom}" + (f", after {len(kept)} payment(s) already due." if kept else ".")
+    )
     result.hold_reason = ""
     result.provisional_until = None
-    result.payments = kept + death_lump_sums("death", death_rule["name"], date, valuation, death, cite, reason, payees)
+    result.payments = kept + death_lump_sums(
+        "death", death_rule["name"], date, valuation, death, cite, reason, payees
+    )
     return result
 
 
-def death_lump_sums(trigger: str, benefit: str, date: dt.date, valuation: str, event: dt.date, cite: str, reason: str,
-                    payees) -> list[Planned]:
+def death_lump_sums(
+    trigger: str, benefit: str, date: dt.date, valuation: str, event: dt.date, cite: str, reason: str, payees
+) -> list[Planned]:
     """The lump sum of everything, one payment per payee (EDCP 5.4 "to the Beneficiary"): each its percentage."""
     if payees is None or not payees.shared:
         lump = _lump(trigger, benefit, "all", date, valuation, event, cite, reason)
@@ -395,8 +531,16 @@ def death_lump_sums(trigger: str, benefit: str, date: dt.date, valuation: str, e
         return [lump]
     out = []
     for payee in payees.payees:
-        lump = _lump(trigger, benefit, "part", date, valuation, event, cite,
-                     f"{reason}; {payee.percent.normalize():f}% to {payee.name}, {payee.basis}")
+        lump = _lump(
+            trigger,
+            benefit,
+            "part",
+            date,
+            valuation,
+            event,
+            cite,
+            f"{reason}; {payee.percent.normalize():f}% to {payee.name}, {payee.basis}",
+        )
         lump.percent, lump.payee_name = payee.percent, payee.name
         out.append(lump)
     return out

@@ -1,4 +1,5 @@
 """Loading what the schedule engine needs, for many accounts at once (a fixed number of queries)."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -23,10 +24,14 @@ def _local(moment: dt.datetime) -> dt.date:
 
 
 def _identification_year(day: dt.date, spec: dict) -> int:
-    return KeyEmployeeList.identification_year_for(day, spec.get("effective_month", 4), spec.get("effective_day", 1))
+    return KeyEmployeeList.identification_year_for(
+        day, spec.get("effective_month", 4), spec.get("effective_day", 1)
+    )
 
 
-def load_facts(accounts: list[Account], *, as_of: dt.date, credited: dt.date | None) -> dict[int, AccountFacts]:
+def load_facts(
+    accounts: list[Account], *, as_of: dt.date, credited: dt.date | None
+) -> dict[int, AccountFacts]:
     if not accounts:
         return {}
     plans: dict[int, Plan] = {}
@@ -37,19 +42,28 @@ def load_facts(accounts: list[Account], *, as_of: dt.date, credited: dt.date | N
         plans.setdefault(a.participation.plan_id, a.participation.plan)
 
     events: dict[int, dict[str, dt.date]] = defaultdict(dict)
-    for person_id, kind, day in (EmploymentEvent.objects.filter(person_id__in=person_ids)
-                                 .exclude(kind=EmploymentEvent.Kind.REHIRE)
-                                 .order_by("effective_date", "id").values_list("person_id", "kind", "effective_date")):
+    for person_id, kind, day in (
+        EmploymentEvent.objects.filter(person_id__in=person_ids)
+        .exclude(kind=EmploymentEvent.Kind.REHIRE)
+        .order_by("effective_date", "id")
+        .values_list("person_id", "kind", "effective_date")
+    ):
         events[person_id].setdefault(kind, day)
 
     elections: dict[tuple, Election] = {}
-    for e in (DistributionElection.objects.filter(participation_id__in=participation_ids, status=Status.ACCEPTED)
-              .order_by("submitted_at", "id")):
+    for e in DistributionElection.objects.filter(
+        participation_id__in=participation_ids, status=Status.ACCEPTED
+    ).order_by("submitted_at", "id"):
         elections[(e.participation_id, e.account_kind, e.specified_month)] = Election(
-            form=e.form, installments=e.installments, lump_sum_percent=e.lump_sum_percent, delay_months=e.delay_months)
+            form=e.form,
+            installments=e.installments,
+            lump_sum_percent=e.lump_sum_percent,
+            delay_months=e.delay_months,
+        )
     changes: dict[tuple, list[ScheduleChange]] = defaultdict(list)
-    for c in (ScheduleChange.objects.filter(participation_id__in=participation_ids, status=Status.ACCEPTED)
-              .order_by("submitted_at", "id")):
+    for c in ScheduleChange.objects.filter(
+        participation_id__in=participation_ids, status=Status.ACCEPTED
+    ).order_by("submitted_at", "id"):
         changes[(c.participation_id, c.account_kind, c.specified_month)].append(c)
     cics = sorted(ChangeInControl.objects.values_list("effective_date", flat=True))
 
@@ -68,12 +82,24 @@ def load_facts(accounts: list[Account], *, as_of: dt.date, credited: dt.date | N
         own_changes = changes.get(key, [])
         spec_label = (version.account_spec(a.kind) or {}).get("label", a.kind.replace("_", " ").title())
         f = AccountFacts(
-            account_id=a.id, kind=a.kind, name=a.name,
+            account_id=a.id,
+            kind=a.kind,
+            name=a.name,
             label=f"{spec_label} ({a.specified_month:%B %Y})" if a.specified_month else spec_label,
-            version=version, separation=sep, death=death, disability=disability,
+            version=version,
+            separation=sep,
+            death=death,
+            disability=disability,
             election=elections.get(key),
-            changes=[Change(submitted_on=_local(c.submitted_at), delay_years=c.delay_years, form=c.form or None,
-                            installments=c.installments) for c in own_changes],
+            changes=[
+                Change(
+                    submitted_on=_local(c.submitted_at),
+                    delay_years=c.delay_years,
+                    form=c.form or None,
+                    installments=c.installments,
+                )
+                for c in own_changes
+            ],
             changes_of_control=cics,
         )
         if a.specified_month is not None:
@@ -81,8 +107,14 @@ def load_facts(accounts: list[Account], *, as_of: dt.date, credited: dt.date | N
             if changed:
                 f.specified_first_payment, f.specified_changed = changed, True
             else:
-                sd_rule = next((r for r in version.provision("distribution", []) or []
-                                if r["trigger"] == "specified_date" and a.kind in r["accounts"]), None)
+                sd_rule = next(
+                    (
+                        r
+                        for r in version.provision("distribution", []) or []
+                        if r["trigger"] == "specified_date" and a.kind in r["accounts"]
+                    ),
+                    None,
+                )
                 day = (sd_rule or {}).get("payment_date", {}).get("day", 15)
                 f.specified_first_payment = a.specified_month.replace(day=day)
         if sep is not None:
@@ -101,11 +133,15 @@ def load_facts(accounts: list[Account], *, as_of: dt.date, credited: dt.date | N
         facts[a.id] = f
 
     if key_needed:
-        lists = {lst.identification_year: lst for lst in KeyEmployeeList.objects.filter(identification_year__in=key_needed)}
+        lists = {
+            lst.identification_year: lst
+            for lst in KeyEmployeeList.objects.filter(identification_year__in=key_needed)
+        }
         members = defaultdict(set)
         through = KeyEmployeeList.members.through
-        for list_id, person_id in through.objects.filter(keyemployeelist_id__in=[x.id for x in lists.values()],
-                                                         person_id__in=person_ids).values_list("keyemployeelist_id", "person_id"):
+        for list_id, person_id in through.objects.filter(
+            keyemployeelist_id__in=[x.id for x in lists.values()], person_id__in=person_ids
+        ).values_list("keyemployeelist_id", "person_id"):
             members[list_id].add(person_id)
         by_id = {a.id: a for a in accounts}
         for year, account_ids in key_needed.items():
@@ -113,7 +149,10 @@ def load_facts(accounts: list[Account], *, as_of: dt.date, credited: dt.date | N
             for account_id in account_ids:
                 person_id = by_id[account_id].participation.person_id
                 facts[account_id].key_status = KeyStatus(
-                    known=lst is not None, key=lst is not None and person_id in members[lst.id], identification_year=year)
+                    known=lst is not None,
+                    key=lst is not None and person_id in members[lst.id],
+                    identification_year=year,
+                )
     payees: dict[tuple[int, int], object] = {}
     for a in accounts:
         f = facts[a.id]
@@ -121,8 +160,12 @@ def load_facts(accounts: list[Account], *, as_of: dt.date, credited: dt.date | N
             continue
         key = (a.participation.person_id, a.participation.plan_id)
         if key not in payees:  # a few queries per death: deaths are rare
-            payees[key] = death_payees(person=a.participation.person, plan=plans[a.participation.plan_id],
-                                       version=f.version, death=f.death)
+            payees[key] = death_payees(
+                person=a.participation.person,
+                plan=plans[a.participation.plan_id],
+                version=f.version,
+                death=f.death,
+            )
         f.death_payees = payees[key]
     for day, account_ids in small_by_day.items():
         values = available_values(account_ids, on=day, credited=credited, only_effective=True)

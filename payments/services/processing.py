@@ -11,6 +11,7 @@ The job claims (payments, D) in core_jobrun, under an advisory lock, so two work
 and a rerun after a crash continues where the statuses say it stopped. The release itself happens
 when a second staff member approves the run (payments.services.runs).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -42,7 +43,8 @@ BATCH = 2000
 S = ScheduledPayment.Status
 SH = ScheduledPayment.Share
 
-_WORK_SQL = """
+_WORK_SQL = (
+    """
 WITH c AS (SELECT (SELECT key FROM core_jobrun WHERE kind = 'crediting' AND status = 'done'
                    ORDER BY key DESC LIMIT 1) AS credited)
 SELECT c.credited,
@@ -58,13 +60,18 @@ SELECT c.credited,
              AND p.release_date <= %(day)s),
   EXISTS (SELECT 1 FROM payments_scheduledpayment p WHERE p.status = 'valued' AND p.run_id IS NULL
           AND p.release_date <= %(day)s),
-  EXISTS (""" + UNSETTLED_SQL + """),
+  EXISTS ("""
+    + UNSETTLED_SQL
+    + """),
   EXISTS (SELECT 1 FROM payments_scheduledpayment p WHERE p.status = 'scheduled'
           AND p.valuable_on > CAST(c.credited AS date) AND p.valuable_on < %(day)s),
-  EXISTS (""" + REOPENED_SQL.replace("%(credited)s", "c.credited") + """),
+  EXISTS ("""
+    + REOPENED_SQL.replace("%(credited)s", "c.credited")
+    + """),
   EXISTS (SELECT 1 FROM payments_annuity a WHERE a.status = 'in_pay' AND a.scheduled_through < %(horizon)s)
 FROM c
 """
+)
 
 
 @dataclass(frozen=True)
@@ -83,8 +90,17 @@ class Work:
 
     @property
     def for_job(self) -> bool:
-        return (self.unscheduled or self.provisional or self.held or self.to_value or self.to_close or self.to_settle
-                or self.uncredited or self.reopened or self.annuities)
+        return (
+            self.unscheduled
+            or self.provisional
+            or self.held
+            or self.to_value
+            or self.to_close
+            or self.to_settle
+            or self.uncredited
+            or self.reopened
+            or self.annuities
+        )
 
 
 def payment_work(day: dt.date) -> Work:
@@ -99,12 +115,18 @@ def payment_work(day: dt.date) -> Work:
 
 # --- steps ----------------------------------------------------------------------------------------
 
+
 def _recompute_provisional(credited: dt.date | None, now: dt.datetime) -> int:
     if credited is None:
         return 0
-    ids = list(PaymentSchedule.objects.filter(provisional_until__lte=credited).values_list("account_id", flat=True))
-    schedules_recompute(accounts=list(Account.objects.filter(id__in=ids)), now=now,
-                        because="the value on the day of the event is now credited")
+    ids = list(
+        PaymentSchedule.objects.filter(provisional_until__lte=credited).values_list("account_id", flat=True)
+    )
+    schedules_recompute(
+        accounts=list(Account.objects.filter(id__in=ids)),
+        now=now,
+        because="the value on the day of the event is now credited",
+    )
     return len(ids)
 
 
@@ -113,12 +135,18 @@ def _recheck_holds(now: dt.datetime, credited: dt.date | None = None) -> int:
     held = list(ScheduledPayment.objects.filter(status=S.HELD).select_related("participation__person"))
     key_accounts = {p.account_id for p in held if p.hold_code == "key_employee_unknown"}
     if key_accounts:
-        schedules_recompute(accounts=list(Account.objects.filter(id__in=key_accounts)), now=now,
-                            because="Key Employee list check")
+        schedules_recompute(
+            accounts=list(Account.objects.filter(id__in=key_accounts)),
+            now=now,
+            because="Key Employee list check",
+        )
     waiting = {p.account_id for p in held if p.hold_code in ANNUITY_HOLDS.values()} - key_accounts
     if waiting:
-        schedules_recompute(accounts=list(Account.objects.filter(id__in=waiting)), now=now,
-                            because="check for the inputs a defined benefit waits for")
+        schedules_recompute(
+            accounts=list(Account.objects.filter(id__in=waiting)),
+            now=now,
+            because="check for the inputs a defined benefit waits for",
+        )
     released = []
     for p in held:
         if p.hold_code == "no_address" and p.participation.person.has_address:
@@ -148,13 +176,17 @@ def _hold_uncreditable(day: dt.date, credited: dt.date | None) -> int:
     stuck = cal.next_valuation_date_after(credited)
     if stuck >= day:
         return 0  # that Valuation Date is not due to be credited yet
-    waiting = list(ScheduledPayment.objects.filter(status=S.SCHEDULED, valuable_on__gte=stuck, valuable_on__lt=day))
+    waiting = list(
+        ScheduledPayment.objects.filter(status=S.SCHEDULED, valuable_on__gte=stuck, valuable_on__lt=day)
+    )
     unpriced = _unpriced({p.account_id for p in waiting}, stuck) if waiting else {}
     held = [p for p in waiting if p.account_id in unpriced]
     for p in held:
         p.status, p.hold_code = S.HELD, "unpriced_fund"
-        p.hold_reason = (f"The account holds {', '.join(unpriced[p.account_id])} with no price on {stuck}: that "
-                         f"Valuation Date cannot be credited, so the payment cannot be valued. Load the price.")
+        p.hold_reason = (
+            f"The account holds {', '.join(unpriced[p.account_id])} with no price on {stuck}: that "
+            f"Valuation Date cannot be credited, so the payment cannot be valued. Load the price."
+        )
     if held:
         bulk_update_fast(held, ScheduledPayment, ["status", "hold_code", "hold_reason"])
     return len(held)
@@ -168,13 +200,20 @@ def _unpriced(account_ids: set[int], day: dt.date) -> dict[int, list[str]]:
     positions = list(Position.objects.filter(account_id__in=account_ids).select_related("fund"))
     if not positions:
         return {}
-    priced = set(FundPrice.objects.filter(date=day, fund_id__in={p.fund_id for p in positions})
-                 .values_list("fund_id", flat=True))
+    priced = set(
+        FundPrice.objects.filter(date=day, fund_id__in={p.fund_id for p in positions}).values_list(
+            "fund_id", flat=True
+        )
+    )
     suspects = [p for p in positions if p.fund_id not in priced]
     out: dict[int, list[str]] = defaultdict(list)
     for pos in suspects:
-        last = (DailyValuation.objects.filter(position_id=pos.id, valuation_date__lte=day)
-                .order_by("-valuation_date").values_list("units", flat=True).first())
+        last = (
+            DailyValuation.objects.filter(position_id=pos.id, valuation_date__lte=day)
+            .order_by("-valuation_date")
+            .values_list("units", flat=True)
+            .first()
+        )
         if last:
             out[pos.account_id].append(pos.fund.code)
     return out
@@ -186,8 +225,11 @@ def _value_due(credited: dt.date, run: JobRun) -> dict[str, int]:
     total = ScheduledPayment.objects.filter(status=S.SCHEDULED, valuable_on__lte=credited).count()
     done = 0
     while True:
-        batch = list(ScheduledPayment.objects.filter(status=S.SCHEDULED, valuable_on__lte=credited)
-                     .select_related("participation__person").order_by("account_id", "payment_date", "number", "id")[:BATCH])
+        batch = list(
+            ScheduledPayment.objects.filter(status=S.SCHEDULED, valuable_on__lte=credited)
+            .select_related("participation__person")
+            .order_by("account_id", "payment_date", "number", "id")[:BATCH]
+        )
         if not batch:
             return stats
         with transaction.atomic():
@@ -203,8 +245,13 @@ def _groups(batch: list[ScheduledPayment]) -> dict[tuple, list[tuple[int, Decima
         return {}
     out: dict[tuple, list[tuple[int, Decimal]]] = defaultdict(list)
     for pid, schedule_id, trigger, day, percent in (
-            ScheduledPayment.objects.filter(schedule_id__in={k[0] for k in keys}, share__in=ScheduledPayment.PARTS)
-            .exclude(status=S.CANCELLED).order_by("id").values_list("id", "schedule_id", "trigger", "payment_date", "percent")):
+        ScheduledPayment.objects.filter(
+            schedule_id__in={k[0] for k in keys}, share__in=ScheduledPayment.PARTS
+        )
+        .exclude(status=S.CANCELLED)
+        .order_by("id")
+        .values_list("id", "schedule_id", "trigger", "payment_date", "percent")
+    ):
         if (schedule_id, trigger, day) in keys:
             out[(schedule_id, trigger, day)].append((pid, percent or ZERO))
     return out
@@ -219,13 +266,17 @@ def _value_batch(batch: list[ScheduledPayment], credited: dt.date, stats: dict[s
     groups = _groups(batch)
     ids = [p.id for p in batch] + [pid for members in groups.values() for pid, _ in members]
     for day, payments in sorted(by_day.items()):
-        values = available_values({p.account_id for p in payments}, on=day, credited=credited, exclude_payments=ids)
+        values = available_values(
+            {p.account_id for p in payments}, on=day, credited=credited, exclude_payments=ids
+        )
         shares: dict[int, Decimal] = {}
         for p in payments:
             changed.append(p)
             if not p.participation.person.has_address:
                 p.status, p.hold_code = S.HELD, "no_address"
-                p.hold_reason = "The payee's mailing address is unknown: record it before the payment can be made."
+                p.hold_reason = (
+                    "The payee's mailing address is unknown: record it before the payment can be made."
+                )
                 stats["held"] += 1
                 continue
             if not p.moves_units:  # a defined benefit: the amount was fixed at commencement (BRP 3.4(c))
@@ -234,8 +285,10 @@ def _value_batch(batch: list[ScheduledPayment], credited: dt.date, stats: dict[s
                 continue
             if p.account_id in unpriced:
                 p.status, p.hold_code = S.HELD, "unpriced_fund"
-                p.hold_reason = (f"The account holds {', '.join(unpriced[p.account_id])} with no price on {credited}: "
-                                 "load the price before the payment is valued.")
+                p.hold_reason = (
+                    f"The account holds {', '.join(unpriced[p.account_id])} with no price on {credited}: "
+                    "load the price before the payment is valued."
+                )
                 stats["held"] += 1
                 continue
             available = values[p.account_id]
@@ -257,7 +310,11 @@ def _value_batch(batch: list[ScheduledPayment], credited: dt.date, stats: dict[s
             amount = min(money(amount), available)
             values[p.account_id] = available - amount
             _set_amount(p, amount, stats)
-    bulk_update_fast(changed, ScheduledPayment, ["status", "hold_code", "hold_reason", "amount", "amount_is_estimate", "cancelled_reason"])
+    bulk_update_fast(
+        changed,
+        ScheduledPayment,
+        ["status", "hold_code", "hold_reason", "amount", "amount_is_estimate", "cancelled_reason"],
+    )
 
 
 def _set_amount(p: ScheduledPayment, amount: Decimal, stats: dict[str, int]) -> None:
@@ -276,9 +333,12 @@ def _close_paid() -> int:
     done = 0
     while True:
         # Released payments that moved units (a defined-benefit payment has no distribution to wait for).
-        released = (ScheduledPayment.objects.filter(status=S.RELEASED, pending__isnull=False)
-                    .select_related("pending", "participation__person"))
-        batch = list(released.exclude(pending__status=PendingTransaction.Status.PENDING).order_by("id")[:BATCH])
+        released = ScheduledPayment.objects.filter(status=S.RELEASED, pending__isnull=False).select_related(
+            "pending", "participation__person"
+        )
+        batch = list(
+            released.exclude(pending__status=PendingTransaction.Status.PENDING).order_by("id")[:BATCH]
+        )
         if not batch:
             return done
         shared = {p.pending_id for p in batch if p.share == SH.LIQUIDATE_PART} - {None}
@@ -293,8 +353,13 @@ def _close_paid() -> int:
             for rows in by_pending.values():
                 t = rows[0].pending
                 applied = -(t.applied_amount or ZERO)
-                parts = (split_among(applied, [(p.id, p.percent or ZERO) for p in sorted(rows, key=lambda r: r.id)])
-                         if rows[0].share == SH.LIQUIDATE_PART else {rows[0].id: applied})
+                parts = (
+                    split_among(
+                        applied, [(p.id, p.percent or ZERO) for p in sorted(rows, key=lambda r: r.id)]
+                    )
+                    if rows[0].share == SH.LIQUIDATE_PART
+                    else {rows[0].id: applied}
+                )
                 for p in rows:
                     paid = parts.get(p.id, ZERO)
                     if t.status != PendingTransaction.Status.APPLIED or paid <= 0:
@@ -310,8 +375,22 @@ def _close_paid() -> int:
                 from payments.services.withholding import withholding_apply
 
                 withholding_apply(relooked)
-            bulk_update_fast(batch, ScheduledPayment, ["status", "paid_on", "amount", "amount_is_estimate", "valued_as_of", "cancelled_reason",
-                                      "federal_withholding", "state_withholding", "net_amount", "withholding_basis"])
+            bulk_update_fast(
+                batch,
+                ScheduledPayment,
+                [
+                    "status",
+                    "paid_on",
+                    "amount",
+                    "amount_is_estimate",
+                    "valued_as_of",
+                    "cancelled_reason",
+                    "federal_withholding",
+                    "state_withholding",
+                    "net_amount",
+                    "withholding_basis",
+                ],
+            )
         from payments.services.runs import runs_refresh_totals
 
         runs_refresh_totals({p.run_id for p in relooked})
@@ -320,8 +399,11 @@ def _close_paid() -> int:
 
 def _close_defined(day: dt.date) -> int:
     """Released defined benefit payments (nothing to sell in the books) are paid on their release date."""
-    batch = list(ScheduledPayment.objects.filter(status=S.RELEASED, pending__isnull=True, share=SH.DEFINED,
-                                                 release_date__lte=day))
+    batch = list(
+        ScheduledPayment.objects.filter(
+            status=S.RELEASED, pending__isnull=True, share=SH.DEFINED, release_date__lte=day
+        )
+    )
     for p in batch:
         p.status, p.paid_on = S.PAID, p.release_date
     if batch:
@@ -331,7 +413,10 @@ def _close_defined(day: dt.date) -> int:
 
 # --- the job --------------------------------------------------------------------------------------
 
-def payment_day_process(*, day: dt.date, now: dt.datetime | None = None, work: Work | None = None) -> JobRun | None:
+
+def payment_day_process(
+    *, day: dt.date, now: dt.datetime | None = None, work: Work | None = None
+) -> JobRun | None:
     """Process the payments of `day`. Nothing to do: None (no run recorded). Done already: the run as it is."""
     now = now or timezone.now()
     work = work or payment_work(day)
@@ -373,7 +458,8 @@ def release_date_for(day: dt.date) -> dt.date:
     return cal.next_valuation_date(day)
 
 
-_NEXT_SQL = """
+_NEXT_SQL = (
+    """
 SELECT LEAST(
   (SELECT MIN(valuable_on) FROM payments_scheduledpayment WHERE status = 'scheduled') + 1,
   (SELECT MIN(release_date) FROM payments_scheduledpayment WHERE status = 'valued' AND run_id IS NULL),
@@ -384,9 +470,12 @@ SELECT LEAST(
      ON s.account_id = t.account_id AND s.kind = 'benefit'
    WHERE s.settled_on IS NOT NULL AND t.status = 'pending' AND t.kind = 'credit') + 1,
   (SELECT CASE WHEN EXISTS (SELECT 1 FROM payments_scheduledpayment WHERE status = 'held')
-               OR EXISTS (""" + UNSETTLED_SQL + """) THEN %(tomorrow)s END)
+               OR EXISTS ("""
+    + UNSETTLED_SQL
+    + """) THEN %(tomorrow)s END)
 )
 """
+)
 
 
 def payment_next_work_day(day: dt.date) -> dt.date | None:

@@ -19,6 +19,7 @@ and EDCP 1.22: the Payment Date of a payment without a date of its own is the da
 An account is "settled" (PaymentSchedule.settled_on) once its benefit's final payment is paid (or
 found nothing to pay) and nothing is left; a credit posted after that date reopens it.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -40,8 +41,10 @@ from payments.services.values import available_values
 S = ScheduledPayment.Status
 BENEFIT_NAME = "Residual balance"
 
-_FINAL = ("(p.share IN (" + ", ".join(f"'{s}'" for s in FINAL_SHARES) + ") "
-          "OR (p.kind = 'installment' AND p.number = p.of))")
+_FINAL = (
+    "(p.share IN (" + ", ".join(f"'{s}'" for s in FINAL_SHARES) + ") "
+    "OR (p.kind = 'installment' AND p.number = p.of))"
+)
 _FINISHED = "(p.status = 'paid' OR (p.status = 'cancelled' AND p.amount = 0))"
 
 # Benefit schedules whose final payment is done, with nothing of the account outstanding, not yet settled.
@@ -73,11 +76,22 @@ def _ids(sql: str, params: dict | None = None) -> list[int]:
 def _finished_on(account_ids: list[int]) -> dict[int, dt.date]:
     """The day the account's last final payment (benefit or residual) was done with."""
     out: dict[int, dt.date] = {}
-    finals = (ScheduledPayment.objects.filter(account_id__in=account_ids,
-                                              schedule__kind__in=[PaymentSchedule.Kind.BENEFIT, PaymentSchedule.Kind.RESIDUAL])
-              .filter(status__in=[S.PAID, S.CANCELLED]))
-    for p in finals.only("account_id", "status", "share", "kind", "number", "of", "amount", "paid_on", "valued_as_of",
-                         "valuable_on"):
+    finals = ScheduledPayment.objects.filter(
+        account_id__in=account_ids,
+        schedule__kind__in=[PaymentSchedule.Kind.BENEFIT, PaymentSchedule.Kind.RESIDUAL],
+    ).filter(status__in=[S.PAID, S.CANCELLED])
+    for p in finals.only(
+        "account_id",
+        "status",
+        "share",
+        "kind",
+        "number",
+        "of",
+        "amount",
+        "paid_on",
+        "valued_as_of",
+        "valuable_on",
+    ):
         final = p.share in FINAL_SHARES or (p.kind == ScheduledPayment.Kind.INSTALLMENT and p.number == p.of)
         if not final or (p.status == S.CANCELLED and p.amount != 0):
             continue
@@ -87,15 +101,20 @@ def _finished_on(account_ids: list[int]) -> dict[int, dt.date]:
     return out
 
 
-def _credited_after(account_ids: list[int], since: dict[int, dt.date], credited: dt.date) -> dict[int, dt.date]:
+def _credited_after(
+    account_ids: list[int], since: dict[int, dt.date], credited: dt.date
+) -> dict[int, dt.date]:
     """The last Valuation Date that credited money to each account after its `since` date."""
     out: dict[int, dt.date] = {}
     if not since:
         return out
-    rows = (PendingTransaction.objects.filter(account_id__in=account_ids, kind=EntryKind.CREDIT,
-                                              status=PendingTransaction.Status.APPLIED,
-                                              applied_on__gt=min(since.values()), applied_on__lte=credited)
-            .values_list("account_id", "applied_on"))
+    rows = PendingTransaction.objects.filter(
+        account_id__in=account_ids,
+        kind=EntryKind.CREDIT,
+        status=PendingTransaction.Status.APPLIED,
+        applied_on__gt=min(since.values()),
+        applied_on__lte=credited,
+    ).values_list("account_id", "applied_on")
     for account_id, day in rows:
         if day > since[account_id] and day > out.get(account_id, dt.date.min):
             out[account_id] = day
@@ -111,8 +130,12 @@ def accounts_settle(*, credited: dt.date | None, now: dt.datetime) -> dict[str, 
         return {}
     stats = {"settled": 0, "residuals": 0}
     with transaction.atomic():
-        schedules = list(PaymentSchedule.objects.select_for_update(of=("self",)).filter(id__in=ids)
-                         .select_related("participation__person", "participation__plan", "account").order_by("id"))
+        schedules = list(
+            PaymentSchedule.objects.select_for_update(of=("self",))
+            .filter(id__in=ids)
+            .select_related("participation__person", "participation__plan", "account")
+            .order_by("id")
+        )
         account_ids = [s.account_id for s in schedules]
         values = available_values(account_ids, on=credited, credited=credited)
         finished = _finished_on(account_ids)
@@ -124,7 +147,9 @@ def accounts_settle(*, credited: dt.date | None, now: dt.datetime) -> dict[str, 
                 s.settled_on = credited
                 stats["settled"] += 1
                 continue
-            rows += _residual(s, payment_date=later.get(s.account_id, since[s.account_id]), credited=credited, now=now)
+            rows += _residual(
+                s, payment_date=later.get(s.account_id, since[s.account_id]), credited=credited, now=now
+            )
             s.settled_on = None
             stats["residuals"] += 1
         bulk_update_fast(schedules, PaymentSchedule, ["settled_on"])
@@ -133,33 +158,51 @@ def accounts_settle(*, credited: dt.date | None, now: dt.datetime) -> dict[str, 
     return stats
 
 
-def _residual(benefit: PaymentSchedule, *, payment_date: dt.date, credited: dt.date, now: dt.datetime
-              ) -> list[ScheduledPayment]:
+def _residual(
+    benefit: PaymentSchedule, *, payment_date: dt.date, credited: dt.date, now: dt.datetime
+) -> list[ScheduledPayment]:
     participation = benefit.participation
     person = participation.person
     cite = benefit.cite or participation.plan.code
-    death = (EmploymentEvent.objects.filter(person=person, kind=EmploymentEvent.Kind.DEATH)
-             .values_list("effective_date", flat=True).first())
+    death = (
+        EmploymentEvent.objects.filter(person=person, kind=EmploymentEvent.Kind.DEATH)
+        .values_list("effective_date", flat=True)
+        .first()
+    )
     payees = None
     if death is not None and death <= payment_date:
         version = participation.plan.version_on(death)
         payees = death_payees(person=person, plan=participation.plan, version=version, death=death)
     release = cal.next_valuation_date_after(credited)
-    reason = (f"money left in or credited to the account on {payment_date:%B %d, %Y}, after its "
-              f"{benefit.benefit or 'benefit'} was paid in full: paid as soon as practicable, all of it, "
-              f"on the next Valuation Date")
+    reason = (
+        f"money left in or credited to the account on {payment_date:%B %d, %Y}, after its "
+        f"{benefit.benefit or 'benefit'} was paid in full: paid as soon as practicable, all of it, "
+        f"on the next Valuation Date"
+    )
     schedule = PaymentSchedule.objects.create(
-        participation=participation, account=benefit.account, kind=PaymentSchedule.Kind.RESIDUAL, trigger="residual",
-        trigger_date=payment_date, benefit=BENEFIT_NAME, form="lump_sum", cite=cite[:60],
-        summary=(f"{BENEFIT_NAME} ({cite}): {reason}"
-                 + (f"; to {', '.join(p.name for p in payees.payees)} ({payees.explanation})" if payees else "") + "."),
-        revision=1, computed_at=now, computed_because=f"{benefit.account.name} holds money after its benefit was paid")
+        participation=participation,
+        account=benefit.account,
+        kind=PaymentSchedule.Kind.RESIDUAL,
+        trigger="residual",
+        trigger_date=payment_date,
+        benefit=BENEFIT_NAME,
+        form="lump_sum",
+        cite=cite[:60],
+        summary=(
+            f"{BENEFIT_NAME} ({cite}): {reason}"
+            + (f"; to {', '.join(p.name for p in payees.payees)} ({payees.explanation})" if payees else "")
+            + "."
+        ),
+        revision=1,
+        computed_at=now,
+        computed_because=f"{benefit.account.name} holds money after its benefit was paid",
+    )
     out = []
-    for planned in death_lump_sums("residual", BENEFIT_NAME, payment_date, "release_date", payment_date, cite, reason,
-                                   payees):
+    for planned in death_lump_sums(
+        "residual", BENEFIT_NAME, payment_date, "release_date", payment_date, cite, reason, payees
+    ):
         row = planned_to_row(planned, schedule=schedule, revision=1, now=now)
         row.release_date = release
         row.valuable_on = cal.previous_valuation_date(release)
         out.append(row)
     return out
-

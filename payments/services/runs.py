@@ -4,6 +4,7 @@ Release queues one distribution per payment in the books (books.services.account
 effective on the payment's release date, so the crediting of that Valuation Date sells the units.
 The CSV for payroll and the register PDF are produced from the stored run and its payments only.
 """
+
 from __future__ import annotations
 
 import csv
@@ -40,7 +41,12 @@ def runs_refresh_totals(run_ids) -> None:
 
 def _totals(run: PaymentRun) -> None:
     agg = run.payments.exclude(status=S.CANCELLED).aggregate(
-        n=Count("id"), g=Sum("amount"), f=Sum("federal_withholding"), s=Sum("state_withholding"), net=Sum("net_amount"))
+        n=Count("id"),
+        g=Sum("amount"),
+        f=Sum("federal_withholding"),
+        s=Sum("state_withholding"),
+        net=Sum("net_amount"),
+    )
     run.payments_count = agg["n"] or 0
     run.gross_total, run.federal_total = agg["g"] or ZERO, agg["f"] or ZERO
     run.state_total, run.net_total = agg["s"] or ZERO, agg["net"] or ZERO
@@ -54,26 +60,57 @@ def payments_ready(*, period_end: dt.date, period_start: dt.date | None = None):
 
 
 @transaction.atomic
-def payment_run_prepare(*, period_end: dt.date, actor, now: dt.datetime | None = None,
-                        period_start: dt.date | None = None) -> PaymentRun:
+def payment_run_prepare(
+    *, period_end: dt.date, actor, now: dt.datetime | None = None, period_start: dt.date | None = None
+) -> PaymentRun:
     """Group every valued payment released in the period into a run, with its withholding."""
     if not has_cap(actor, Cap.PREPARE_PAYMENTS):
-        raise PaymentRunError("Preparing a payment run needs the prepare-payments capability (administrators).")
+        raise PaymentRunError(
+            "Preparing a payment run needs the prepare-payments capability (administrators)."
+        )
     now = now or timezone.now()
-    payments = list(payments_ready(period_end=period_end, period_start=period_start).select_for_update()
-                    .select_related("participation__person").order_by("release_date", "id"))
+    payments = list(
+        payments_ready(period_end=period_end, period_start=period_start)
+        .select_for_update()
+        .select_related("participation__person")
+        .order_by("release_date", "id")
+    )
     if not payments:
-        raise PaymentRunError(f"No valued payment is due for release by {period_end:%B %d, %Y}: nothing to put in a run.")
-    run = PaymentRun.objects.create(period_start=period_start, period_end=period_end, prepared_by=actor, prepared_at=now)
+        raise PaymentRunError(
+            f"No valued payment is due for release by {period_end:%B %d, %Y}: nothing to put in a run."
+        )
+    run = PaymentRun.objects.create(
+        period_start=period_start, period_end=period_end, prepared_by=actor, prepared_at=now
+    )
     withholding_apply(payments)
     for p in payments:
         p.run, p.status = run, S.IN_RUN
-    bulk_update_fast(payments, ScheduledPayment, ["run", "status", "federal_withholding", "state_withholding", "state", "net_amount",
-                              "withholding_basis"])
+    bulk_update_fast(
+        payments,
+        ScheduledPayment,
+        [
+            "run",
+            "status",
+            "federal_withholding",
+            "state_withholding",
+            "state",
+            "net_amount",
+            "withholding_basis",
+        ],
+    )
     _totals(run)
     run.save()
-    audit_record(action="payment_run.prepare", actor=actor, at=now, obj=run,
-                 data={"payments": run.payments_count, "gross": str(run.gross_total), "through": period_end.isoformat()})
+    audit_record(
+        action="payment_run.prepare",
+        actor=actor,
+        at=now,
+        obj=run,
+        data={
+            "payments": run.payments_count,
+            "gross": str(run.gross_total),
+            "through": period_end.isoformat(),
+        },
+    )
     return run
 
 
@@ -82,9 +119,13 @@ def payment_run_approve(*, run: PaymentRun, actor, now: dt.datetime | None = Non
     """The second pair of eyes: a committee member other than the preparer approves, which releases the run."""
     run = PaymentRun.objects.select_for_update().get(pk=run.pk)
     if not has_cap(actor, Cap.APPROVE_PAYMENTS):
-        raise PaymentRunError("Approving a payment run needs the approve-payments capability (committee members).")
+        raise PaymentRunError(
+            "Approving a payment run needs the approve-payments capability (committee members)."
+        )
     if run.prepared_by_id == getattr(actor, "pk", None):
-        raise PaymentRunError(f"You prepared payment run {run.pk}; a different person must approve it (maker-checker).")
+        raise PaymentRunError(
+            f"You prepared payment run {run.pk}; a different person must approve it (maker-checker)."
+        )
     if run.status != PaymentRun.Status.PREPARED:
         raise PaymentRunError(f"Payment run {run.pk} is already {run.get_status_display().lower()}.")
     now = now or timezone.now()
@@ -93,13 +134,20 @@ def payment_run_approve(*, run: PaymentRun, actor, now: dt.datetime | None = Non
     run.status = PaymentRun.Status.RELEASED
     _totals(run)
     run.save()
-    audit_record(action="payment_run.approve", actor=actor, at=now, obj=run,
-                 data={"payments": run.payments_count, "gross": str(run.gross_total)})
+    audit_record(
+        action="payment_run.approve",
+        actor=actor,
+        at=now,
+        obj=run,
+        data={"payments": run.payments_count, "gross": str(run.gross_total)},
+    )
     return run
 
 
 def _release(run: PaymentRun, *, actor, now: dt.datetime) -> None:
-    payments = list(run.payments.filter(status=S.IN_RUN).select_related("account").order_by("release_date", "id"))
+    payments = list(
+        run.payments.filter(status=S.IN_RUN).select_related("account").order_by("release_date", "id")
+    )
     who = f"payment run {run.pk} approved by {actor_label(actor)}"
     approved_on = timezone.localdate(now)
     for p in payments:
@@ -124,17 +172,44 @@ def _release(run: PaymentRun, *, actor, now: dt.datetime) -> None:
         if len(group) > 1:
             memo += f", to {len(group)} payees"
         pending, _ = pending_create(
-            account=p.account, kind=EntryKind.DISTRIBUTION, source=Source.DISTRIBUTION,
-            amount=-sum((g.amount or ZERO for g in group), ZERO), effective_date=p.release_date,
-            idempotency_key=f"payment:{p.pk}", actor=who, memo=memo, cite=p.cite, liquidate_all=liquidate)
+            account=p.account,
+            kind=EntryKind.DISTRIBUTION,
+            source=Source.DISTRIBUTION,
+            amount=-sum((g.amount or ZERO for g in group), ZERO),
+            effective_date=p.release_date,
+            idempotency_key=f"payment:{p.pk}",
+            actor=who,
+            memo=memo,
+            cite=p.cite,
+            liquidate_all=liquidate,
+        )
         for g in group:
             g.pending, g.status = pending, S.RELEASED
     bulk_update_fast(payments, ScheduledPayment, ["pending", "status", "paid_on"])
 
 
-CSV_COLUMNS = ["run", "payment", "employee_number", "name", "address", "state", "plan", "account", "benefit", "form",
-               "payment_date", "release_date", "valued_as_of", "gross", "federal_withholding", "state_withholding", "net",
-               "plan_section", "payee", "payee_percent"]
+CSV_COLUMNS = [
+    "run",
+    "payment",
+    "employee_number",
+    "name",
+    "address",
+    "state",
+    "plan",
+    "account",
+    "benefit",
+    "form",
+    "payment_date",
+    "release_date",
+    "valued_as_of",
+    "gross",
+    "federal_withholding",
+    "state_withholding",
+    "net",
+    "plan_section",
+    "payee",
+    "payee_percent",
+]
 
 
 def payment_run_csv(*, run: PaymentRun) -> str:
@@ -144,15 +219,38 @@ def payment_run_csv(*, run: PaymentRun) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
-    for p in (run.payments.exclude(status=S.CANCELLED)
-              .select_related("participation__person", "participation__plan", "account").order_by("id")):
+    for p in (
+        run.payments.exclude(status=S.CANCELLED)
+        .select_related("participation__person", "participation__plan", "account")
+        .order_by("id")
+    ):
         person = p.participation.person
-        writer.writerow([run.pk, p.pk, person.employee_number, person.full_name, " / ".join(person.address_lines),
-                         p.state, p.participation.plan.code, p.account.name, p.benefit, p.label,
-                         p.payment_date.isoformat(), p.release_date.isoformat(),
-                         p.valued_as_of.isoformat() if p.valued_as_of else "", _fmt(p.amount), _fmt(p.federal_withholding),
-                         _fmt(p.state_withholding), _fmt(p.net_amount), p.cite, p.payee_name or person.full_name,
-                         f"{p.percent.normalize():f}" if p.share in ScheduledPayment.PARTS and p.percent is not None else ""])
+        writer.writerow(
+            [
+                run.pk,
+                p.pk,
+                person.employee_number,
+                person.full_name,
+                " / ".join(person.address_lines),
+                p.state,
+                p.participation.plan.code,
+                p.account.name,
+                p.benefit,
+                p.label,
+                p.payment_date.isoformat(),
+                p.release_date.isoformat(),
+                p.valued_as_of.isoformat() if p.valued_as_of else "",
+                _fmt(p.amount),
+                _fmt(p.federal_withholding),
+                _fmt(p.state_withholding),
+                _fmt(p.net_amount),
+                p.cite,
+                p.payee_name or person.full_name,
+                f"{p.percent.normalize():f}"
+                if p.share in ScheduledPayment.PARTS and p.percent is not None
+                else "",
+            ]
+        )
     return out.getvalue()
 
 
@@ -164,13 +262,25 @@ def payment_run_register(*, run: PaymentRun, actor, now: dt.datetime | None = No
     """The register PDF of a run (stored by content hash; rendering again gives the same document)."""
     from core.pdf import document_store
 
-    payments = list(run.payments.exclude(status=S.CANCELLED)
-                    .select_related("participation__person", "participation__plan", "account").order_by("release_date", "id"))
-    doc = document_store(kind="payment_register", title=f"Payment register, run {run.pk}",
-                         template="payments/pdf/register.html",
-                         context={"run": run, "payments": payments, "title": f"Payment register, run {run.pk}",
-                                  "plan_name": "Nonqualified deferred compensation plans"},
-                         actor=actor_label(actor), obj=run, now=now)
+    payments = list(
+        run.payments.exclude(status=S.CANCELLED)
+        .select_related("participation__person", "participation__plan", "account")
+        .order_by("release_date", "id")
+    )
+    doc = document_store(
+        kind="payment_register",
+        title=f"Payment register, run {run.pk}",
+        template="payments/pdf/register.html",
+        context={
+            "run": run,
+            "payments": payments,
+            "title": f"Payment register, run {run.pk}",
+            "plan_name": "Nonqualified deferred compensation plans",
+        },
+        actor=actor_label(actor),
+        obj=run,
+        now=now,
+    )
     if run.register_id != doc.pk:
         run.register = doc
         run.save(update_fields=["register"])

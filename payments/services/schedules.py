@@ -5,6 +5,7 @@ schedule: payments already released or paid never change; unpaid payments that a
 the plan's answer are cancelled (kept, with the reason); new ones are added. The schedule's revision
 goes up only when something changed, so its history reads as the list of real changes.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -38,32 +39,76 @@ def _valuable_on(p: Planned, release: dt.date) -> dt.date:
     return cal.last_valuation_date(p.valued_as_of)
 
 
-def planned_to_row(p: Planned, *, schedule: PaymentSchedule, revision: int, now: dt.datetime) -> ScheduledPayment:
+def planned_to_row(
+    p: Planned, *, schedule: PaymentSchedule, revision: int, now: dt.datetime
+) -> ScheduledPayment:
     release = _release_date(p.payment_date)
     status = S.HELD if p.hold_code else S.SCHEDULED
     return ScheduledPayment(
-        schedule=schedule, account_id=schedule.account_id, participation_id=schedule.participation_id,
-        revision=revision, trigger=p.trigger, benefit=p.benefit, kind=p.kind, number=p.number, of=p.of,
-        share=p.share, percent=p.percent, payment_date=p.payment_date, valuation_rule=p.valuation_rule,
-        valued_as_of=p.valued_as_of, valuable_on=_valuable_on(p, release), release_date=release, cite=p.cite,
-        reason=p.reason[:300], status=status, hold_code=p.hold_code, hold_reason=p.hold_reason,
-        payee_name=p.payee_name[:200], created_at=now,
+        schedule=schedule,
+        account_id=schedule.account_id,
+        participation_id=schedule.participation_id,
+        revision=revision,
+        trigger=p.trigger,
+        benefit=p.benefit,
+        kind=p.kind,
+        number=p.number,
+        of=p.of,
+        share=p.share,
+        percent=p.percent,
+        payment_date=p.payment_date,
+        valuation_rule=p.valuation_rule,
+        valued_as_of=p.valued_as_of,
+        valuable_on=_valuable_on(p, release),
+        release_date=release,
+        cite=p.cite,
+        reason=p.reason[:300],
+        status=status,
+        hold_code=p.hold_code,
+        hold_reason=p.hold_reason,
+        payee_name=p.payee_name[:200],
+        created_at=now,
     )
 
 
 def _signature(p: ScheduledPayment) -> tuple:
-    return (p.trigger, p.kind, p.number, p.of, p.payment_date, p.share, p.payee_name,
-            p.percent if p.share in ScheduledPayment.PARTS else None)
+    return (
+        p.trigger,
+        p.kind,
+        p.number,
+        p.of,
+        p.payment_date,
+        p.share,
+        p.payee_name,
+        p.percent if p.share in ScheduledPayment.PARTS else None,
+    )
 
 
-_SCHEDULE_FIELDS = ("trigger", "trigger_date", "benefit", "form", "installments", "cite", "summary", "hold_reason",
-                    "provisional_until")
+_SCHEDULE_FIELDS = (
+    "trigger",
+    "trigger_date",
+    "benefit",
+    "form",
+    "installments",
+    "cite",
+    "summary",
+    "hold_reason",
+    "provisional_until",
+)
 
 
 def _apply(schedule: PaymentSchedule, result: ScheduleResult) -> bool:
-    values = {"trigger": result.trigger, "trigger_date": result.trigger_date, "benefit": result.benefit[:120],
-              "form": result.form, "installments": result.installments, "cite": result.cite[:60],
-              "summary": result.summary, "hold_reason": result.hold_reason, "provisional_until": result.provisional_until}
+    values = {
+        "trigger": result.trigger,
+        "trigger_date": result.trigger_date,
+        "benefit": result.benefit[:120],
+        "form": result.form,
+        "installments": result.installments,
+        "cite": result.cite[:60],
+        "summary": result.summary,
+        "hold_reason": result.hold_reason,
+        "provisional_until": result.provisional_until,
+    }
     changed = False
     for name, value in values.items():
         if getattr(schedule, name) != value:
@@ -72,18 +117,24 @@ def _apply(schedule: PaymentSchedule, result: ScheduleResult) -> bool:
     return changed
 
 
-def schedules_recompute(*, accounts: list[Account], because: str, now: dt.datetime | None = None,
-                        as_of: dt.date | None = None) -> list[PaymentSchedule]:
+def schedules_recompute(
+    *, accounts: list[Account], because: str, now: dt.datetime | None = None, as_of: dt.date | None = None
+) -> list[PaymentSchedule]:
     """(Re)compute the benefit schedule of each account; returns the schedules that changed."""
     if not accounts:
         return []
     now = now or timezone.now()
     as_of = as_of or timezone.localdate(now)
-    accounts = list(Account.objects.filter(id__in=[a.id for a in accounts]).order_by("id")
-                    .select_related("participation__plan", "participation__person"))
+    accounts = list(
+        Account.objects.filter(id__in=[a.id for a in accounts])
+        .order_by("id")
+        .select_related("participation__plan", "participation__person")
+    )
     annuity_accounts = [a for a in accounts if is_annuity_account(a)]
     if annuity_accounts:  # a defined benefit pays a fixed monthly amount, not an account balance (BRP 4.2)
-        annuities_changed = annuities_recompute(accounts=annuity_accounts, because=because, now=now, as_of=as_of)
+        annuities_changed = annuities_recompute(
+            accounts=annuity_accounts, because=because, now=now, as_of=as_of
+        )
         accounts = [a for a in accounts if not is_annuity_account(a)]
         if not accounts:
             return annuities_changed
@@ -91,11 +142,18 @@ def schedules_recompute(*, accounts: list[Account], because: str, now: dt.dateti
         annuities_changed = []
     facts = load_facts(accounts, as_of=as_of, credited=credited_through())
     with transaction.atomic():
-        existing = {s.account_id: s for s in PaymentSchedule.objects.select_for_update()
-                    .filter(account_id__in=[a.id for a in accounts], kind=PaymentSchedule.Kind.BENEFIT)}
+        existing = {
+            s.account_id: s
+            for s in PaymentSchedule.objects.select_for_update().filter(
+                account_id__in=[a.id for a in accounts], kind=PaymentSchedule.Kind.BENEFIT
+            )
+        }
         current: dict[int, list[ScheduledPayment]] = defaultdict(list)
-        for p in (ScheduledPayment.objects.filter(schedule__in=list(existing.values())).exclude(status=S.CANCELLED)
-                  .order_by("id")):
+        for p in (
+            ScheduledPayment.objects.filter(schedule__in=list(existing.values()))
+            .exclude(status=S.CANCELLED)
+            .order_by("id")
+        ):
             current[p.schedule_id].append(p)
         new_schedules: list[PaymentSchedule] = []
         changed_schedules: list[PaymentSchedule] = []
@@ -105,8 +163,13 @@ def schedules_recompute(*, accounts: list[Account], because: str, now: dt.dateti
             result = compute_schedule(facts[a.id])
             schedule = existing.get(a.id)
             if schedule is None:
-                schedule = PaymentSchedule(participation_id=a.participation_id, account_id=a.id, revision=1,
-                                           computed_at=now, computed_because=because[:200])
+                schedule = PaymentSchedule(
+                    participation_id=a.participation_id,
+                    account_id=a.id,
+                    revision=1,
+                    computed_at=now,
+                    computed_because=because[:200],
+                )
                 _apply(schedule, result)
                 new_schedules.append(schedule)
                 if result.payments:
@@ -121,7 +184,11 @@ def schedules_recompute(*, accounts: list[Account], because: str, now: dt.dateti
             updates: list[ScheduledPayment] = []
             # A payment already approved, released or paid stands: a later answer for the same date (other
             # payees, other shares) must not pay it a second time.
-            started = {(p.trigger, p.payment_date, p.kind, p.number) for p in have if p.status not in ScheduledPayment.MUTABLE}
+            started = {
+                (p.trigger, p.payment_date, p.kind, p.number)
+                for p in have
+                if p.status not in ScheduledPayment.MUTABLE
+            }
             for planned in result.payments:
                 found = by_sig.get(planned.signature)
                 if found is None:
@@ -129,8 +196,11 @@ def schedules_recompute(*, accounts: list[Account], because: str, now: dt.dateti
                         new_rows.append(planned)
                     continue
                 matched.add(found.id)
-                if found.status in (S.SCHEDULED, S.HELD) and (found.hold_code or "") != planned.hold_code \
-                        and found.hold_code in ("", "key_employee_unknown"):
+                if (
+                    found.status in (S.SCHEDULED, S.HELD)
+                    and (found.hold_code or "") != planned.hold_code
+                    and found.hold_code in ("", "key_employee_unknown")
+                ):
                     found.hold_code, found.hold_reason = planned.hold_code, planned.hold_reason
                     found.status = S.HELD if planned.hold_code else S.SCHEDULED
                     updates.append(found)
@@ -152,59 +222,98 @@ def schedules_recompute(*, accounts: list[Account], because: str, now: dt.dateti
         if new_schedules:
             bulk_create_with_history(new_schedules, PaymentSchedule, batch_size=2000)
             if any(s.pk is None for s in new_schedules):  # backends that do not return ids
-                ids = {s.account_id: s.pk for s in PaymentSchedule.objects.filter(
-                    account_id__in=[s.account_id for s in new_schedules], kind=PaymentSchedule.Kind.BENEFIT)}
+                ids = {
+                    s.account_id: s.pk
+                    for s in PaymentSchedule.objects.filter(
+                        account_id__in=[s.account_id for s in new_schedules],
+                        kind=PaymentSchedule.Kind.BENEFIT,
+                    )
+                }
                 for s in new_schedules:
                     s.pk = s.id = ids[s.account_id]
         if changed_schedules:
-            bulk_update_fast(changed_schedules, PaymentSchedule,
-                             ["revision", "computed_at", "computed_because", *_SCHEDULE_FIELDS])
+            bulk_update_fast(
+                changed_schedules,
+                PaymentSchedule,
+                ["revision", "computed_at", "computed_because", *_SCHEDULE_FIELDS],
+            )
         if to_update:
             runs = {p.run_id for p in to_update if p.run_id}
-            bulk_update_fast(to_update, ScheduledPayment, ["status", "run", "cancelled_reason", "hold_code", "hold_reason"])
+            bulk_update_fast(
+                to_update, ScheduledPayment, ["status", "run", "cancelled_reason", "hold_code", "hold_reason"]
+            )
             if runs:
                 from payments.services.runs import runs_refresh_totals
 
                 runs_refresh_totals(runs)
-        rows = [planned_to_row(p, schedule=schedule, revision=schedule.revision, now=now)
-                for schedule, planned in pending_rows for p in planned]
+        rows = [
+            planned_to_row(p, schedule=schedule, revision=schedule.revision, now=now)
+            for schedule, planned in pending_rows
+            for p in planned
+        ]
         if rows:
             bulk_create_with_history(rows, ScheduledPayment, batch_size=2000)
     schedules_changed = new_schedules + changed_schedules
     return schedules_changed + annuities_changed
 
 
-def participant_schedules_recompute(*, person, because: str, now: dt.datetime | None = None) -> list[PaymentSchedule]:
-    accounts = list(Account.objects.filter(participation__person=person)
-                    .select_related("participation__plan", "participation__person"))
+def participant_schedules_recompute(
+    *, person, because: str, now: dt.datetime | None = None
+) -> list[PaymentSchedule]:
+    accounts = list(
+        Account.objects.filter(participation__person=person).select_related(
+            "participation__plan", "participation__person"
+        )
+    )
     return schedules_recompute(accounts=accounts, because=because, now=now)
 
 
 # --- reactions (registered in payments.apps) ---------------------------------------------------------
 
+
 def on_employment_event(*, event, actor) -> None:
     """After books forfeited what is unvested: the person's schedules follow the event."""
-    participant_schedules_recompute(person=event.person, now=event.recorded_at,
-                                    because=f"{event.get_kind_display()} on {event.effective_date} recorded by {actor_label(actor)}")
+    participant_schedules_recompute(
+        person=event.person,
+        now=event.recorded_at,
+        because=f"{event.get_kind_display()} on {event.effective_date} recorded by {actor_label(actor)}",
+    )
 
 
 def on_change_in_control(*, cic, actor) -> None:
     from participants.models import EmploymentEvent
 
     window_end = cic.effective_date + dt.timedelta(days=31 * 36)
-    people = (EmploymentEvent.objects.filter(kind=EmploymentEvent.Kind.SEPARATION,
-                                             effective_date__gte=cic.effective_date, effective_date__lte=window_end)
-              .values_list("person_id", flat=True).distinct())
-    accounts = list(Account.objects.filter(participation__person_id__in=list(people))
-                    .select_related("participation__plan", "participation__person"))
-    schedules_recompute(accounts=accounts, now=cic.recorded_at,
-                        because=f"change in control on {cic.effective_date} recorded by {actor_label(actor)}")
+    people = (
+        EmploymentEvent.objects.filter(
+            kind=EmploymentEvent.Kind.SEPARATION,
+            effective_date__gte=cic.effective_date,
+            effective_date__lte=window_end,
+        )
+        .values_list("person_id", flat=True)
+        .distinct()
+    )
+    accounts = list(
+        Account.objects.filter(participation__person_id__in=list(people)).select_related(
+            "participation__plan", "participation__person"
+        )
+    )
+    schedules_recompute(
+        accounts=accounts,
+        now=cic.recorded_at,
+        because=f"change in control on {cic.effective_date} recorded by {actor_label(actor)}",
+    )
 
 
 def on_schedule_election(*, participation, actor, now=None, **_) -> None:
-    accounts = list(Account.objects.filter(participation=participation)
-                    .select_related("participation__plan", "participation__person"))
-    schedules_recompute(accounts=accounts, now=now, because=f"election or schedule change by {actor_label(actor)}")
+    accounts = list(
+        Account.objects.filter(participation=participation).select_related(
+            "participation__plan", "participation__person"
+        )
+    )
+    schedules_recompute(
+        accounts=accounts, now=now, because=f"election or schedule change by {actor_label(actor)}"
+    )
 
 
 _ENSURE_SQL = """
@@ -223,7 +332,9 @@ def schedules_ensure(*, now: dt.datetime, limit: int = 20000) -> int:
             ids = [r[0] for r in cursor.fetchall()]
         if not ids:
             return done
-        accounts = list(Account.objects.filter(id__in=ids).select_related("participation__plan", "participation__person"))
+        accounts = list(
+            Account.objects.filter(id__in=ids).select_related("participation__plan", "participation__person")
+        )
         schedules_recompute(accounts=accounts, now=now, because="account opened")
         done += len(ids)
         if len(ids) < limit:

@@ -6,6 +6,7 @@ for their Valuation Date. From that we take away money already promised elsewher
 the positions then: queued distributions and forfeitures, and payments valued but not yet released.
 Set-based: a handful of queries for any number of accounts.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -41,11 +42,17 @@ def known_valuation_date(on: dt.date, credited: dt.date | None) -> dt.date | Non
 
 def _chunks(ids: list[int]) -> Iterable[list[int]]:
     for i in range(0, len(ids), CHUNK):
-        yield ids[i:i + CHUNK]
+        yield ids[i : i + CHUNK]
 
 
-def available_values(account_ids: Iterable[int], *, on: dt.date, credited: dt.date | None,
-                     exclude_payments: Iterable[int] = (), only_effective: bool = False) -> dict[int, Decimal]:
+def available_values(
+    account_ids: Iterable[int],
+    *,
+    on: dt.date,
+    credited: dt.date | None,
+    exclude_payments: Iterable[int] = (),
+    only_effective: bool = False,
+) -> dict[int, Decimal]:
     """account id -> value at the end of `on` less what other payments and debits already claim.
 
     only_effective: the value on the day itself (a test on the value at an event, EDCP 5.7): only
@@ -61,26 +68,38 @@ def available_values(account_ids: Iterable[int], *, on: dt.date, credited: dt.da
     excluded = list(exclude_payments)
     for chunk in _chunks(ids):
         if last is not None:
-            for row in (DailyValuation.objects.filter(valuation_date=last, position__account_id__in=chunk)
-                        .values("position__account_id").annotate(v=Sum("value"))):
+            for row in (
+                DailyValuation.objects.filter(valuation_date=last, position__account_id__in=chunk)
+                .values("position__account_id")
+                .annotate(v=Sum("value"))
+            ):
                 out[row["position__account_id"]] += row["v"]
         reflected = Q(status=PendingTransaction.Status.PENDING)
         if last is not None:
             reflected |= Q(status=PendingTransaction.Status.APPLIED, applied_on__gt=last)
-        for row in (PendingTransaction.objects.filter(reflected, account_id__in=chunk, kind=EntryKind.CREDIT,
-                                                      effective_date__lte=on)
-                    .values("account_id").annotate(t=Sum("amount"))):
+        for row in (
+            PendingTransaction.objects.filter(
+                reflected, account_id__in=chunk, kind=EntryKind.CREDIT, effective_date__lte=on
+            )
+            .values("account_id")
+            .annotate(t=Sum("amount"))
+        ):
             out[row["account_id"]] += row["t"]
-        debits = PendingTransaction.objects.filter(reflected, account_id__in=chunk, amount__lt=0).exclude(kind=EntryKind.CREDIT)
+        debits = PendingTransaction.objects.filter(reflected, account_id__in=chunk, amount__lt=0).exclude(
+            kind=EntryKind.CREDIT
+        )
         if only_effective:
             debits = debits.filter(effective_date__lte=on)
         for row in debits.values("account_id").annotate(t=Sum("amount")):
             out[row["account_id"]] += row["t"]
         if only_effective:
             continue
-        promised = (ScheduledPayment.objects.filter(account_id__in=chunk, status__in=ScheduledPayment.OUTSTANDING,
-                                                    pending__isnull=True, amount__isnull=False)
-                    .exclude(share__in=ScheduledPayment.LIQUIDATING))
+        promised = ScheduledPayment.objects.filter(
+            account_id__in=chunk,
+            status__in=ScheduledPayment.OUTSTANDING,
+            pending__isnull=True,
+            amount__isnull=False,
+        ).exclude(share__in=ScheduledPayment.LIQUIDATING)
         if excluded:
             promised = promised.exclude(id__in=excluded)
         for row in promised.values("account_id").annotate(t=Sum("amount")):

@@ -4,6 +4,7 @@ NQDC benefits are supplemental wages paid through payroll: federal income tax at
 supplemental rate, and at the higher mandatory rate on the part of the year's supplemental wages
 above the threshold ($1,000,000); a state rate per the payee's state (the "*" row for any other).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -41,21 +42,65 @@ class Rates:
 # 0002 records them as rows the Committee maintains; these apply only while the table is empty.
 DEFAULT_RATES = [
     # kind, jurisdiction, rate, threshold, effective, source
-    (K.FEDERAL_SUPPLEMENTAL, "", "25.0000", None, "2005-01-01", "IRS Pub. 15: optional flat rate on supplemental wages"),
-    (K.FEDERAL_MANDATORY, "", "35.0000", "1000000.00", "2005-01-01", "IRS Pub. 15: supplemental wages over $1 million"),
-    (K.FEDERAL_MANDATORY, "", "39.6000", "1000000.00", "2013-01-01", "IRS Pub. 15 (2013): supplemental wages over $1 million"),
-    (K.FEDERAL_SUPPLEMENTAL, "", "22.0000", None, "2018-01-01", "IRS Pub. 15 (2018, TCJA): flat rate on supplemental wages"),
-    (K.FEDERAL_MANDATORY, "", "37.0000", "1000000.00", "2018-01-01", "IRS Pub. 15 (2018, TCJA): supplemental wages over $1 million"),
+    (
+        K.FEDERAL_SUPPLEMENTAL,
+        "",
+        "25.0000",
+        None,
+        "2005-01-01",
+        "IRS Pub. 15: optional flat rate on supplemental wages",
+    ),
+    (
+        K.FEDERAL_MANDATORY,
+        "",
+        "35.0000",
+        "1000000.00",
+        "2005-01-01",
+        "IRS Pub. 15: supplemental wages over $1 million",
+    ),
+    (
+        K.FEDERAL_MANDATORY,
+        "",
+        "39.6000",
+        "1000000.00",
+        "2013-01-01",
+        "IRS Pub. 15 (2013): supplemental wages over $1 million",
+    ),
+    (
+        K.FEDERAL_SUPPLEMENTAL,
+        "",
+        "22.0000",
+        None,
+        "2018-01-01",
+        "IRS Pub. 15 (2018, TCJA): flat rate on supplemental wages",
+    ),
+    (
+        K.FEDERAL_MANDATORY,
+        "",
+        "37.0000",
+        "1000000.00",
+        "2018-01-01",
+        "IRS Pub. 15 (2018, TCJA): supplemental wages over $1 million",
+    ),
     (K.STATE, "VA", "5.7500", None, "2005-01-01", "Virginia supplemental wage rate (committee default)"),
     (K.STATE, "*", "0.0000", None, "2005-01-01", "Any other state: set by the Committee"),
 ]
 
 
 def _default_rows() -> list[WithholdingRate]:
-    return [WithholdingRate(kind=k, jurisdiction=j, rate=Decimal(r), threshold=Decimal(t) if t else None,
-                            effective_date=dt.date.fromisoformat(d), source=src, recorded_by="shipped default",
-                            recorded_at=dt.datetime(2005, 1, 1, tzinfo=dt.UTC))
-            for k, j, r, t, d, src in DEFAULT_RATES]
+    return [
+        WithholdingRate(
+            kind=k,
+            jurisdiction=j,
+            rate=Decimal(r),
+            threshold=Decimal(t) if t else None,
+            effective_date=dt.date.fromisoformat(d),
+            source=src,
+            recorded_by="shipped default",
+            recorded_at=dt.datetime(2005, 1, 1, tzinfo=dt.UTC),
+        )
+        for k, j, r, t, d, src in DEFAULT_RATES
+    ]
 
 
 def rates_on(day: dt.date) -> Rates:
@@ -69,16 +114,31 @@ def rates_on(day: dt.date) -> Rates:
     sup = latest.get((K.FEDERAL_SUPPLEMENTAL, ""))
     man = latest.get((K.FEDERAL_MANDATORY, ""))
     if sup is None or man is None:
-        raise WithholdingError(f"no federal withholding rates are in force on {day}: the Committee must record them")
+        raise WithholdingError(
+            f"no federal withholding rates are in force on {day}: the Committee must record them"
+        )
     states = {j: r.rate for (k, j), r in latest.items() if k == K.STATE and j != "*"}
     default = latest.get((K.STATE, "*"))
-    return Rates(supplemental=sup.rate, mandatory=man.rate, threshold=man.threshold or Decimal("1000000.00"),
-                 state=states, state_default=default.rate if default else ZERO)
+    return Rates(
+        supplemental=sup.rate,
+        mandatory=man.rate,
+        threshold=man.threshold or Decimal("1000000.00"),
+        state=states,
+        state_default=default.rate if default else ZERO,
+    )
 
 
-def withholding_rate_record(*, kind: str, rate: Decimal, effective_date: dt.date, actor, jurisdiction: str = "",
-                            threshold: Decimal | None = None, source: str = "", now: dt.datetime | None = None
-                            ) -> WithholdingRate:
+def withholding_rate_record(
+    *,
+    kind: str,
+    rate: Decimal,
+    effective_date: dt.date,
+    actor,
+    jurisdiction: str = "",
+    threshold: Decimal | None = None,
+    source: str = "",
+    now: dt.datetime | None = None,
+) -> WithholdingRate:
     if kind not in K.values:
         raise WithholdingError(f"unknown withholding kind {kind!r}")
     if not (ZERO <= rate <= HUNDRED):
@@ -86,14 +146,34 @@ def withholding_rate_record(*, kind: str, rate: Decimal, effective_date: dt.date
     if kind == K.STATE and not jurisdiction:
         raise WithholdingError("a state rate needs its state code (or * for any other state)")
     if kind == K.FEDERAL_MANDATORY and (threshold is None or threshold <= 0):
-        raise WithholdingError("the mandatory federal rate needs the threshold of supplemental wages above which it applies")
+        raise WithholdingError(
+            "the mandatory federal rate needs the threshold of supplemental wages above which it applies"
+        )
     now = now or timezone.now()
     row, _ = WithholdingRate.objects.update_or_create(
-        kind=kind, jurisdiction=jurisdiction.upper() if kind == K.STATE else "", effective_date=effective_date,
-        defaults={"rate": rate, "threshold": threshold, "source": source, "recorded_by": actor_label(actor),
-                  "recorded_at": now})
-    audit_record(action="withholding.rate", actor=actor, at=now, obj=row,
-                 data={"kind": kind, "rate": str(rate), "jurisdiction": jurisdiction, "from": effective_date.isoformat()})
+        kind=kind,
+        jurisdiction=jurisdiction.upper() if kind == K.STATE else "",
+        effective_date=effective_date,
+        defaults={
+            "rate": rate,
+            "threshold": threshold,
+            "source": source,
+            "recorded_by": actor_label(actor),
+            "recorded_at": now,
+        },
+    )
+    audit_record(
+        action="withholding.rate",
+        actor=actor,
+        at=now,
+        obj=row,
+        data={
+            "kind": kind,
+            "rate": str(rate),
+            "jurisdiction": jurisdiction,
+            "from": effective_date.isoformat(),
+        },
+    )
     return row
 
 
@@ -109,16 +189,29 @@ def withholding_apply(payments: list[ScheduledPayment], *, exclude_ids: set[int]
     years = {p.release_date.year for p in payments}
     ids = {p.id for p in payments} | (exclude_ids or set())
     ytd: dict[tuple[int, int], Decimal] = defaultdict(lambda: ZERO)
-    for row in (ScheduledPayment.objects.filter(participation__person_id__in=people, release_date__year__in=years,
-                                                status__in=[ScheduledPayment.Status.IN_RUN, ScheduledPayment.Status.APPROVED,
-                                                            ScheduledPayment.Status.RELEASED, ScheduledPayment.Status.PAID],
-                                                amount__isnull=False)
-                .exclude(id__in=ids).values("participation__person_id", "release_date__year").annotate(t=Sum("amount"))):
+    for row in (
+        ScheduledPayment.objects.filter(
+            participation__person_id__in=people,
+            release_date__year__in=years,
+            status__in=[
+                ScheduledPayment.Status.IN_RUN,
+                ScheduledPayment.Status.APPROVED,
+                ScheduledPayment.Status.RELEASED,
+                ScheduledPayment.Status.PAID,
+            ],
+            amount__isnull=False,
+        )
+        .exclude(id__in=ids)
+        .values("participation__person_id", "release_date__year")
+        .annotate(t=Sum("amount"))
+    ):
         ytd[(row["participation__person_id"], row["release_date__year"])] += row["t"]
     rates_cache: dict[dt.date, Rates] = {}
     for p in sorted(payments, key=lambda x: (x.release_date, x.id or 0)):
         gross = p.amount or ZERO
-        rates = rates_cache.get(p.release_date) or rates_cache.setdefault(p.release_date, rates_on(p.release_date))
+        rates = rates_cache.get(p.release_date) or rates_cache.setdefault(
+            p.release_date, rates_on(p.release_date)
+        )
         key = (p.participation.person_id, p.release_date.year)
         before = ytd[key]
         under = max(ZERO, min(gross, rates.threshold - before))
@@ -129,8 +222,13 @@ def withholding_apply(payments: list[ScheduledPayment], *, exclude_ids: set[int]
         state = money(gross * state_rate / HUNDRED)
         p.federal_withholding, p.state_withholding, p.state = federal, state, state_code
         p.net_amount = gross - federal - state
-        p.withholding_basis = (f"federal {rates.supplemental}% on {under:,.2f}"
-                               + (f" and {rates.mandatory}% on {over:,.2f} above {rates.threshold:,.2f} of the year's supplemental wages"
-                                  if over else "")
-                               + f"; state {state_code or '-'} {state_rate}%")[:300]
+        p.withholding_basis = (
+            f"federal {rates.supplemental}% on {under:,.2f}"
+            + (
+                f" and {rates.mandatory}% on {over:,.2f} above {rates.threshold:,.2f} of the year's supplemental wages"
+                if over
+                else ""
+            )
+            + f"; state {state_code or '-'} {state_rate}%"
+        )[:300]
         ytd[key] = before + gross

@@ -1,4 +1,5 @@
 """`manage.py bench crediting`: the generated books are sound, the job values every position once."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """Valuation-date crediting: prices, credits, idempotency, the append-only ledger, verify_books."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -27,8 +28,15 @@ def setup(edcp):
     for day, p in ((JAN15, "20.00"), (JAN16, "22.00"), (dt.date(2026, 1, 20), "19.00")):
         price(fund, day, p)
     participation = ParticipationFactory(plan=edcp)
-    credit_create(participation=participation, account_name="retirement_termination", source=Source.DEFERRAL,
-                  amount=Decimal("1000.00"), effective_date=JAN15, idempotency_key="t:1", actor="test")
+    credit_create(
+        participation=participation,
+        account_name="retirement_termination",
+        source=Source.DEFERRAL,
+        amount=Decimal("1000.00"),
+        effective_date=JAN15,
+        idempotency_key="t:1",
+        actor="test",
+    )
     return participation, fund
 
 
@@ -37,7 +45,11 @@ def test_a_credit_buys_units_at_the_price_of_its_valuation_date(setup):
     run = credit_valuation_date(valuation_date=JAN15)
     assert run.status == "done"
     entry = LedgerEntry.objects.get()
-    assert (entry.units, entry.price, entry.amount) == (Decimal("50.000000"), Decimal("20.000000"), Decimal("1000.00"))
+    assert (entry.units, entry.price, entry.amount) == (
+        Decimal("50.000000"),
+        Decimal("20.000000"),
+        Decimal("1000.00"),
+    )
     account = Account.objects.get(participation=participation)
     assert account_value(account, JAN15) == Decimal("1000.00")
 
@@ -92,18 +104,35 @@ def test_set_based_and_portable_crediting_agree(edcp):
     for set_based in (True, False):
         sid = transaction.savepoint()
         participation = ParticipationFactory(plan=edcp)
-        election = InvestmentElection.objects.create(participation=participation, submitted_at="2026-01-01T12:00Z",
-                                                     status="accepted", channel="api", actor="t", applies_to="future",
-                                                     effective_on=dt.date(2026, 1, 2))
+        election = InvestmentElection.objects.create(
+            participation=participation,
+            submitted_at="2026-01-01T12:00Z",
+            status="accepted",
+            channel="api",
+            actor="t",
+            applies_to="future",
+            effective_on=dt.date(2026, 1, 2),
+        )
         InvestmentElectionLine.objects.create(election=election, fund=fund_a, percent=33)
         InvestmentElectionLine.objects.create(election=election, fund=fund_b, percent=67)
         for i, amount in enumerate(("1000.01", "333.33", "0.05")):
-            credit_create(participation=participation, account_name="retirement_termination", source=Source.DEFERRAL,
-                          amount=Decimal(amount), effective_date=JAN15, idempotency_key=f"x:{set_based}:{i}", actor="t")
+            credit_create(
+                participation=participation,
+                account_name="retirement_termination",
+                source=Source.DEFERRAL,
+                amount=Decimal(amount),
+                effective_date=JAN15,
+                idempotency_key=f"x:{set_based}:{i}",
+                actor="t",
+            )
         credit_valuation_date(valuation_date=JAN15, set_based=set_based)
         credit_valuation_date(valuation_date=JAN16, set_based=set_based)
-        results.append(sorted((r.fund_id, r.valuation_date, r.units, r.value, r.earnings, r.flow)
-                              for r in DailyValuation.objects.all()))
+        results.append(
+            sorted(
+                (r.fund_id, r.valuation_date, r.units, r.value, r.earnings, r.flow)
+                for r in DailyValuation.objects.all()
+            )
+        )
         transaction.savepoint_rollback(sid)
     assert results[0] == results[1]
     assert results[0]
@@ -112,12 +141,18 @@ def test_set_based_and_portable_crediting_agree(edcp):
 def test_posted_entries_cannot_be_updated_or_deleted_through_raw_sql(setup):
     credit_valuation_date(valuation_date=JAN15)
     entry = LedgerEntry.objects.get()
-    for sql in (f"UPDATE books_ledgerentry SET amount = 1 WHERE id = {entry.id}",
-                f"DELETE FROM books_ledgerentry WHERE id = {entry.id}",
-                "UPDATE books_dailyvaluation SET value = 0",
-                "DELETE FROM books_dailyvaluation",
-                "UPDATE books_pendingtransaction SET amount = 5"):
-        with pytest.raises(IntegrityError, match="append-only|posted"), transaction.atomic(), connection.cursor() as c:
+    for sql in (
+        f"UPDATE books_ledgerentry SET amount = 1 WHERE id = {entry.id}",
+        f"DELETE FROM books_ledgerentry WHERE id = {entry.id}",
+        "UPDATE books_dailyvaluation SET value = 0",
+        "DELETE FROM books_dailyvaluation",
+        "UPDATE books_pendingtransaction SET amount = 5",
+    ):
+        with (
+            pytest.raises(IntegrityError, match="append-only|posted"),
+            transaction.atomic(),
+            connection.cursor() as c,
+        ):
             c.execute(sql)
     assert LedgerEntry.objects.get().amount == Decimal("1000.00")
 
@@ -125,15 +160,24 @@ def test_posted_entries_cannot_be_updated_or_deleted_through_raw_sql(setup):
 def test_the_database_refuses_an_entry_whose_account_is_not_its_positions(setup, edcp):
     credit_valuation_date(valuation_date=JAN15)
     entry = LedgerEntry.objects.get()
-    other, _ = Account.objects.get_or_create(participation=ParticipationFactory(plan=edcp), kind="retirement_termination",
-                                             specified_month=None, defaults={"opened_on": JAN15})
-    for position_id, account_id in ((entry.position_id, other.id), (entry.position_id + 10_000, entry.account_id)):
+    other, _ = Account.objects.get_or_create(
+        participation=ParticipationFactory(plan=edcp),
+        kind="retirement_termination",
+        specified_month=None,
+        defaults={"opened_on": JAN15},
+    )
+    for position_id, account_id in (
+        (entry.position_id, other.id),
+        (entry.position_id + 10_000, entry.account_id),
+    ):
         with pytest.raises(IntegrityError), transaction.atomic(), connection.cursor() as c:
-            c.execute("INSERT INTO books_ledgerentry (position_id, account_id, kind, source, effective_date, "
-                      "valuation_date, units, price, amount, idempotency_key, actor, posted_at, memo) "
-                      "SELECT %s, %s, kind, source, effective_date, valuation_date, units, price, amount, "
-                      "idempotency_key || ':x', actor, posted_at, memo FROM books_ledgerentry WHERE id = %s",
-                      [position_id, account_id, entry.id])
+            c.execute(
+                "INSERT INTO books_ledgerentry (position_id, account_id, kind, source, effective_date, "
+                "valuation_date, units, price, amount, idempotency_key, actor, posted_at, memo) "
+                "SELECT %s, %s, kind, source, effective_date, valuation_date, units, price, amount, "
+                "idempotency_key || ':x', actor, posted_at, memo FROM books_ledgerentry WHERE id = %s",
+                [position_id, account_id, entry.id],
+            )
             c.execute("SET CONSTRAINTS ALL IMMEDIATE")
     assert LedgerEntry.objects.count() == 1
 

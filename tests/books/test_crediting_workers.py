@@ -2,6 +2,7 @@
 between its phases. The books are built by the benchmark's generator (books/bench.py): participants
 with three accounts of four funds each, valued on PREV, and a payday (two pending credits each) for DAY.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -33,9 +34,11 @@ def _run() -> JobRun | None:
 def _crediting_statement_running() -> bool:
     """A worker's connection is in the middle of the credits or valuation statement."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state = 'active'"
-                       " AND pid <> pg_backend_pid() AND (query LIKE %s OR query LIKE %s)",
-                       ["%WITH todo AS%", "%WITH flows AS%"])
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state = 'active'"
+            " AND pid <> pg_backend_pid() AND (query LIKE %s OR query LIKE %s)",
+            ["%WITH todo AS%", "%WITH flows AS%"],
+        )
         return cursor.fetchone()[0] > 0
 
 
@@ -95,7 +98,9 @@ def _advisory_locks_held() -> int:
 
 def test_the_lock_is_released_whether_the_date_is_credited_refused_or_the_run_fails(monkeypatch):
     generate(participants=5, paid=1.0)
-    later = credit_valuation_date(valuation_date=DAY + dt.timedelta(days=4))  # 2026-01-20: the 16th comes first
+    later = credit_valuation_date(
+        valuation_date=DAY + dt.timedelta(days=4)
+    )  # 2026-01-20: the 16th comes first
     assert later.status == "refused" and _advisory_locks_held() == 0
     monkeypatch.setattr(crediting, "_credits_sql", lambda day, actor: 1 / 0)
     with pytest.raises(ZeroDivisionError):
@@ -114,8 +119,12 @@ def test_a_date_is_not_refused_while_the_previous_date_is_being_recorded_done():
     assert credit_valuation_date(valuation_date=DAY).status == "done"
     nxt = DAY + dt.timedelta(days=4)
     for fund_id, price in FundPrice.objects.filter(date=DAY).values_list("fund_id", "price"):
-        FundPrice.objects.create(fund_id=fund_id, date=nxt, price=price, loaded_at=timezone.now(), source="test")
-    JobRun.objects.filter(key=DAY.isoformat()).update(status="running")  # as if its finish were not committed yet
+        FundPrice.objects.create(
+            fund_id=fund_id, date=nxt, price=price, loaded_at=timezone.now(), source="test"
+        )
+    JobRun.objects.filter(key=DAY.isoformat()).update(
+        status="running"
+    )  # as if its finish were not committed yet
     updating, done = threading.Event(), threading.Event()
 
     def previous_worker_finishing() -> None:
@@ -215,10 +224,19 @@ def test_a_worker_killed_in_the_middle_of_crediting_loses_and_duplicates_nothing
     try:
         with celery_worker(queue=queue, log=tmp_path / "first.log") as first:
             credit_valuation_date_task.apply_async(args=[DAY.isoformat()], queue=queue)
-            wait_for(lambda: (r := _run()) is not None and r.status == "running", timeout=20,
-                     what="the first worker to claim the date", worker=first)
-            wait_for(_crediting_statement_running, timeout=20, interval=0.01, worker=first,
-                     what="the first worker's credits or valuation statement")
+            wait_for(
+                lambda: (r := _run()) is not None and r.status == "running",
+                timeout=20,
+                what="the first worker to claim the date",
+                worker=first,
+            )
+            wait_for(
+                _crediting_statement_running,
+                timeout=20,
+                interval=0.01,
+                worker=first,
+                what="the first worker's credits or valuation statement",
+            )
             first.kill()
         killed = _run()
         assert killed.status == "running", "the run finished before the kill: make the books bigger"
@@ -226,10 +244,16 @@ def test_a_worker_killed_in_the_middle_of_crediting_loses_and_duplicates_nothing
 
         # The message was never acknowledged: a new worker restores it once the visibility timeout
         # (one second here) has passed, and runs the task again.
-        with celery_worker(queue=queue, log=tmp_path / "second.log",
-                           env={"CELERY_VISIBILITY_TIMEOUT": "1"}) as second:
-            wait_for(lambda: _run().status == "done", timeout=40, what="the redelivered task to finish",
-                     interval=0.2, worker=second)
+        with celery_worker(
+            queue=queue, log=tmp_path / "second.log", env={"CELERY_VISIBILITY_TIMEOUT": "1"}
+        ) as second:
+            wait_for(
+                lambda: _run().status == "done",
+                timeout=40,
+                what="the redelivered task to finish",
+                interval=0.2,
+                worker=second,
+            )
     finally:
         purge_queue(queue)
 
@@ -250,13 +274,22 @@ def test_a_task_that_finds_crediting_busy_comes_back_instead_of_dropping_the_dat
     try:
         with celery_worker(queue=queue, log=tmp_path / "worker.log") as worker:
             credit_valuation_date_task.apply_async(args=[DAY.isoformat()], queue=queue)
-            wait_for(lambda: "Retry in" in worker.output(), timeout=20, what="the busy task to be retried",
-                     worker=worker)
+            wait_for(
+                lambda: "Retry in" in worker.output(),
+                timeout=20,
+                what="the busy task to be retried",
+                worker=worker,
+            )
             assert _run() is None
             with connection.cursor() as cursor:
                 cursor.execute("SELECT pg_advisory_unlock(%s)", [lock_id])
-            wait_for(lambda: (r := _run()) is not None and r.status == "done", timeout=20,
-                     what="the retried task to credit the date", interval=0.2, worker=worker)
+            wait_for(
+                lambda: (r := _run()) is not None and r.status == "done",
+                timeout=20,
+                what="the retried task to credit the date",
+                interval=0.2,
+                worker=worker,
+            )
     finally:
         purge_queue(queue)
         with connection.cursor() as cursor:

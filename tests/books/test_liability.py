@@ -4,6 +4,7 @@ Account plans: every account's value, vested and unvested by the plan's vesting 
 sum BRP 8.1 has a rabbi trust hold before a Change in Control, on the toy basis of tests/brp/factories.py
 (nobody dies before 66, everybody during 66, 0% interest: ä(12)65 = 18.5/12, ä(12)60 = 78.5/12, ä(12)65:60 = 18.5/12).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -34,8 +35,12 @@ def test_account_plan_liability_is_every_account_split_into_vested_and_unvested(
     cc_account(edcp, 1)  # 4,000 credited, not vested
     report = plan_liability(plan=edcp, as_of=ON)
     (line,) = [a for a in report.accounts if a.kind == "company_contribution"]
-    assert (line.accounts, line.value, line.vested, line.unvested) == (2, Decimal("8000.00"), Decimal("4000.00"),
-                                                                       Decimal("4000.00"))
+    assert (line.accounts, line.value, line.vested, line.unvested) == (
+        2,
+        Decimal("8000.00"),
+        Decimal("4000.00"),
+        Decimal("4000.00"),
+    )
     assert report.total == Decimal("8000.00") and report.vested == Decimal("4000.00")
     assert report.cite == "EDCP 10.1"
     # every sub-account of the plan is listed, empty ones too
@@ -47,7 +52,9 @@ def test_a_date_before_the_credit_owes_nothing(edcp):
     assert plan_liability(plan=edcp, as_of=ON - dt.timedelta(days=1)).total == Decimal("0.00")
 
 
-def test_an_employed_brp_participant_is_valued_as_the_lump_sum_of_a_separation_on_the_date(toy_basis, no_key_employees):
+def test_an_employed_brp_participant_is_valued_as_the_lump_sum_of_a_separation_on_the_date(
+    toy_basis, no_key_employees
+):
     participation = brp_participation()  # 70,000 a year as a Single Life Annuity; 65 on May 1, 2026
     report, line = brp_line(participation, dt.date(2026, 4, 30))
     # separation on April 30 -> commencement May 1 at exactly 65: 70,000 x 18.5/12 = 107,916.67 (BRP 4.2(c))
@@ -68,7 +75,9 @@ def test_a_benefit_in_pay_is_what_is_due_and_unpaid_plus_the_payments_to_come(to
 
 
 def test_a_joint_and_survivor_benefit_counts_the_spouse_after_the_participant(toy_basis, no_key_employees):
-    participation = brp_participation(marital="married", spouse_birth=dt.date(1966, 5, 1), spouse_name="Pat Doe")
+    participation = brp_participation(
+        marital="married", spouse_birth=dt.date(1966, 5, 1), spouse_name="Pat Doe"
+    )
     separate(participation, dt.date(2026, 4, 20))
     annuity = Annuity.objects.get(participation=participation)
     assert annuity.form == "qjsa" and annuity.survivor_percent == 50
@@ -89,9 +98,12 @@ def test_a_single_life_annuity_ends_with_the_participant(toy_basis, no_key_emplo
     assert line.value == Decimal("5833.33") * 4
 
 
-def test_a_participant_who_would_not_be_eligible_is_listed_as_not_valued_never_as_zero(toy_basis, no_key_employees):
-    participation = brp_participation(service="5.00", erd=dt.date(2031, 5, 1), nrd=dt.date(2036, 5, 1),
-                                      birth=dt.date(1971, 5, 1))
+def test_a_participant_who_would_not_be_eligible_is_listed_as_not_valued_never_as_zero(
+    toy_basis, no_key_employees
+):
+    participation = brp_participation(
+        service="5.00", erd=dt.date(2031, 5, 1), nrd=dt.date(2036, 5, 1), birth=dt.date(1971, 5, 1)
+    )
     report, line = brp_line(participation, dt.date(2026, 4, 30))
     assert line.value is None and "BRP 3.1" in line.note
     assert report.not_valued == [line] and report.total == Decimal("0.00")
@@ -110,8 +122,9 @@ def test_the_staff_page_and_its_csv_show_every_plan(client, edcp, toy_basis, no_
 
 
 def test_the_report_lists_every_plan_of_the_catalog(db):
-    assert [r.plan.code for r in plan_liabilities(as_of=ON)] == list(Plan.objects.order_by("code")
-                                                                     .values_list("code", flat=True))
+    assert [r.plan.code for r in plan_liabilities(as_of=ON)] == list(
+        Plan.objects.order_by("code").values_list("code", flat=True)
+    )
 
 
 def test_participants_cannot_open_the_report(client, edcp):
@@ -133,7 +146,9 @@ def test_vesting_service_recorded_later_changes_the_split(edcp):
 
 
 def test_after_the_participant_dies_the_survivor_part_goes_on(toy_basis, no_key_employees):
-    participation = brp_participation(marital="married", spouse_birth=dt.date(1966, 5, 1), spouse_name="Pat Doe")
+    participation = brp_participation(
+        marital="married", spouse_birth=dt.date(1966, 5, 1), spouse_name="Pat Doe"
+    )
     separate(participation, dt.date(2026, 4, 20))
     separate(participation, dt.date(2026, 8, 10), kind="death")
     annuity = Annuity.objects.get(participation=participation)
@@ -141,4 +156,7 @@ def test_after_the_participant_dies_the_survivor_part_goes_on(toy_basis, no_key_
     # May-August to the participant, September 1 to the survivor (none released here); then the Spouse, 60 and
     # 4 months, expects 68 certain payments and 6.5 during age 66: 12 x ä = 74.5, less the one just counted
     assert line.status == "in pay to the survivor"
-    assert line.value == annuity.monthly * 4 + annuity.survivor_monthly * 1 + annuity.survivor_monthly * Decimal("73.5")
+    assert (
+        line.value
+        == annuity.monthly * 4 + annuity.survivor_monthly * 1 + annuity.survivor_monthly * Decimal("73.5")
+    )

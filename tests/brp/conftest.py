@@ -8,7 +8,9 @@ from tests.brp.factories import TOY, key_employees
 def toy_basis(monkeypatch):
     """Every quote uses the toy table at 0% (tests/brp/factories.py): factors a person can check on paper."""
     monkeypatch.setattr(actuarial, "mortality_table", lambda year: (TOY, ""))
-    monkeypatch.setattr(actuarial, "segment_rates_for", lambda day, lookback=1: (actuarial.InterestBasis.flat(0.0), ""))
+    monkeypatch.setattr(
+        actuarial, "segment_rates_for", lambda day, lookback=1: (actuarial.InterestBasis.flat(0.0), "")
+    )
     return TOY
 
 

@@ -1,4 +1,5 @@
 """BRP Supplemental Benefit (3.1-3.4, 4.2, 4.3)."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -18,13 +19,19 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def brp_participation():
     plan = Plan.objects.get(code="BRP")
-    person = PersonFactory(birth_date=dt.date(1961, 3, 10), hire_date=dt.date(1990, 6, 1), marital_status="single")
+    person = PersonFactory(
+        birth_date=dt.date(1961, 3, 10), hire_date=dt.date(1990, 6, 1), marital_status="single"
+    )
     participation = ParticipationFactory(person=person, plan=plan, entered_on=dt.date(2002, 10, 1))
-    DefinedBenefitRecord.objects.create(participation=participation, as_of=dt.date(2025, 12, 31),
-                                        unlimited_annual_benefit=Decimal("180000.00"),
-                                        payable_annual_benefit=Decimal("110000.00"),
-                                        benefit_service_years=Decimal("18.50"), early_retirement_date=dt.date(2016, 3, 10),
-                                        normal_retirement_date=dt.date(2026, 3, 10))
+    DefinedBenefitRecord.objects.create(
+        participation=participation,
+        as_of=dt.date(2025, 12, 31),
+        unlimited_annual_benefit=Decimal("180000.00"),
+        payable_annual_benefit=Decimal("110000.00"),
+        benefit_service_years=Decimal("18.50"),
+        early_retirement_date=dt.date(2016, 3, 10),
+        normal_retirement_date=dt.date(2026, 3, 10),
+    )
     return participation
 
 
@@ -36,8 +43,9 @@ def test_maximum_benefit_is_the_2008_figure_indexed_by_the_415b_limit():
 
 
 def test_supplemental_benefit_is_the_unlimited_benefit_less_the_pension_plan_benefit(brp_participation):
-    quote = brp_benefit_quote(participation=brp_participation, separation_date=dt.date(2026, 4, 20),
-                              as_of=dt.date(2026, 4, 20))
+    quote = brp_benefit_quote(
+        participation=brp_participation, separation_date=dt.date(2026, 4, 20), as_of=dt.date(2026, 4, 20)
+    )
     assert quote.single_life_annual == Decimal("70000.00")
     assert quote.commencement_date == dt.date(2026, 5, 1)  # BRP 4.2(a): 1st of the month after separation
     assert quote.form == "single_life" and quote.annual == Decimal("70000.00")
@@ -47,16 +55,19 @@ def test_supplemental_benefit_is_the_unlimited_benefit_less_the_pension_plan_ben
 
 def test_the_maximum_benefit_caps_the_supplemental_benefit(brp_participation):
     DefinedBenefitRecord.objects.filter(participation=brp_participation).update(
-        unlimited_annual_benefit=Decimal("900000.00"))
-    quote = brp_benefit_quote(participation=brp_participation, separation_date=dt.date(2026, 4, 20),
-                              as_of=dt.date(2026, 4, 20))
+        unlimited_annual_benefit=Decimal("900000.00")
+    )
+    quote = brp_benefit_quote(
+        participation=brp_participation, separation_date=dt.date(2026, 4, 20), as_of=dt.date(2026, 4, 20)
+    )
     assert quote.capped and quote.single_life_annual == Decimal("615000.00")  # 725,000 - 110,000
 
 
 def test_a_key_employee_starts_after_six_months_and_the_first_payment_catches_up(brp_participation):
     key_employee_list_record(identification_year=2024, people=[brp_participation.person], actor="test")
-    quote = brp_benefit_quote(participation=brp_participation, separation_date=dt.date(2026, 1, 20),
-                              as_of=dt.date(2026, 1, 20))
+    quote = brp_benefit_quote(
+        participation=brp_participation, separation_date=dt.date(2026, 1, 20), as_of=dt.date(2026, 1, 20)
+    )
     assert quote.commencement_date == dt.date(2026, 2, 1)
     assert quote.first_payment_date == dt.date(2026, 8, 1)  # month after the 2026-07-20 anniversary
     assert quote.missed_payments == 6
@@ -65,9 +76,14 @@ def test_a_key_employee_starts_after_six_months_and_the_first_payment_catches_up
 
 def test_no_benefit_without_15_years_or_a_retirement_date_reached(brp_participation):
     DefinedBenefitRecord.objects.filter(participation=brp_participation).update(
-        benefit_service_years=Decimal("12"), early_retirement_date=None, normal_retirement_date=dt.date(2030, 1, 1))
+        benefit_service_years=Decimal("12"),
+        early_retirement_date=None,
+        normal_retirement_date=dt.date(2030, 1, 1),
+    )
     with pytest.raises(BenefitError, match="BRP 3.1"):
-        brp_benefit_quote(participation=brp_participation, separation_date=dt.date(2026, 4, 20), as_of=dt.date(2026, 4, 20))
+        brp_benefit_quote(
+            participation=brp_participation, separation_date=dt.date(2026, 4, 20), as_of=dt.date(2026, 4, 20)
+        )
 
 
 def test_a_married_participant_defaults_to_the_qjsa_and_needs_the_spouse_birth_date(brp_participation):
@@ -75,19 +91,30 @@ def test_a_married_participant_defaults_to_the_qjsa_and_needs_the_spouse_birth_d
     person.marital_status = "married"
     person.save()
     with pytest.raises(BenefitError, match="spouse"):
-        brp_benefit_quote(participation=brp_participation, separation_date=dt.date(2026, 4, 20), as_of=dt.date(2026, 4, 20))
-    quote = brp_benefit_quote(participation=brp_participation, separation_date=dt.date(2026, 4, 20),
-                              as_of=dt.date(2026, 4, 20), spouse_birth_date=dt.date(1963, 1, 1))
+        brp_benefit_quote(
+            participation=brp_participation, separation_date=dt.date(2026, 4, 20), as_of=dt.date(2026, 4, 20)
+        )
+    quote = brp_benefit_quote(
+        participation=brp_participation,
+        separation_date=dt.date(2026, 4, 20),
+        as_of=dt.date(2026, 4, 20),
+        spouse_birth_date=dt.date(1963, 1, 1),
+    )
     assert quote.form == "qjsa" and quote.annual < quote.single_life_annual
 
 
 # --- every rule on the toy basis (tests/brp/factories.py): hand-checked figures ---------------------------
 
+
 def sheet(participation, **kw):
     from books.services.brp import brp_benefit_sheet
 
-    return brp_benefit_sheet(participation=participation, separation_date=kw.pop("separation", dt.date(2026, 4, 20)),
-                             as_of=dt.date(2026, 4, 20), **kw)
+    return brp_benefit_sheet(
+        participation=participation,
+        separation_date=kw.pop("separation", dt.date(2026, 4, 20)),
+        as_of=dt.date(2026, 4, 20),
+        **kw,
+    )
 
 
 def test_every_form_is_quoted_side_by_side_and_actuarially_equivalent(toy_basis):
@@ -96,7 +123,10 @@ def test_every_form_is_quoted_side_by_side_and_actuarially_equivalent(toy_basis)
     quote = sheet(brp_participation(marital="married", spouse_birth=dt.date(1966, 5, 1)))
     forms = {o.form: o for o in quote.forms}
     assert quote.default_form == "qjsa" and forms["qjsa"].is_default and forms["qjsa"].is_elected
-    assert (forms["single_life"].annual, forms["single_life"].monthly) == (Decimal("70000.00"), Decimal("5833.33"))
+    assert (forms["single_life"].annual, forms["single_life"].monthly) == (
+        Decimal("70000.00"),
+        Decimal("5833.33"),
+    )
     # factors: ä65 = 18.5/12; 60 certain payments at 0% = 5; J&S f: 18.5/12 + f x (78.5 - 18.5)/12
     assert forms["period_certain_60"].annual == Decimal("21583.33")  # 70,000 x (18.5/12) / 5
     assert forms["js_50"].annual == forms["qjsa"].annual == Decimal("26701.03")  # 70,000 x 18.5 / 48.5
@@ -125,12 +155,19 @@ def test_the_early_reduction_of_the_pension_plan_applies_before_the_cap(toy_basi
 
 
 def test_imputed_benefit_service_adds_to_the_unlimited_benefit(toy_basis):
-    participation = ParticipationFactory(person=PersonFactory(birth_date=dt.date(1961, 5, 1)),
-                                         plan=Plan.objects.get(code="BRP"))
-    DefinedBenefitRecord.objects.create(participation=participation, as_of=dt.date(2025, 12, 31),
-                                        unlimited_annual_benefit=Decimal("180000.00"), imputed_annual_benefit=Decimal("5000.00"),
-                                        payable_annual_benefit=Decimal("110000.00"), benefit_service_years=Decimal("20"),
-                                        early_retirement_date=dt.date(2016, 5, 1), normal_retirement_date=dt.date(2026, 5, 1))
+    participation = ParticipationFactory(
+        person=PersonFactory(birth_date=dt.date(1961, 5, 1)), plan=Plan.objects.get(code="BRP")
+    )
+    DefinedBenefitRecord.objects.create(
+        participation=participation,
+        as_of=dt.date(2025, 12, 31),
+        unlimited_annual_benefit=Decimal("180000.00"),
+        imputed_annual_benefit=Decimal("5000.00"),
+        payable_annual_benefit=Decimal("110000.00"),
+        benefit_service_years=Decimal("20"),
+        early_retirement_date=dt.date(2016, 5, 1),
+        normal_retirement_date=dt.date(2026, 5, 1),
+    )
     quote = sheet(participation)
     assert quote.single_life_annual == Decimal("75000.00")  # 180,000 + 5,000 - 110,000 (BRP 3.2(a)(ii), 3.5)
     assert any(cite == "BRP 3.2(a)(ii), 3.5" for _, _, cite in quote.steps)
@@ -148,8 +185,10 @@ def test_a_year_without_a_415b_limit_uses_the_latest_recorded_and_says_so(toy_ba
 
     quote = sheet(brp_participation(), separation=dt.date(2026, 12, 10))
     assert quote.commencement_date == dt.date(2027, 1, 1) and quote.maximum_benefit == Decimal("725000.00")
-    assert any("the 415(b)(1)(A) limit for 2027 is not recorded: the Maximum Benefit of 2026 is used" in p
-               for p in quote.provisional)
+    assert any(
+        "the 415(b)(1)(A) limit for 2027 is not recorded: the Maximum Benefit of 2026 is used" in p
+        for p in quote.provisional
+    )
 
 
 def test_an_elected_deferral_moves_the_benefit_commencement_date(toy_basis):
@@ -165,7 +204,9 @@ def test_the_pre_retirement_survivor_benefit_quote_shows_its_steps(toy_basis):
     from tests.brp.factories import brp_participation
 
     participation = brp_participation(marital="married", spouse_birth=dt.date(1966, 5, 1))
-    quote = brp_survivor_quote(participation=participation, death_date=dt.date(2026, 4, 10), as_of=dt.date(2026, 4, 30))
+    quote = brp_survivor_quote(
+        participation=participation, death_date=dt.date(2026, 4, 10), as_of=dt.date(2026, 4, 30)
+    )
     assert quote.start_date == dt.date(2026, 6, 1) and quote.monthly == Decimal("1112.54")
     assert ("survivor part (50%), annual", "13350.52", "BRP 5.1(b)") in quote.steps
 
@@ -182,6 +223,8 @@ def test_the_shipped_basis_quotes_every_form_in_a_fraction_of_a_second():
     assert time.perf_counter() - started < 2
     forms = {o.form: o for o in quote.forms}
     assert "IRS 417(e) unisex 2026" in quote.basis and "segment rates of April 2026" in quote.basis
-    assert forms["lump_sum"].annual == (Decimal("70000.00") * Decimal(str(forms["single_life"].factor))).quantize(Decimal("0.01"))
+    assert forms["lump_sum"].annual == (
+        Decimal("70000.00") * Decimal(str(forms["single_life"].factor))
+    ).quantize(Decimal("0.01"))
     assert forms["js_100"].annual < forms["js_75"].annual < forms["qjsa"].annual < forms["single_life"].annual
     assert forms["single_life"].annual < forms["period_certain_180"].annual / Decimal("0.9")

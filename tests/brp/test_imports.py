@@ -1,4 +1,5 @@
 """Pension Plan figure files: validated whole (every bad line named, nothing applied), never applied twice."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -19,8 +20,10 @@ from tests.payments.factories import staff_user
 
 pytestmark = pytest.mark.django_db
 KIND = ImportBatch.Kind.PENSION_FIGURES
-HEADER = ("employee_number,as_of,unlimited_annual_benefit,payable_annual_benefit,benefit_service_years,"
-          "normal_retirement_date,early_retirement_date,spouse_name,spouse_birth_date\n")
+HEADER = (
+    "employee_number,as_of,unlimited_annual_benefit,payable_annual_benefit,benefit_service_years,"
+    "normal_retirement_date,early_retirement_date,spouse_name,spouse_birth_date\n"
+)
 
 
 def load(text: str, name: str = "figures.csv") -> ImportBatch:
@@ -35,9 +38,11 @@ def two(db):
 
 
 def good(first, second) -> str:
-    return (HEADER
-            + f"{first.person.employee_number},2026-03-31,180000.00,110000.00,18.50,2026-05-01,2016-05-01,,\n"
-            + f"{second.person.employee_number},2026-03-31,250000.00,120000.00,22,2027-01-01,,Dana Roe,1966-05-01\n")
+    return (
+        HEADER
+        + f"{first.person.employee_number},2026-03-31,180000.00,110000.00,18.50,2026-05-01,2016-05-01,,\n"
+        + f"{second.person.employee_number},2026-03-31,250000.00,120000.00,22,2027-01-01,,Dana Roe,1966-05-01\n"
+    )
 
 
 def test_a_good_file_records_every_line_with_its_history(two):
@@ -45,7 +50,9 @@ def test_a_good_file_records_every_line_with_its_history(two):
     batch = load(good(first, second))
     assert batch.status == ImportBatch.Status.APPLIED and batch.rows_applied == 2
     record = DefinedBenefitRecord.objects.get(participation=second)
-    assert record.unlimited_annual_benefit == Decimal("250000.00") and record.spouse_birth_date == dt.date(1966, 5, 1)
+    assert record.unlimited_annual_benefit == Decimal("250000.00") and record.spouse_birth_date == dt.date(
+        1966, 5, 1
+    )
     assert record.early_adjustment_factor == Decimal("1") and record.source.startswith(f"import #{batch.pk}")
     assert record.history.count() == 1
 
@@ -54,14 +61,20 @@ def test_the_same_file_again_applies_nothing(two):
     first, second = two
     load(good(first, second))
     again = load(good(first, second), name="again.csv")
-    assert again.status == ImportBatch.Status.DUPLICATE and "nothing was applied again" in batch_messages(again)[0]
+    assert (
+        again.status == ImportBatch.Status.DUPLICATE
+        and "nothing was applied again" in batch_messages(again)[0]
+    )
     assert DefinedBenefitRecord.objects.count() == 2
 
 
 def test_lines_already_on_file_are_skipped_and_only_new_ones_applied(two):
     first, second = two
     load(good(first, second))
-    more = good(first, second) + f"{first.person.employee_number},2026-06-30,181000.00,110000.00,18.50,2026-05-01,,,\n"
+    more = (
+        good(first, second)
+        + f"{first.person.employee_number},2026-06-30,181000.00,110000.00,18.50,2026-05-01,,,\n"
+    )
     batch = load(more, name="more.csv")
     assert (batch.rows_applied, batch.rows_skipped) == (1, 2)
     assert DefinedBenefitRecord.objects.count() == 3
@@ -69,18 +82,23 @@ def test_lines_already_on_file_are_skipped_and_only_new_ones_applied(two):
 
 def test_every_bad_line_is_named_and_nothing_is_applied(two):
     first, second = two
-    load(HEADER + f"{second.person.employee_number},2026-03-31,250000.00,120000.00,22,2027-01-01,,,\n", name="old.csv")
+    load(
+        HEADER + f"{second.person.employee_number},2026-03-31,250000.00,120000.00,22,2027-01-01,,,\n",
+        name="old.csv",
+    )
     edcp = ParticipationFactory()
-    bad = (HEADER
-           + f"{first.person.employee_number},2026-03-31,180000.00,110000.00,18.50,2026-05-01,2016-05-01,,\n"  # fine
-           + "NOBODY,2026-03-31,1.00,1.00,1,2030-01-01,,,\n"
-           + f"{edcp.person.employee_number},2026-03-31,1.00,1.00,1,2030-01-01,,,\n"
-           + f"{first.person.employee_number},2026-31-03,180000.00,110000.00,18.50,2026-05-01,,,\n"
-           + f"{first.person.employee_number},2026-04-30,-5.00,110000.00,18.50,2026-05-01,,,\n"
-           + f"{first.person.employee_number},2026-05-31,180000.00,110000.00,18.50,2026-05-01,2027-01-01,,\n"
-           + f"{first.person.employee_number},2026-03-31,180000.00,110000.00,18.50,2026-05-01,2016-05-01,,\n"
-           + f"{second.person.employee_number},2026-03-31,260000.00,120000.00,22,2027-01-01,,,\n"
-           + f"{first.person.employee_number},2026-06-30,180000.00,110000.00,eighteen,2026-05-01,,,\n")
+    bad = (
+        HEADER
+        + f"{first.person.employee_number},2026-03-31,180000.00,110000.00,18.50,2026-05-01,2016-05-01,,\n"  # fine
+        + "NOBODY,2026-03-31,1.00,1.00,1,2030-01-01,,,\n"
+        + f"{edcp.person.employee_number},2026-03-31,1.00,1.00,1,2030-01-01,,,\n"
+        + f"{first.person.employee_number},2026-31-03,180000.00,110000.00,18.50,2026-05-01,,,\n"
+        + f"{first.person.employee_number},2026-04-30,-5.00,110000.00,18.50,2026-05-01,,,\n"
+        + f"{first.person.employee_number},2026-05-31,180000.00,110000.00,18.50,2026-05-01,2027-01-01,,\n"
+        + f"{first.person.employee_number},2026-03-31,180000.00,110000.00,18.50,2026-05-01,2016-05-01,,\n"
+        + f"{second.person.employee_number},2026-03-31,260000.00,120000.00,22,2027-01-01,,,\n"
+        + f"{first.person.employee_number},2026-06-30,180000.00,110000.00,eighteen,2026-05-01,,,\n"
+    )
     batch = load(bad, name="bad.csv")
     assert batch.status == ImportBatch.Status.REFUSED and batch.rows_applied == 0
     messages = batch_messages(batch)
@@ -90,8 +108,14 @@ def test_every_bad_line_is_named_and_nothing_is_applied(two):
     assert messages[2].startswith("Line 5: as of '2026-31-03' is not a date")
     assert messages[3] == "Line 6: unlimited annual benefit -5.00 is negative"
     assert messages[4] == "Line 7: the Early Retirement Date is after the Normal Retirement Date"
-    assert messages[5] == f"Line 8: repeats the figures of employee {first.person.employee_number} as of 2026-03-31, already given on line 2"
-    assert "already has Pension Plan figures as of 2026-03-31 and this line differs (unlimited annual benefit)" in messages[6]
+    assert (
+        messages[5]
+        == f"Line 8: repeats the figures of employee {first.person.employee_number} as of 2026-03-31, already given on line 2"
+    )
+    assert (
+        "already has Pension Plan figures as of 2026-03-31 and this line differs (unlimited annual benefit)"
+        in messages[6]
+    )
     assert messages[7].startswith("Line 10: benefit service years 'eighteen' is not a number")
     assert not DefinedBenefitRecord.objects.filter(participation=first).exists()
 
@@ -107,7 +131,11 @@ def test_figures_arriving_after_separation_fix_the_waiting_benefit(two, toy_basi
     separate(first, dt.date(2026, 4, 20))
     assert ScheduledPayment.objects.get(participation=first).hold_code == "pension_figures"
     load(good(first, second))
-    planned = ScheduledPayment.objects.filter(participation=first).exclude(status="cancelled").order_by("payment_date")
+    planned = (
+        ScheduledPayment.objects.filter(participation=first)
+        .exclude(status="cancelled")
+        .order_by("payment_date")
+    )
     assert planned[0].status == "scheduled" and planned[0].amount == Decimal("5833.33")
 
 
@@ -134,6 +162,8 @@ def test_the_api_takes_an_upload_from_those_who_import_and_refuses_an_auditor(tw
     response = administrator.post(url, good(first, second), content_type="text/csv")
     assert response.status_code == 201 and response.json()["rows_applied"] == 2
     assert administrator.post(url, good(first, second), content_type="text/csv").status_code == 200
-    refused = administrator.post(url, HEADER + "NOBODY,2026-03-31,1.00,1.00,1,2030-01-01,,,\n", content_type="text/csv")
+    refused = administrator.post(
+        url, HEADER + "NOBODY,2026-03-31,1.00,1.00,1,2030-01-01,,,\n", content_type="text/csv"
+    )
     assert refused.status_code == 400 and refused.json()["errors"][0]["line"] == 2
     assert auditor.get("/api/books/imports/pension-figures/").status_code == 200

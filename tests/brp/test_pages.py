@@ -1,4 +1,5 @@
 """The BRP pages: staff record and read the Pension Plan figures and the quote; a participant sees only their own."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -31,19 +32,42 @@ def participant_user(participation, name: str) -> User:
     return user
 
 
-FIGURES = {"as_of": "2026-03-31", "unlimited_annual_benefit": "200000.00", "imputed_annual_benefit": "0.00",
-           "payable_annual_benefit": "120000.00", "benefit_service_years": "19.00", "early_retirement_date": "2016-05-01",
-           "normal_retirement_date": "2026-05-01", "early_adjustment_factor": "1", "spouse_name": "",
-           "spouse_birth_date": ""}
+FIGURES = {
+    "as_of": "2026-03-31",
+    "unlimited_annual_benefit": "200000.00",
+    "imputed_annual_benefit": "0.00",
+    "payable_annual_benefit": "120000.00",
+    "benefit_service_years": "19.00",
+    "early_retirement_date": "2016-05-01",
+    "normal_retirement_date": "2026-05-01",
+    "early_adjustment_factor": "1",
+    "spouse_name": "",
+    "spouse_birth_date": "",
+}
 
 
 def test_staff_see_the_quote_step_by_step_with_its_sections(toy_basis):
     participation = brp_participation()
-    page = client_of(staff_user("aud", "auditor")).get(
-        f"/staff/books/defined-benefit/{participation.pk}/?separation=2026-04-20").content.decode()
-    for text in ("Pension Plan benefit without the Tax Limits", "BRP 3.2(a)", "BRP 3.2(b)", "BRP 3.4(b)", "BRP 4.1",
-                 "70,000.00", "May 1, 2026", "BRP 4.2(a)", "Single Life Annuity", "5,833.33", "107,916.67",
-                 "Period Certain and Continuous, 60 payments", "needs the Spouse"):
+    page = (
+        client_of(staff_user("aud", "auditor"))
+        .get(f"/staff/books/defined-benefit/{participation.pk}/?separation=2026-04-20")
+        .content.decode()
+    )
+    for text in (
+        "Pension Plan benefit without the Tax Limits",
+        "BRP 3.2(a)",
+        "BRP 3.2(b)",
+        "BRP 3.4(b)",
+        "BRP 4.1",
+        "70,000.00",
+        "May 1, 2026",
+        "BRP 4.2(a)",
+        "Single Life Annuity",
+        "5,833.33",
+        "107,916.67",
+        "Period Certain and Continuous, 60 payments",
+        "needs the Spouse",
+    ):
         assert text in page, text
     assert "Record figures" not in page  # an auditor reads only
 
@@ -61,9 +85,13 @@ def test_an_administrator_records_pension_plan_figures_and_an_auditor_may_not(to
 def test_figures_the_plan_refuses_are_not_recorded(toy_basis):
     participation = brp_participation()
     bad = {**FIGURES, "early_retirement_date": "2027-01-01", "normal_retirement_date": "2026-05-01"}
-    response = client_of(staff_user("adm", "administrator")).post(f"/staff/books/defined-benefit/{participation.pk}/figures", bad,
-                                                                  follow=True)
-    assert "Not recorded: the Early Retirement Date is after the Normal Retirement Date" in response.content.decode()
+    response = client_of(staff_user("adm", "administrator")).post(
+        f"/staff/books/defined-benefit/{participation.pk}/figures", bad, follow=True
+    )
+    assert (
+        "Not recorded: the Early Retirement Date is after the Normal Retirement Date"
+        in response.content.decode()
+    )
     assert not DefinedBenefitRecord.objects.filter(as_of=dt.date(2026, 3, 31)).exists()
 
 
@@ -78,19 +106,39 @@ def test_a_participant_sees_their_own_benefit_and_gets_404_for_another(toy_basis
     assert client.get("/portal/books/defined-benefit/").url == f"/portal/books/defined-benefit/{mine.pk}/"
 
 
-def test_the_statement_pdf_holds_the_steps_forms_dates_sections_and_signature_lines(toy_basis, settings, tmp_path):
+def test_the_statement_pdf_holds_the_steps_forms_dates_sections_and_signature_lines(
+    toy_basis, settings, tmp_path
+):
     settings.MEDIA_ROOT = str(tmp_path)
-    participation = brp_participation(marital="married", spouse_birth=dt.date(1966, 5, 1), spouse_name="Dana Roe")
-    response = client_of(staff_user("aud", "auditor")).post(f"/staff/books/defined-benefit/{participation.pk}/statement",
-                                                            {"separation": "2026-04-20"})
+    participation = brp_participation(
+        marital="married", spouse_birth=dt.date(1966, 5, 1), spouse_name="Dana Roe"
+    )
+    response = client_of(staff_user("aud", "auditor")).post(
+        f"/staff/books/defined-benefit/{participation.pk}/statement", {"separation": "2026-04-20"}
+    )
     assert response.status_code == 302
     doc = Document.objects.get(kind="brp_benefit_statement")
     assert doc.person == participation.person
     text = " ".join(pdf_text(document_bytes(doc)).split())
-    for expected in ("Statement of Supplemental Benefit", "BRP 3.2(a)", "BRP 3.2(b)", "BRP 3.4(b)", "BRP 3.4(c)",
-                     "BRP 4.2(a)", "BRP 4.2(c)", "May 1, 2026", "Qualified Joint and Survivor Annuity", "2,225.09",
-                     "1,112.54", "26,701.03", "107,916.67", "toy table", "0.0% flat", "Committee member, signature and date",
-                     "BRP 3.2 Supplemental Benefit The Participant shall receive a Supplemental Benefit"):
+    for expected in (
+        "Statement of Supplemental Benefit",
+        "BRP 3.2(a)",
+        "BRP 3.2(b)",
+        "BRP 3.4(b)",
+        "BRP 3.4(c)",
+        "BRP 4.2(a)",
+        "BRP 4.2(c)",
+        "May 1, 2026",
+        "Qualified Joint and Survivor Annuity",
+        "2,225.09",
+        "1,112.54",
+        "26,701.03",
+        "107,916.67",
+        "toy table",
+        "0.0% flat",
+        "Committee member, signature and date",
+        "BRP 3.2 Supplemental Benefit The Participant shall receive a Supplemental Benefit",
+    ):
         assert expected in text, expected
     assert text.count("Committee member, signature and date") == 3  # BRP 6.1: at least three members
 
@@ -101,7 +149,11 @@ def test_the_benefit_in_pay_shows_its_payments_on_both_sides(toy_basis):
 
     key_employees(2025)
     separate(participation, dt.date(2026, 4, 20))
-    staff = client_of(staff_user("aud", "auditor")).get(f"/staff/books/defined-benefit/{participation.pk}/").content.decode()
+    staff = (
+        client_of(staff_user("aud", "auditor"))
+        .get(f"/staff/books/defined-benefit/{participation.pk}/")
+        .content.decode()
+    )
     assert "In pay" in staff or "in pay" in staff
     assert "Monthly payment 1" in staff and "5,833.33" in staff
     user = participant_user(participation, "mine")
@@ -114,7 +166,9 @@ def test_staff_record_the_survivors_death_and_only_with_the_capability(toy_basis
     from tests.brp.factories import key_employees
 
     key_employees(2025)
-    participation = brp_participation(marital="married", spouse_birth=dt.date(1966, 5, 1), spouse_name="Dana Roe")
+    participation = brp_participation(
+        marital="married", spouse_birth=dt.date(1966, 5, 1), spouse_name="Dana Roe"
+    )
     separate(participation, dt.date(2026, 4, 20))
     separate(participation, dt.date(2026, 6, 10), kind="death")
     url = f"/staff/books/defined-benefit/{participation.pk}/survivor-death"

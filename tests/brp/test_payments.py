@@ -3,6 +3,7 @@
 Figures on the toy basis of tests/brp/factories.py (ä65 = 18.5/12, ä60 = 78.5/12, ä65:60 = 18.5/12, 0%):
 the Supplemental Benefit is 180,000 - 110,000 = 70,000 a year as a Single Life Annuity (5,833.33 a month).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -35,12 +36,16 @@ def rows(participation, *, status=None):
 def credited(day: dt.date) -> None:
     """The crediting of `day` is done (the payment job values what falls due by then)."""
     at = eastern(day.year, day.month, day.day, 18)
-    JobRun.objects.update_or_create(kind="crediting", key=day.isoformat(), defaults={
-        "status": JobRun.Status.DONE, "started_at": at, "heartbeat_at": at})
+    JobRun.objects.update_or_create(
+        kind="crediting",
+        key=day.isoformat(),
+        defaults={"status": JobRun.Status.DONE, "started_at": at, "heartbeat_at": at},
+    )
 
 
 def test_a_single_participant_is_paid_a_single_life_annuity_from_the_first_of_the_month_after_separation(
-        toy_basis, no_key_employees):
+    toy_basis, no_key_employees
+):
     participation = brp_participation()
     separate(participation, dt.date(2026, 4, 20))
     annuity = Annuity.objects.get(participation=participation)
@@ -48,7 +53,11 @@ def test_a_single_participant_is_paid_a_single_life_annuity_from_the_first_of_th
     assert annuity.monthly == Decimal("5833.33")  # 70,000 / 12
     planned = rows(participation)
     # BRP 4.2(a): May 1, 2026; monthly on the 1st (4.2(c)), planned through the 1st of the month a year ahead
-    assert [p.payment_date for p in planned][:3] == [dt.date(2026, 5, 1), dt.date(2026, 6, 1), dt.date(2026, 7, 1)]
+    assert [p.payment_date for p in planned][:3] == [
+        dt.date(2026, 5, 1),
+        dt.date(2026, 6, 1),
+        dt.date(2026, 7, 1),
+    ]
     assert planned[-1].payment_date == dt.date(2027, 4, 1)
     assert {p.amount for p in planned} == {Decimal("5833.33")}
     assert {(p.kind, p.share) for p in planned} == {("annuity", "defined")}
@@ -85,8 +94,14 @@ def test_the_elected_lump_sum_is_one_payment_of_the_present_value(toy_basis, no_
     from elections.services import annuity_election_submit
 
     participation = brp_participation()
-    annuity_election_submit(participation=participation, form="lump_sum", defer_years=5,
-                            submitted_at=eastern(2019, 1, 10), channel="staff", actor="test")
+    annuity_election_submit(
+        participation=participation,
+        form="lump_sum",
+        defer_years=5,
+        submitted_at=eastern(2019, 1, 10),
+        channel="staff",
+        actor="test",
+    )
     separate(participation, dt.date(2026, 4, 20))  # the change took effect 2020-01-10; deferred 5 years
     (held,) = rows(participation)
     assert held.hold_code == "maximum_benefit_limit" and "415(b)(1)(A) limit for 2031" in held.hold_reason
@@ -101,7 +116,9 @@ def test_the_elected_lump_sum_is_one_payment_of_the_present_value(toy_basis, no_
 
 
 def test_a_married_participant_without_an_election_gets_the_qjsa(toy_basis, no_key_employees):
-    participation = brp_participation(marital="married", spouse_birth=dt.date(1966, 5, 1), spouse_name="Dana Roe")
+    participation = brp_participation(
+        marital="married", spouse_birth=dt.date(1966, 5, 1), spouse_name="Dana Roe"
+    )
     separate(participation, dt.date(2026, 4, 20))
     annuity = Annuity.objects.get(participation=participation)
     # 70,000 x ä65 / (ä65 + 50% (ä60 - ä65:60)) = 70,000 x 18.5 / 48.5 = 26,701.03 a year
@@ -110,7 +127,9 @@ def test_a_married_participant_without_an_election_gets_the_qjsa(toy_basis, no_k
     assert annuity.survivor_name == "Dana Roe"
 
 
-def test_without_pension_plan_figures_the_benefit_waits_on_the_staff_queue_then_follows_them(toy_basis, no_key_employees):
+def test_without_pension_plan_figures_the_benefit_waits_on_the_staff_queue_then_follows_them(
+    toy_basis, no_key_employees
+):
     from books.services.brp import pension_figures_record
 
     participation = brp_participation()
@@ -119,10 +138,17 @@ def test_without_pension_plan_figures_the_benefit_waits_on_the_staff_queue_then_
     (held,) = rows(participation)
     assert held.status == S.HELD and held.hold_code == "pension_figures" and held.amount is None
     assert "BRP 3.2" in held.hold_reason
-    pension_figures_record(participation=participation, as_of=dt.date(2026, 4, 30), actor="test",
-                           now=eastern(2026, 4, 30), unlimited_annual_benefit=Decimal("150000.00"),
-                           payable_annual_benefit=Decimal("110000.00"), benefit_service_years=Decimal("20"),
-                           early_retirement_date=dt.date(2016, 5, 1), normal_retirement_date=dt.date(2026, 5, 1))
+    pension_figures_record(
+        participation=participation,
+        as_of=dt.date(2026, 4, 30),
+        actor="test",
+        now=eastern(2026, 4, 30),
+        unlimited_annual_benefit=Decimal("150000.00"),
+        payable_annual_benefit=Decimal("110000.00"),
+        benefit_service_years=Decimal("20"),
+        early_retirement_date=dt.date(2016, 5, 1),
+        normal_retirement_date=dt.date(2026, 5, 1),
+    )
     planned = rows(participation)
     assert planned[0].status == S.SCHEDULED and planned[0].amount == Decimal("3333.33")  # 40,000 / 12
 
@@ -134,8 +160,9 @@ def test_an_annuity_payment_is_paid_through_the_run_without_selling_units(toy_ba
     payment_day_process(day=dt.date(2026, 5, 1), now=eastern(2026, 5, 1, 7))
     first = rows(participation)[0]
     assert first.status == S.VALUED and first.amount == Decimal("5833.33")
-    run = payment_run_prepare(period_end=dt.date(2026, 5, 1), actor=staff_user("prep", "administrator"),
-                              now=eastern(2026, 5, 1, 8))
+    run = payment_run_prepare(
+        period_end=dt.date(2026, 5, 1), actor=staff_user("prep", "administrator"), now=eastern(2026, 5, 1, 8)
+    )
     first.refresh_from_db()
     assert first.federal_withholding == Decimal("1283.33")  # 22% supplemental rate
     assert first.state_withholding == Decimal("335.42") and first.net_amount == Decimal("4214.58")  # VA 5.75%
@@ -151,8 +178,9 @@ def test_a_run_approved_before_the_release_date_is_paid_by_the_job_on_that_date(
     separate(participation, dt.date(2026, 4, 20))
     credited(dt.date(2026, 4, 30))
     payment_day_process(day=dt.date(2026, 4, 30), now=eastern(2026, 4, 30, 7))
-    run = payment_run_prepare(period_end=dt.date(2026, 5, 1), actor=staff_user("prep", "administrator"),
-                              now=eastern(2026, 4, 30, 8))
+    run = payment_run_prepare(
+        period_end=dt.date(2026, 5, 1), actor=staff_user("prep", "administrator"), now=eastern(2026, 4, 30, 8)
+    )
     payment_run_approve(run=run, actor=staff_user("appr", "committee"), now=eastern(2026, 4, 30, 10))
     first = rows(participation)[0]
     assert first.status == S.RELEASED
@@ -165,7 +193,9 @@ def test_the_daily_job_keeps_a_year_of_monthly_payments_planned(toy_basis, no_ke
     participation = brp_participation()
     separate(participation, dt.date(2026, 4, 20))
     assert rows(participation)[-1].payment_date == dt.date(2027, 4, 1)
-    assert annuities_extend(day=dt.date(2026, 4, 30), now=eastern(2026, 4, 30, 7)) == 0  # same month: nothing to do
+    assert (
+        annuities_extend(day=dt.date(2026, 4, 30), now=eastern(2026, 4, 30, 7)) == 0
+    )  # same month: nothing to do
     credited(dt.date(2026, 5, 29))
     payment_day_process(day=dt.date(2026, 6, 1), now=eastern(2026, 6, 1, 7))
     assert rows(participation)[-1].payment_date == dt.date(2027, 6, 1)
@@ -181,29 +211,49 @@ def test_death_stops_a_single_life_annuity_after_the_month_of_death(toy_basis, n
 
 
 def test_a_joint_and_survivor_annuity_continues_to_the_survivor_and_stops_after_the_survivor_dies(
-        toy_basis, no_key_employees):
-    participation = brp_participation(marital="married", spouse_birth=dt.date(1966, 5, 1), spouse_name="Dana Roe")
+    toy_basis, no_key_employees
+):
+    participation = brp_participation(
+        marital="married", spouse_birth=dt.date(1966, 5, 1), spouse_name="Dana Roe"
+    )
     separate(participation, dt.date(2026, 4, 20))
     separate(participation, dt.date(2026, 7, 15), kind="death")
     planned = rows(participation)
     assert [(p.payment_date, p.amount, p.payee_name) for p in planned[:4]] == [
-        (dt.date(2026, 5, 1), Decimal("2225.09"), ""), (dt.date(2026, 6, 1), Decimal("2225.09"), ""),
-        (dt.date(2026, 7, 1), Decimal("2225.09"), ""), (dt.date(2026, 8, 1), Decimal("1112.54"), "Dana Roe")]
+        (dt.date(2026, 5, 1), Decimal("2225.09"), ""),
+        (dt.date(2026, 6, 1), Decimal("2225.09"), ""),
+        (dt.date(2026, 7, 1), Decimal("2225.09"), ""),
+        (dt.date(2026, 8, 1), Decimal("1112.54"), "Dana Roe"),
+    ]
     assert planned[3].cite == "BRP 5.2" and planned[3].benefit == "Post-Retirement Survivor Benefit"
     annuity = Annuity.objects.get(participation=participation)
-    annuity_survivor_death_record(annuity=annuity, died_on=dt.date(2026, 10, 3), actor="test", now=eastern(2026, 10, 5))
+    annuity_survivor_death_record(
+        annuity=annuity, died_on=dt.date(2026, 10, 3), actor="test", now=eastern(2026, 10, 5)
+    )
     assert [p.payment_date for p in rows(participation)][-1] == dt.date(2026, 10, 1)
 
 
-def test_a_period_certain_pays_the_rest_of_the_guaranteed_payments_to_the_beneficiary(toy_basis, no_key_employees):
+def test_a_period_certain_pays_the_rest_of_the_guaranteed_payments_to_the_beneficiary(
+    toy_basis, no_key_employees
+):
     from elections.services import annuity_election_submit
     from participants.services import beneficiaries_designate
 
     participation = brp_participation()
-    annuity_election_submit(participation=participation, form="period_certain_60", defer_years=0,
-                            submitted_at=eastern(2026, 1, 10), channel="staff", actor="test")
-    beneficiaries_designate(person=participation.person, plan=participation.plan, actor="test",
-                            beneficiaries=[{"tier": "primary", "name": "Robin Heir", "percent": 100}])
+    annuity_election_submit(
+        participation=participation,
+        form="period_certain_60",
+        defer_years=0,
+        submitted_at=eastern(2026, 1, 10),
+        channel="staff",
+        actor="test",
+    )
+    beneficiaries_designate(
+        person=participation.person,
+        plan=participation.plan,
+        actor="test",
+        beneficiaries=[{"tier": "primary", "name": "Robin Heir", "percent": 100}],
+    )
     separate(participation, dt.date(2026, 4, 20))
     annuity = Annuity.objects.get(participation=participation)
     # 70,000 x (18.5/12) / 5 (60 certain payments at 0%) = 21,583.33 a year, 1,798.61 a month
@@ -212,11 +262,15 @@ def test_a_period_certain_pays_the_rest_of_the_guaranteed_payments_to_the_benefi
     annuities_extend(day=dt.date(2031, 5, 1), now=eastern(2031, 5, 1))
     planned = rows(participation)
     assert len(planned) == 60 and planned[-1].payment_date == dt.date(2031, 4, 1)
-    assert {p.payee_name for p in planned[3:]} == {"Robin Heir"} and planned[-1].label == "Monthly payment 60 of 60 guaranteed"
+    assert {p.payee_name for p in planned[3:]} == {"Robin Heir"} and planned[
+        -1
+    ].label == "Monthly payment 60 of 60 guaranteed"
     assert Annuity.objects.get(participation=participation).status == Annuity.Status.COMPLETE
 
 
-def test_a_key_employee_who_dies_while_waiting_is_owed_the_months_through_the_month_of_death(toy_basis, no_key_employees):
+def test_a_key_employee_who_dies_while_waiting_is_owed_the_months_through_the_month_of_death(
+    toy_basis, no_key_employees
+):
     participation = brp_participation()
     key_employees(2025, participation.person)
     separate(participation, dt.date(2026, 4, 20))
@@ -228,7 +282,9 @@ def test_a_key_employee_who_dies_while_waiting_is_owed_the_months_through_the_mo
 
 
 def test_the_pre_retirement_survivor_benefit_is_half_of_a_50_percent_joint_and_survivor_annuity(toy_basis):
-    participation = brp_participation(marital="married", spouse_birth=dt.date(1966, 5, 1), spouse_name="Dana Roe")
+    participation = brp_participation(
+        marital="married", spouse_birth=dt.date(1966, 5, 1), spouse_name="Dana Roe"
+    )
     separate(participation, dt.date(2026, 4, 10), kind="death")
     annuity = Annuity.objects.get(participation=participation)
     # BRP 5.1(b): the survivor part of the 50% J&S just before death: 26,701.03 x 50% = 13,350.52 a year;
@@ -240,12 +296,21 @@ def test_the_pre_retirement_survivor_benefit_is_half_of_a_50_percent_joint_and_s
 
 
 def test_the_pre_retirement_survivor_benefit_waits_for_the_early_retirement_date(toy_basis):
-    participation = brp_participation(marital="married", spouse_birth=dt.date(1966, 5, 1), spouse_name="Dana Roe",
-                                      erd=dt.date(2027, 8, 15), nrd=dt.date(2031, 5, 1))
+    participation = brp_participation(
+        marital="married",
+        spouse_birth=dt.date(1966, 5, 1),
+        spouse_name="Dana Roe",
+        erd=dt.date(2027, 8, 15),
+        nrd=dt.date(2031, 5, 1),
+    )
     separate(participation, dt.date(2026, 4, 10), kind="death")
     annuity = Annuity.objects.get(participation=participation)
-    assert annuity.first_payment_date == dt.date(2027, 9, 1) and not rows(participation)  # the month after the ERD
-    annuities_extend(day=dt.date(2026, 9, 1), now=eastern(2026, 9, 1, 7))  # now within the twelve months planned
+    assert annuity.first_payment_date == dt.date(2027, 9, 1) and not rows(
+        participation
+    )  # the month after the ERD
+    annuities_extend(
+        day=dt.date(2026, 9, 1), now=eastern(2026, 9, 1, 7)
+    )  # now within the twelve months planned
     assert rows(participation)[0].payment_date == dt.date(2027, 9, 1)
 
 
@@ -264,13 +329,21 @@ def test_a_benefit_in_pay_stays_fixed_when_the_pension_plan_figures_change(toy_b
     separate(participation, dt.date(2026, 4, 20))
     credited(dt.date(2026, 4, 30))
     payment_day_process(day=dt.date(2026, 5, 1), now=eastern(2026, 5, 1, 7))
-    run = payment_run_prepare(period_end=dt.date(2026, 5, 1), actor=staff_user("prep", "administrator"),
-                              now=eastern(2026, 5, 1, 8))
+    run = payment_run_prepare(
+        period_end=dt.date(2026, 5, 1), actor=staff_user("prep", "administrator"), now=eastern(2026, 5, 1, 8)
+    )
     payment_run_approve(run=run, actor=staff_user("appr", "committee"), now=eastern(2026, 5, 1, 10))
-    pension_figures_record(participation=participation, as_of=dt.date(2026, 5, 10), actor="test", now=eastern(2026, 5, 10),
-                           unlimited_annual_benefit=Decimal("180000.00"), payable_annual_benefit=Decimal("130000.00"),
-                           benefit_service_years=Decimal("18.5"), early_retirement_date=dt.date(2016, 5, 1),
-                           normal_retirement_date=dt.date(2026, 5, 1))
+    pension_figures_record(
+        participation=participation,
+        as_of=dt.date(2026, 5, 10),
+        actor="test",
+        now=eastern(2026, 5, 10),
+        unlimited_annual_benefit=Decimal("180000.00"),
+        payable_annual_benefit=Decimal("130000.00"),
+        benefit_service_years=Decimal("18.5"),
+        early_retirement_date=dt.date(2016, 5, 1),
+        normal_retirement_date=dt.date(2026, 5, 1),
+    )
     # BRP 3.4(c): not reduced when more becomes payable from the Pension Plan
     assert {p.amount for p in rows(participation)} == {Decimal("5833.33")}
     assert Annuity.objects.get(participation=participation).fixed_on == dt.date(2026, 5, 1)
@@ -291,10 +364,18 @@ def test_a_married_participant_without_the_spouses_birth_date_waits_for_it(toy_b
     separate(participation, dt.date(2026, 4, 20))
     (held,) = rows(participation)
     assert held.hold_code == "survivor_birth_date" and "BRP 4.2(c)" in held.hold_reason
-    pension_figures_record(participation=participation, as_of=dt.date(2026, 4, 25), actor="test", now=eastern(2026, 4, 25),
-                           unlimited_annual_benefit=Decimal("180000.00"), payable_annual_benefit=Decimal("110000.00"),
-                           benefit_service_years=Decimal("18.5"), early_retirement_date=dt.date(2016, 5, 1),
-                           normal_retirement_date=dt.date(2026, 5, 1), spouse_name="Dana Roe",
-                           spouse_birth_date=dt.date(1966, 5, 1))
+    pension_figures_record(
+        participation=participation,
+        as_of=dt.date(2026, 4, 25),
+        actor="test",
+        now=eastern(2026, 4, 25),
+        unlimited_annual_benefit=Decimal("180000.00"),
+        payable_annual_benefit=Decimal("110000.00"),
+        benefit_service_years=Decimal("18.5"),
+        early_retirement_date=dt.date(2016, 5, 1),
+        normal_retirement_date=dt.date(2026, 5, 1),
+        spouse_name="Dana Roe",
+        spouse_birth_date=dt.date(1966, 5, 1),
+    )
     assert rows(participation)[0].amount == Decimal("2225.09")  # the QJSA of the default (BRP 4.2(c))
     assert ScheduledPayment.objects.get(pk=held.pk).status == S.CANCELLED

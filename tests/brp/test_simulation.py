@@ -1,6 +1,7 @@
 """A BRP scenario in the simulator (scenarios/brp_annuities_key_employee_and_death.json): Pension Plan figures and
 annuity elections as events, separations and a death through the hooks, payments through the two-person runs.
 tests/simulation/test_scenarios.py checks its `expect` (the amounts of the shipped basis); here, their relations."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -28,7 +29,11 @@ def test_the_brp_scenario_pays_the_catch_up_then_monthly_and_the_guarantee_after
     p2 = [p for p in out["payments"] if p["participant"] == "P2"]
     monthly = Decimal(p1[1]["amount"])
     # BRP 4.3: separation 2026-04-20, the first payment on November 1 holds May through November (7 payments)
-    assert (p1[0]["payment_date"], Decimal(p1[0]["amount"]), p1[0]["cite"]) == ("2026-11-01", monthly * 7, "BRP 4.3")
+    assert (p1[0]["payment_date"], Decimal(p1[0]["amount"]), p1[0]["cite"]) == (
+        "2026-11-01",
+        monthly * 7,
+        "BRP 4.3",
+    )
     assert [p["payment_date"] for p in p1[1:]] == ["2026-12-01", "2027-01-01", "2027-02-01", "2027-03-01"]
     assert {p["amount"] for p in p1[1:]} == {str(monthly)}
     # 120 payments certain (4.2(c)): from June 1, 2026; after the death on October 5 to the estate (5.2 does not apply)
@@ -38,13 +43,42 @@ def test_the_brp_scenario_pays_the_catch_up_then_monthly_and_the_guarantee_after
 
 
 def test_a_malformed_brp_event_is_refused_naming_the_field():
-    base = {"name": "t", "plan": "BRP", "through": "2026-12-31",
-            "funds": {"SV": {"name": "SV", "default": True, "prices": [["2010-01-04", "10.00"]]}},
-            "participants": {"P1": {"birth_date": "1961-03-10", "hire_date": "1990-06-01"}}}
+    base = {
+        "name": "t",
+        "plan": "BRP",
+        "through": "2026-12-31",
+        "funds": {"SV": {"name": "SV", "default": True, "prices": [["2010-01-04", "10.00"]]}},
+        "participants": {"P1": {"birth_date": "1961-03-10", "hire_date": "1990-06-01"}},
+    }
     with pytest.raises(ScenarioError, match=r"event 0 \(annuity_election\) field form"):
-        parse_scenario({**base, "events": [{"on": "2026-01-02", "type": "annuity_election", "participant": "P1",
-                                            "form": "installments"}]})
-    with pytest.raises(ScenarioError, match=r"event 0 \(pension_figures\) field payable_annual_benefit: missing"):
-        parse_scenario({**base, "events": [{"on": "2026-01-02", "type": "pension_figures", "participant": "P1",
-                                            "unlimited_annual_benefit": "1.00", "benefit_service_years": "1",
-                                            "normal_retirement_date": "2026-03-10"}]})
+        parse_scenario(
+            {
+                **base,
+                "events": [
+                    {
+                        "on": "2026-01-02",
+                        "type": "annuity_election",
+                        "participant": "P1",
+                        "form": "installments",
+                    }
+                ],
+            }
+        )
+    with pytest.raises(
+        ScenarioError, match=r"event 0 \(pension_figures\) field payable_annual_benefit: missing"
+    ):
+        parse_scenario(
+            {
+                **base,
+                "events": [
+                    {
+                        "on": "2026-01-02",
+                        "type": "pension_figures",
+                        "participant": "P1",
+                        "unlimited_annual_benefit": "1.00",
+                        "benefit_service_years": "1",
+                        "normal_retirement_date": "2026-03-10",
+                    }
+                ],
+            }
+        )

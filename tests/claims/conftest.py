@@ -29,7 +29,9 @@ def auditor_user(db):
 
 @pytest.fixture
 def alice(db):
-    return participant("EDCP", username="alice", first_name="Alice", last_name="Claimant", email="alice@example.com")
+    return participant(
+        "EDCP", username="alice", first_name="Alice", last_name="Claimant", email="alice@example.com"
+    )
 
 
 @pytest.fixture

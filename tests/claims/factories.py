@@ -1,4 +1,5 @@
 """Factories and helpers for the claims tests: users in their role groups, files, claims at a given moment."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -27,8 +28,13 @@ def at(y: int, m: int, d: int, hh: int = 12, mm: int = 0) -> dt.datetime:
 
 def user_in(role: str, username: str | None = None, email: str = "") -> User:
     group, _ = Group.objects.get_or_create(name=role)
-    user = User.objects.create_user(username=username or f"{role}-{User.objects.count() + 1}", password=PASSWORD,
-                                    email=email, first_name=role.title(), last_name="User")
+    user = User.objects.create_user(
+        username=username or f"{role}-{User.objects.count() + 1}",
+        password=PASSWORD,
+        email=email,
+        first_name=role.title(),
+        last_name="User",
+    )
     user.groups.add(group)
     return user
 
@@ -62,16 +68,26 @@ def upload(name: str = "statement.pdf", data: bytes | None = None, content_type:
 
 
 def file_claim(person: Person, *, now: dt.datetime, plan_code: str = "EDCP", files=(), **kwargs):
-    return claim_file(plan=Plan.objects.get(code=plan_code), claimant=person, capacity=kwargs.pop("capacity", Capacity.PARTICIPANT),
-                      subject=kwargs.pop("subject", Subject.AMOUNT),
-                      description=kwargs.pop("description", "My 2024 company contribution was not credited."),
-                      now=now, actor=kwargs.pop("actor", person.user or "staff"), filed_by=kwargs.pop("filed_by", person),
-                      files=files, **kwargs)
+    return claim_file(
+        plan=Plan.objects.get(code=plan_code),
+        claimant=person,
+        capacity=kwargs.pop("capacity", Capacity.PARTICIPANT),
+        subject=kwargs.pop("subject", Subject.AMOUNT),
+        description=kwargs.pop("description", "My 2024 company contribution was not credited."),
+        now=now,
+        actor=kwargs.pop("actor", person.user or "staff"),
+        filed_by=kwargs.pop("filed_by", person),
+        files=files,
+        **kwargs,
+    )
 
 
 def section(plan_code: str, number: str) -> PlanSection:
-    return (PlanSection.objects.filter(version__plan__code=plan_code, section=number)
-            .order_by("-version__effective_date").first())
+    return (
+        PlanSection.objects.filter(version__plan__code=plan_code, section=number)
+        .order_by("-version__effective_date")
+        .first()
+    )
 
 
 def deny(claim, *, now: dt.datetime, actor, provisions=None, **kwargs):
@@ -89,6 +105,9 @@ def text_of(document) -> str:
     """The words of a PDF with the running footers taken out (so a sentence split by a page break reads whole)."""
     from core.pdf import document_bytes, pdf_text
 
-    lines = [line for line in pdf_text(document_bytes(document)).splitlines()
-             if not re.search(r"Page \d+ of \d+\s*$", line)]
+    lines = [
+        line
+        for line in pdf_text(document_bytes(document)).splitlines()
+        if not re.search(r"Page \d+ of \d+\s*$", line)
+    ]
     return " ".join(" ".join(lines).split())

@@ -1,4 +1,5 @@
 """Only the claimant and their representative see a claim; anyone else gets 404 on every page and endpoint."""
+
 from __future__ import annotations
 
 import pytest
@@ -22,8 +23,11 @@ def client_for(user) -> Client:
 def setup(alice, admin_user):
     claim = file_claim(alice, now=at(2025, 1, 10), files=[upload()])
     decision = deny(claim, now=at(2025, 3, 3), actor=admin_user)
-    furnished = claim_file_fulfil(request=claim_file_request(claim=claim, now=at(2025, 3, 4), actor=alice.user),
-                                  now=at(2025, 3, 4), actor="system")
+    furnished = claim_file_fulfil(
+        request=claim_file_request(claim=claim, now=at(2025, 3, 4), actor=alice.user),
+        now=at(2025, 3, 4),
+        actor="system",
+    )
     return claim, decision.notice, claim.documents.get(), furnished.document
 
 
@@ -40,7 +44,11 @@ def readable_urls(claim, notice, doc, bundle) -> list[str]:
 def test_the_claimant_reads_every_page_notice_and_endpoint(setup, alice):
     claim, notice, doc, bundle = setup
     client = client_for(alice.user)
-    for url in [*readable_urls(claim, notice, doc, bundle), f"/documents/{notice.pk}/", f"/documents/{bundle.pk}/"]:
+    for url in [
+        *readable_urls(claim, notice, doc, bundle),
+        f"/documents/{notice.pk}/",
+        f"/documents/{bundle.pk}/",
+    ]:
         assert client.get(url).status_code == 200, url
     page = client.get(reverse("claims_portal:detail", args=[claim.pk])).content.decode()
     assert "Notice of denial of claim" in page and "May 2, 2025" in page
@@ -53,14 +61,23 @@ def test_the_claimant_reads_every_page_notice_and_endpoint(setup, alice):
 def test_another_participant_gets_404_on_every_page_and_endpoint_and_changes_nothing(setup, bob):
     claim, notice, doc, bundle = setup
     client = client_for(bob.user)
-    gets = [*readable_urls(claim, notice, doc, bundle), f"/documents/{notice.pk}/", f"/documents/{bundle.pk}/",
-            reverse("claims_staff:detail", args=[claim.pk]), reverse("claims_staff:queue"),
-            reverse("claims_staff:upload", args=[claim.pk, doc.pk])]
+    gets = [
+        *readable_urls(claim, notice, doc, bundle),
+        f"/documents/{notice.pk}/",
+        f"/documents/{bundle.pk}/",
+        reverse("claims_staff:detail", args=[claim.pk]),
+        reverse("claims_staff:queue"),
+        reverse("claims_staff:upload", args=[claim.pk, doc.pk]),
+    ]
     for url in gets:
         assert client.get(url).status_code == 404, url
-    posts = [reverse("claims_portal:appeal", args=[claim.pk]), reverse("claims_portal:claim_file", args=[claim.pk]),
-             reverse("claims_api:claim_file", args=[claim.pk]), reverse("claims_staff:deny", args=[claim.pk]),
-             reverse("claims_staff:claim_file", args=[claim.pk])]
+    posts = [
+        reverse("claims_portal:appeal", args=[claim.pk]),
+        reverse("claims_portal:claim_file", args=[claim.pk]),
+        reverse("claims_api:claim_file", args=[claim.pk]),
+        reverse("claims_staff:deny", args=[claim.pk]),
+        reverse("claims_staff:claim_file", args=[claim.pk]),
+    ]
     for url in posts:
         assert client.post(url, {"issues": "Mine now"}).status_code == 404, url
     assert client.get(reverse("claims_api:claims")).json()["results"] == []
@@ -71,8 +88,14 @@ def test_another_participant_gets_404_on_every_page_and_endpoint_and_changes_not
 
 def test_the_representative_sees_the_claim_they_filed_for_the_claimant(alice, admin_user):
     carol = participant("EDCP", username="carol", first_name="Carol", last_name="Counsel")
-    claim = file_claim(alice, now=at(2025, 1, 10), filed_by=carol, representative=carol, actor=carol.user,
-                       authorisation=upload("authorisation.pdf"))
+    claim = file_claim(
+        alice,
+        now=at(2025, 1, 10),
+        filed_by=carol,
+        representative=carol,
+        actor=carol.user,
+        authorisation=upload("authorisation.pdf"),
+    )
     notice = deny(claim, now=at(2025, 3, 3), actor=admin_user).notice
     client = client_for(carol.user)
     assert client.get(reverse("claims_portal:detail", args=[claim.pk])).status_code == 200
@@ -90,15 +113,22 @@ def test_a_notice_of_another_claim_cannot_be_fetched_through_ones_own_claim(setu
     other_notice = deny(other, now=at(2025, 3, 3), actor=admin_user).notice
     client = client_for(alice.user)
     assert client.get(reverse("claims_portal:notice", args=[claim.pk, other_notice.pk])).status_code == 404
-    assert client.get(reverse("claims_portal:upload", args=[claim.pk, other.documents.get().pk])).status_code == 404
+    assert (
+        client.get(reverse("claims_portal:upload", args=[claim.pk, other.documents.get().pk])).status_code
+        == 404
+    )
 
 
 def test_staff_read_every_claim_and_auditors_only_read(setup, auditor_user, admin_user):
     claim, notice, doc, bundle = setup
     auditor = client_for(auditor_user)
-    for url in (reverse("claims_staff:queue"), reverse("claims_staff:detail", args=[claim.pk]),
-                reverse("claims_staff:reports"), reverse("claims_staff:upload", args=[claim.pk, doc.pk]),
-                f"/documents/{notice.pk}/"):
+    for url in (
+        reverse("claims_staff:queue"),
+        reverse("claims_staff:detail", args=[claim.pk]),
+        reverse("claims_staff:reports"),
+        reverse("claims_staff:upload", args=[claim.pk, doc.pk]),
+        f"/documents/{notice.pk}/",
+    ):
         assert auditor.get(url).status_code == 200, url
     listing = auditor.get(reverse("claims_api:claims")).json()["results"]
     assert listing[0]["reviewer"] is None and listing[0]["filed_by"] == "alice"

@@ -4,6 +4,7 @@ A participant files as themselves (or as an authorized representative, with the 
 appeals only their own denied claim; staff holding record_events record paper claims and appeals; other staff
 get 403. Bad input answers 400 with a clear message and creates nothing.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -30,16 +31,23 @@ def client_for(user) -> Client:
 
 
 def claim_form(**extra) -> dict:
-    data = {"plan": "EDCP", "capacity": "participant", "subject": "amount",
-            "description": "My 2024 company contribution is missing."}
+    data = {
+        "plan": "EDCP",
+        "capacity": "participant",
+        "subject": "amount",
+        "description": "My 2024 company contribution is missing.",
+    }
     data.update(extra)
     return data
 
 
 def nothing_created() -> bool:
     media = Path(settings.MEDIA_ROOT)
-    return (not Claim.objects.exists() and not ClaimDocument.objects.exists()
-            and not (media.exists() and any(media.rglob("*.*"))))
+    return (
+        not Claim.objects.exists()
+        and not ClaimDocument.objects.exists()
+        and not (media.exists() and any(media.rglob("*.*")))
+    )
 
 
 @pytest.fixture
@@ -53,16 +61,27 @@ def denied(alice, admin_user):
 
 # --- filing a claim ------------------------------------------------------------------------------------------
 def test_a_participant_files_a_claim_with_attachments_as_in_the_portal(alice):
-    response = client_for(alice.user).post(CLAIMS, claim_form(
-        attachments=[upload("statement.pdf"), upload("photo.png", png_bytes(), "image/png")]))
+    response = client_for(alice.user).post(
+        CLAIMS,
+        claim_form(attachments=[upload("statement.pdf"), upload("photo.png", png_bytes(), "image/png")]),
+    )
     assert response.status_code == 201, response.content
     claim = Claim.objects.get()
     body = response.json()
     assert (body["id"], body["state"], body["received_on"], body["next_deadline_kind"]) == (
-        claim.pk, "received", timezone.localdate().isoformat(), "decision")
+        claim.pk,
+        "received",
+        timezone.localdate().isoformat(),
+        "decision",
+    )
     assert "reviewer" not in body  # the claimant's view of the claim
     assert (claim.claimant, claim.participant, claim.representative, claim.channel, claim.delivery) == (
-        alice, alice, None, "portal", "portal")
+        alice,
+        alice,
+        None,
+        "portal",
+        "portal",
+    )
     assert sorted(d.original_name for d in claim.documents.all()) == ["photo.png", "statement.pdf"]
     assert claim.transitions.get().actor_label == "alice"
 
@@ -72,17 +91,32 @@ def test_a_beneficiary_files_naming_the_participant(alice):
     client = client_for(widow.user)
     response = client.post(CLAIMS, claim_form(capacity="beneficiary"))
     assert response.status_code == 400 and "must name the participant" in response.json()["detail"]
-    response = client.post(CLAIMS, claim_form(capacity="beneficiary", participant_number=alice.employee_number))
+    response = client.post(
+        CLAIMS, claim_form(capacity="beneficiary", participant_number=alice.employee_number)
+    )
     assert response.status_code == 201
     claim = Claim.objects.get()
     assert (claim.claimant, claim.participant, claim.capacity) == (widow, alice, "beneficiary")
 
 
-@pytest.mark.parametrize(("name", "data", "message"), [
-    ("notes.txt", b"plain text", "the attachment 'notes.txt' is not accepted: send a PDF, PNG or JPEG file"),
-    ("statement.pdf", b"MZ\x90\x00 not a pdf", "the attachment 'statement.pdf' is not a real PDF file: send a PDF, PNG or JPEG file"),
-])
-def test_a_file_of_the_wrong_type_is_refused_with_a_clear_message_and_nothing_is_created(alice, name, data, message):
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        (
+            "notes.txt",
+            b"plain text",
+            "the attachment 'notes.txt' is not accepted: send a PDF, PNG or JPEG file",
+        ),
+        (
+            "statement.pdf",
+            b"MZ\x90\x00 not a pdf",
+            "the attachment 'statement.pdf' is not a real PDF file: send a PDF, PNG or JPEG file",
+        ),
+    ],
+)
+def test_a_file_of_the_wrong_type_is_refused_with_a_clear_message_and_nothing_is_created(
+    alice, name, data, message
+):
     response = client_for(alice.user).post(CLAIMS, claim_form(attachments=[upload(), upload(name, data)]))
     assert response.status_code == 400
     assert response.json() == {"detail": message}
@@ -93,8 +127,9 @@ def test_missing_fields_are_refused_one_by_one_and_nothing_is_created(alice):
     client = client_for(alice.user)
     response = client.post(CLAIMS, {"attachments": [upload()]})
     assert response.status_code == 400
-    assert response.json() == {field: ["This field is required."] for field in ("plan", "capacity", "subject",
-                                                                                "description")}
+    assert response.json() == {
+        field: ["This field is required."] for field in ("plan", "capacity", "subject", "description")
+    }
     response = client.post(CLAIMS, claim_form(plan="XYZ", description=" "))
     assert response.status_code == 400
     assert set(response.json()) == {"plan", "description"}
@@ -104,7 +139,10 @@ def test_missing_fields_are_refused_one_by_one_and_nothing_is_created(alice):
 def test_a_participant_files_only_as_themselves_unless_authorised(alice, bob):
     client = client_for(bob.user)
     response = client.post(CLAIMS, claim_form(on_behalf_of=alice.employee_number))
-    assert response.status_code == 400 and "needs the claimant's written authorisation" in response.json()["detail"]
+    assert (
+        response.status_code == 400
+        and "needs the claimant's written authorisation" in response.json()["detail"]
+    )
     # What only staff record is refused, not silently dropped.
     for extra in ({"claimant_number": alice.employee_number}, {"received_on": "2020-01-02"}):
         response = client.post(CLAIMS, claim_form(**extra))
@@ -113,28 +151,44 @@ def test_a_participant_files_only_as_themselves_unless_authorised(alice, bob):
     response = client.post(CLAIMS, claim_form(on_behalf_of="NOBODY-1"))
     assert response.json() == {"on_behalf_of": ["No person has employee number NOBODY-1."]}
     assert nothing_created()
-    response = client.post(CLAIMS, claim_form(on_behalf_of=alice.employee_number,
-                                              authorisation=upload("authorisation.pdf")))
+    response = client.post(
+        CLAIMS, claim_form(on_behalf_of=alice.employee_number, authorisation=upload("authorisation.pdf"))
+    )
     assert response.status_code == 201
     claim = Claim.objects.get()
     assert (claim.claimant, claim.representative, claim.representative_authorisation.kind) == (
-        alice, bob, "authorisation")
+        alice,
+        bob,
+        "authorisation",
+    )
 
 
-def test_staff_without_record_events_get_403_and_an_administrator_records_a_paper_claim(alice, auditor_user,
-                                                                                       committee_user, admin_user):
+def test_staff_without_record_events_get_403_and_an_administrator_records_a_paper_claim(
+    alice, auditor_user, committee_user, admin_user
+):
     for user in (auditor_user, committee_user):
         assert client_for(user).post(CLAIMS, claim_form()).status_code == 403
     assert nothing_created()
     client = client_for(admin_user)
     response = client.post(CLAIMS, claim_form(claimant_number=alice.employee_number))
     assert response.status_code == 400 and response.json() == {"received_on": ["This field is required."]}
-    response = client.post(CLAIMS, claim_form(claimant_number=alice.employee_number, received_on="2025-02-03",
-                                              attachments=[upload("letter.pdf")]))
+    response = client.post(
+        CLAIMS,
+        claim_form(
+            claimant_number=alice.employee_number,
+            received_on="2025-02-03",
+            attachments=[upload("letter.pdf")],
+        ),
+    )
     assert response.status_code == 201
     claim = Claim.objects.get()
     assert (claim.claimant, claim.channel, claim.delivery, claim.received_on, claim.decision_due_on) == (
-        alice, "paper", "mail", dt.date(2025, 2, 3), dt.date(2025, 5, 4))
+        alice,
+        "paper",
+        "mail",
+        dt.date(2025, 2, 3),
+        dt.date(2025, 5, 4),
+    )
     assert response.json()["filed_by"] == "delegate"
 
 
@@ -146,13 +200,22 @@ def test_signed_out_callers_cannot_file(alice):
 # --- appealing ---------------------------------------------------------------------------------------------
 def test_the_claimant_appeals_their_denied_claim_with_evidence(denied, alice):
     url = reverse("claims_api:appeal", args=[denied.pk])
-    response = client_for(alice.user).post(url, {"issues": "The contribution is missing.", "evidence": "Statement.",
-                                                 "files": [upload("evidence.pdf")]})
+    response = client_for(alice.user).post(
+        url,
+        {
+            "issues": "The contribution is missing.",
+            "evidence": "Statement.",
+            "files": [upload("evidence.pdf")],
+        },
+    )
     assert response.status_code == 201, response.content
     assert response.json()["state"] == "appeal_received"
     denied.refresh_from_db()
     assert (denied.state, denied.appeal.received_on, denied.appeal.filed_by) == (
-        State.APPEAL_RECEIVED, timezone.localdate(), "alice")
+        State.APPEAL_RECEIVED,
+        timezone.localdate(),
+        "alice",
+    )
     assert [d.original_name for d in denied.documents.filter(kind="evidence")] == ["evidence.pdf"]
 
 
@@ -171,7 +234,9 @@ def test_an_appeal_without_issues_or_with_a_wrong_file_is_refused_and_nothing_ch
     assert response.status_code == 400 and response.json() == {"issues": ["This field is required."]}
     response = client.post(url, {"issues": "Missing", "files": [upload("evidence.exe", b"MZ\x90\x00")]})
     assert response.status_code == 400
-    assert response.json() == {"detail": "the evidence 'evidence.exe' is not accepted: send a PDF, PNG or JPEG file"}
+    assert response.json() == {
+        "detail": "the evidence 'evidence.exe' is not accepted: send a PDF, PNG or JPEG file"
+    }
     response = client.post(url, {"issues": "Missing", "received_on": "2020-01-01"})
     assert response.status_code == 400 and "not a field of this request: received_on" in str(response.json())
     denied.refresh_from_db()
@@ -195,7 +260,8 @@ def test_an_appeal_after_the_window_is_refused_and_the_claim_is_abandoned(alice,
 
 
 def test_staff_without_record_events_cannot_appeal_and_an_administrator_records_a_paper_appeal(
-        denied, auditor_user, committee_user, admin_user):
+    denied, auditor_user, committee_user, admin_user
+):
     url = reverse("claims_api:appeal", args=[denied.pk])
     for user in (auditor_user, committee_user):
         assert client_for(user).post(url, {"issues": "x"}).status_code == 403
@@ -204,7 +270,10 @@ def test_staff_without_record_events_cannot_appeal_and_an_administrator_records_
     assert response.status_code == 201
     denied.refresh_from_db()
     assert (denied.state, denied.appeal.received_on, denied.appeal.filed_by) == (
-        State.APPEAL_RECEIVED, received, "delegate")
+        State.APPEAL_RECEIVED,
+        received,
+        "delegate",
+    )
 
 
 # --- answering a request for information (29 CFR 2560.503-1(f)(4)) ---------------------------------------------
@@ -214,26 +283,39 @@ def asked(alice, admin_user):
     from claims.services import claim_extend
 
     claim = file_claim(alice, now=timezone.now() - dt.timedelta(days=30))
-    claim_extend(claim=claim, special_circumstances="You have not sent the pay records we need.",
-                 expected_on=claim.received_on + dt.timedelta(days=180), now=timezone.now() - dt.timedelta(days=5),
-                 actor=admin_user, requests_information=True, information_requested="Your 2024 Form W-2.")
+    claim_extend(
+        claim=claim,
+        special_circumstances="You have not sent the pay records we need.",
+        expected_on=claim.received_on + dt.timedelta(days=180),
+        now=timezone.now() - dt.timedelta(days=5),
+        actor=admin_user,
+        requests_information=True,
+        information_requested="Your 2024 Form W-2.",
+    )
     claim.refresh_from_db()
     return claim
 
 
 def test_the_claimant_answers_the_request_and_the_decision_falls_due_later_by_the_days_waited(asked, alice):
     assert asked.decision_due_on is None  # suspended while the answer is awaited
-    response = client_for(alice.user).post(reverse("claims_api:information", args=[asked.pk]), {
-        "response": "Here it is.", "files": [upload("w2.pdf")]})
+    response = client_for(alice.user).post(
+        reverse("claims_api:information", args=[asked.pk]),
+        {"response": "Here it is.", "files": [upload("w2.pdf")]},
+    )
     assert response.status_code == 201, response.content
     asked.refresh_from_db()
     extension = asked.extensions.get()
-    assert (extension.information_received_on, extension.information_response) == (timezone.localdate(), "Here it is.")
+    assert (extension.information_received_on, extension.information_response) == (
+        timezone.localdate(),
+        "Here it is.",
+    )
     # 180 days from receipt, plus the 5 days the period stood still
     assert asked.decision_due_on == asked.received_on + dt.timedelta(days=185)
     assert response.json()["decision_due_on"] == asked.decision_due_on.isoformat()
     assert [d.original_name for d in asked.documents.filter(kind="information")] == ["w2.pdf"]
-    again = client_for(alice.user).post(reverse("claims_api:information", args=[asked.pk]), {"response": "Again"})
+    again = client_for(alice.user).post(
+        reverse("claims_api:information", args=[asked.pk]), {"response": "Again"}
+    )
     assert again.status_code == 400 and "already received" in again.json()["detail"]
 
 
@@ -249,13 +331,17 @@ def test_an_empty_or_wrong_answer_is_refused_and_nothing_changes(asked, alice):
     assert not asked.documents.filter(kind="information").exists()
 
 
-def test_another_participant_cannot_answer_and_staff_record_a_paper_answer(asked, bob, auditor_user, admin_user):
+def test_another_participant_cannot_answer_and_staff_record_a_paper_answer(
+    asked, bob, auditor_user, admin_user
+):
     url = reverse("claims_api:information", args=[asked.pk])
     assert client_for(bob.user).post(url, {"response": "Mine"}).status_code == 404
     assert client_for(auditor_user).post(url, {"response": "x"}).status_code == 403
     assert asked.extensions.get().information_received_on is None
     received = timezone.localdate() - dt.timedelta(days=1)
-    response = client_for(admin_user).post(url, {"response": "By letter.", "received_on": received.isoformat()})
+    response = client_for(admin_user).post(
+        url, {"response": "By letter.", "received_on": received.isoformat()}
+    )
     assert response.status_code == 201, response.content
     asked.refresh_from_db()
     assert asked.decision_due_on == asked.received_on + dt.timedelta(days=184)
@@ -263,7 +349,9 @@ def test_another_participant_cannot_answer_and_staff_record_a_paper_answer(asked
 
 def test_a_claim_without_a_request_has_nothing_to_answer(alice):
     claim = file_claim(alice, now=timezone.now() - dt.timedelta(days=3))
-    response = client_for(alice.user).post(reverse("claims_api:information", args=[claim.pk]), {"response": "x"})
+    response = client_for(alice.user).post(
+        reverse("claims_api:information", args=[claim.pk]), {"response": "x"}
+    )
     assert response.status_code == 400 and "asked the claimant for information" in response.json()["detail"]
 
 
@@ -273,8 +361,10 @@ def test_the_schema_documents_both_posts_as_multipart_with_binary_files():
 
     schema = SchemaGenerator().get_schema(request=None, public=True)
     components = schema["components"]["schemas"]
-    for path, body, files in (("/api/claims/claims/", "ClaimFileIn", "attachments"),
-                              ("/api/claims/claims/{id}/appeal/", "AppealIn", "files")):
+    for path, body, files in (
+        ("/api/claims/claims/", "ClaimFileIn", "attachments"),
+        ("/api/claims/claims/{id}/appeal/", "AppealIn", "files"),
+    ):
         post = schema["paths"][path]["post"]
         assert post["requestBody"]["content"]["multipart/form-data"]["schema"]["$ref"].endswith(f"/{body}")
         assert set(post["responses"]) == {"201", "400"}

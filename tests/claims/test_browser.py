@@ -1,5 +1,6 @@
 """In a real browser (headless Chromium from Debian, driven by Playwright): a participant files a claim with an
 attachment and downloads the denial notice; another participant cannot open that claim by any URL or endpoint."""
+
 from __future__ import annotations
 
 import os
@@ -18,8 +19,14 @@ os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 @pytest.fixture
@@ -52,7 +59,8 @@ def sign_in(browser, base: str, username: str):
 
 
 def test_a_participant_files_a_claim_and_downloads_the_denial_notice_and_no_one_else_can_open_it(
-        browser, live_server, tmp_path):
+    browser, live_server, tmp_path
+):
     alice = participant("EDCP", username="alice", first_name="Alice", last_name="Claimant")
     participant("EDCP", username="bob", first_name="Bob", last_name="Other")
     delegate = user_in("administrator", username="delegate")
@@ -74,8 +82,12 @@ def test_a_participant_files_a_claim_and_downloads_the_denial_notice_and_no_one_
     assert claim.claimant == alice and claim.documents.get().original_name == "statement.pdf"
     claim_url = page.url
 
-    deny(claim, now=timezone.now(), actor=delegate,
-         reasons="The 2024 company contribution was credited on December 31, 2024.")
+    deny(
+        claim,
+        now=timezone.now(),
+        actor=delegate,
+        reasons="The 2024 company contribution was credited on December 31, 2024.",
+    )
     claim.refresh_from_db()
     assert claim.state == State.DENIED
 
@@ -85,15 +97,22 @@ def test_a_participant_files_a_claim_and_downloads_the_denial_notice_and_no_one_
         page.click("#notices a.claims-download")
     data = open(download_info.value.path(), "rb").read()
     text = " ".join(pdf_text(data).split())
-    assert "Notice of denial of claim" in text and "credited on December 31, 2024" in text and "502(a)" in text
+    assert (
+        "Notice of denial of claim" in text and "credited on December 31, 2024" in text and "502(a)" in text
+    )
     notice = claim.decisions.get().notice
     upload = claim.documents.get()
     context.close()
 
     other, page = sign_in(browser, base, "bob")
-    urls = [claim_url, f"{claim_url}notices/{notice.pk}/", f"{claim_url}uploads/{upload.pk}/",
-            f"{base}/documents/{notice.pk}/", f"{base}/api/claims/claims/{claim.pk}/",
-            f"{base}/staff/claims/{claim.pk}/"]
+    urls = [
+        claim_url,
+        f"{claim_url}notices/{notice.pk}/",
+        f"{claim_url}uploads/{upload.pk}/",
+        f"{base}/documents/{notice.pk}/",
+        f"{base}/api/claims/claims/{claim.pk}/",
+        f"{base}/staff/claims/{claim.pk}/",
+    ]
     for url in urls:
         response = other.request.get(url)
         assert response.status == 404, url
@@ -101,5 +120,3 @@ def test_a_participant_files_a_claim_and_downloads_the_denial_notice_and_no_one_
     listing = other.request.get(f"{base}/api/claims/claims/").json()
     assert listing["results"] == []
     other.close()
-
-

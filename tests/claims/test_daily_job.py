@@ -1,4 +1,5 @@
 """The daily job: abandoned claims marked, approaching and past deadlines flagged once, reviewers emailed."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -28,7 +29,11 @@ def test_a_deadline_15_days_away_is_not_flagged_and_14_days_away_is(claim, admin
     assert (stats["approaching"], stats["emails"]) == (1, 1)
     flag = ClaimFlag.objects.get()
     assert (flag.kind, flag.deadline_kind, flag.deadline_on, flag.flagged_on) == (
-        "approaching", "decision", dt.date(2025, 4, 10), dt.date(2025, 3, 27))
+        "approaching",
+        "decision",
+        dt.date(2025, 4, 10),
+        dt.date(2025, 3, 27),
+    )
     message = mail.outbox[0]
     assert message.to == ["delegate@example.com"]
     assert claim.number in message.subject and "April 10, 2025 (14 days left)" in message.body
@@ -53,7 +58,9 @@ def test_an_unassigned_claim_is_flagged_to_every_delegate(claim, admin_user, com
     assert mail.outbox[0].to == ["delegate@example.com"]
 
 
-def test_an_appeal_is_flagged_to_the_committee_against_the_review_deadline(claim, alice, admin_user, committee_user):
+def test_an_appeal_is_flagged_to_the_committee_against_the_review_deadline(
+    claim, alice, admin_user, committee_user
+):
     deny(claim, now=at(2025, 3, 3), actor=admin_user)
     appeal_file(claim=claim, issues="Issues", now=at(2025, 4, 1), actor="alice")  # review due May 31
     claims_flag_deadlines(now=at(2025, 5, 17))

@@ -1,4 +1,5 @@
 """The deadlines as data: read from each plan's claims provision, counted in the plan's time zone."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -24,14 +25,44 @@ pytestmark = pytest.mark.django_db
 JAN10 = dt.date(2025, 1, 10)
 
 
-@pytest.mark.parametrize(("code", "sections"), [
-    ("EDCP", {"filing": "11.1", "denial": "11.2", "review": "11.3", "decision_on_review": "11.4",
-              "legal_action": "11.5", "forum": "11.6"}),
-    ("BRP", {"filing": "7.1", "denial": "7.2", "review": "7.3", "decision_on_review": "7.4",
-             "legal_action": "7.5", "forum": "7.6"}),
-    ("RRP", {"filing": "7.01", "denial": "7.02", "review": "7.03", "decision_on_review": "7.04",
-             "legal_action": "7.05", "forum": "7.06"}),
-])
+@pytest.mark.parametrize(
+    ("code", "sections"),
+    [
+        (
+            "EDCP",
+            {
+                "filing": "11.1",
+                "denial": "11.2",
+                "review": "11.3",
+                "decision_on_review": "11.4",
+                "legal_action": "11.5",
+                "forum": "11.6",
+            },
+        ),
+        (
+            "BRP",
+            {
+                "filing": "7.1",
+                "denial": "7.2",
+                "review": "7.3",
+                "decision_on_review": "7.4",
+                "legal_action": "7.5",
+                "forum": "7.6",
+            },
+        ),
+        (
+            "RRP",
+            {
+                "filing": "7.01",
+                "denial": "7.02",
+                "review": "7.03",
+                "decision_on_review": "7.04",
+                "legal_action": "7.05",
+                "forum": "7.06",
+            },
+        ),
+    ],
+)
 def test_each_plan_cites_its_own_claims_sections(code, sections):
     rules = rules_for(Plan.objects.get(code=code), JAN10)
     assert rules.sections == sections
@@ -41,8 +72,14 @@ def test_each_plan_cites_its_own_claims_sections(code, sections):
 @pytest.mark.parametrize("code", ["EDCP", "BRP", "RRP"])
 def test_the_time_limits_come_from_the_plan_provision(code):
     rules = rules_for(Plan.objects.get(code=code), JAN10)
-    assert (rules.decision_days, rules.extension_days, rules.appeal_days, rules.review_days,
-            rules.review_extension_days, rules.legal_action_years) == (90, 90, 60, 60, 60, 1)
+    assert (
+        rules.decision_days,
+        rules.extension_days,
+        rules.appeal_days,
+        rules.review_days,
+        rules.review_extension_days,
+        rules.legal_action_years,
+    ) == (90, 90, 60, 60, 60, 1)
     assert "Eastern District of Virginia" in rules.forum
     assert str(rules.time_zone) == "America/New_York"
 

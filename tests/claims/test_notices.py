@@ -1,4 +1,5 @@
 """The text of each letter (pdftotext) holds every element the plan and 29 CFR 2560.503-1 require."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -38,19 +39,32 @@ def test_every_page_is_numbered(alice, admin_user):
 def letter_parts(document: Document, plan_name: str, signer: str) -> None:
     """Letterhead, claimant's address, plan name, signature block, page numbers."""
     text = text_of(document)
-    for part in ("CarMax, Inc.", plan_name, "Alice Claimant", "100 Main Street", "Richmond, VA 23219",
-                 "Sincerely", signer):
+    for part in (
+        "CarMax, Inc.",
+        plan_name,
+        "Alice Claimant",
+        "100 Main Street",
+        "Richmond, VA 23219",
+        "Sincerely",
+        signer,
+    ):
         assert part in text, part
     assert re.search(r"Page 1 of \d", pdf_text(document_bytes(document)))
 
 
 def test_the_denial_notice_states_a_to_d_with_the_provisions_quoted(alice, admin_user):
     claim = file_claim(alice, now=at(2025, 1, 10))
-    decision = deny(claim, now=at(2025, 3, 3), actor=admin_user,
-                    reasons="Your 2024 company contribution was credited on December 31, 2024.",
-                    additional_material="Your 2024 Form W-2, because it shows the pay the contribution is based on.")
+    decision = deny(
+        claim,
+        now=at(2025, 3, 3),
+        actor=admin_user,
+        reasons="Your 2024 company contribution was credited on December 31, 2024.",
+        additional_material="Your 2024 Form W-2, because it shows the pay the contribution is based on.",
+    )
     text = text_of(decision.notice)
-    letter_parts(decision.notice, "CarMax, Inc. Executive Deferred Compensation Plan", "For the Committee's delegate")
+    letter_parts(
+        decision.notice, "CarMax, Inc. Executive Deferred Compensation Plan", "For the Committee's delegate"
+    )
     assert "March 3, 2025" in text and "Notice of denial of claim" in text and "denied in whole" in text
     assert "furnished under EDCP 11.2" in text
     # (a)
@@ -83,10 +97,13 @@ def test_a_mailed_denial_tells_when_it_is_treated_as_received(alice, admin_user)
     assert "The last day to file your appeal is May 7, 2025" in text
 
 
-@pytest.mark.parametrize(("code", "denial", "review", "borrowed"), [
-    ("BRP", "BRP 7.2", "BRP 7.3", False),
-    ("RRP", "RRP 7.02", "RRP 7.03", True),
-])
+@pytest.mark.parametrize(
+    ("code", "denial", "review", "borrowed"),
+    [
+        ("BRP", "BRP 7.2", "BRP 7.3", False),
+        ("RRP", "RRP 7.02", "RRP 7.03", True),
+    ],
+)
 def test_each_plan_cites_and_quotes_its_own_sections(code, denial, review, borrowed, admin_user):
     person = participant(code, username=f"p-{code}", first_name="Alice", last_name="Claimant")
     claim = file_claim(person, now=at(2025, 1, 10), plan_code=code)
@@ -99,61 +116,120 @@ def test_each_plan_cites_and_quotes_its_own_sections(code, denial, review, borro
     note = f"The catalog holds no text of {denial} for the version in force"
     assert (note in text) is borrowed
     if borrowed:
-        assert "the text quoted is that of the Retirement Restoration Plan, as amended and restated effective June 30, 2011" in text
+        assert (
+            "the text quoted is that of the Retirement Restoration Plan, as amended and restated effective June 30, 2011"
+            in text
+        )
 
 
-def test_the_extension_notices_state_the_circumstances_and_the_expected_date(alice, admin_user, committee_user):
+def test_the_extension_notices_state_the_circumstances_and_the_expected_date(
+    alice, admin_user, committee_user
+):
     claim = file_claim(alice, now=at(2025, 1, 10))
-    initial = claim_extend(claim=claim, special_circumstances="We are waiting for your 2024 payroll records.",
-                           expected_on=dt.date(2025, 6, 30), now=at(2025, 4, 1), actor=admin_user)
+    initial = claim_extend(
+        claim=claim,
+        special_circumstances="We are waiting for your 2024 payroll records.",
+        expected_on=dt.date(2025, 6, 30),
+        now=at(2025, 4, 1),
+        actor=admin_user,
+    )
     text = text_of(initial.notice)
-    letter_parts(initial.notice, "CarMax, Inc. Executive Deferred Compensation Plan", "For the Committee's delegate")
-    for part in ("We are waiting for your 2024 payroll records.", "We expect to decide by June 30, 2025",
-                 "no later than July 9, 2025", "within 90 days after receipt, that is by April 10, 2025",
-                 "EDCP 11.2", "2560.503-1(f)(1)"):
+    letter_parts(
+        initial.notice, "CarMax, Inc. Executive Deferred Compensation Plan", "For the Committee's delegate"
+    )
+    for part in (
+        "We are waiting for your 2024 payroll records.",
+        "We expect to decide by June 30, 2025",
+        "no later than July 9, 2025",
+        "within 90 days after receipt, that is by April 10, 2025",
+        "EDCP 11.2",
+        "2560.503-1(f)(1)",
+    ):
         assert part in text, part
     deny(claim, now=at(2025, 6, 30), actor=admin_user)
     appeal_file(claim=claim, issues="Issues", now=at(2025, 7, 1), actor="alice")
-    review = appeal_extend(claim=claim, special_circumstances="The Committee meets on September 10.",
-                           expected_on=dt.date(2025, 9, 15), now=at(2025, 8, 20), actor=committee_user)
+    review = appeal_extend(
+        claim=claim,
+        special_circumstances="The Committee meets on September 10.",
+        expected_on=dt.date(2025, 9, 15),
+        now=at(2025, 8, 20),
+        actor=committee_user,
+    )
     text = text_of(review.notice)
-    for part in ("The Committee meets on September 10.", "We expect to decide by September 15, 2025",
-                 "no later than October 29, 2025", "that is by August 30, 2025", "EDCP 11.4", "For the Committee"):
+    for part in (
+        "The Committee meets on September 10.",
+        "We expect to decide by September 15, 2025",
+        "no later than October 29, 2025",
+        "that is by August 30, 2025",
+        "EDCP 11.4",
+        "For the Committee",
+    ):
         assert part in text, part
     assert review.notice.kind == "claim_review_extension"
 
 
 def test_the_decision_on_review_states_reasons_provisions_access_right_to_sue_limit_and_forum(
-        alice, admin_user, committee_user):
+    alice, admin_user, committee_user
+):
     claim = file_claim(alice, now=at(2025, 1, 10))
     deny(claim, now=at(2025, 3, 3), actor=admin_user)
     appeal_file(claim=claim, issues="Issues", now=at(2025, 4, 1), actor="alice")
-    decision = appeal_decide(claim=claim, outcome="denied", reasons="On review the records confirm the credit.",
-                             provisions=[section("EDCP", "4.2")], now=at(2025, 5, 20), actor=committee_user)
+    decision = appeal_decide(
+        claim=claim,
+        outcome="denied",
+        reasons="On review the records confirm the credit.",
+        provisions=[section("EDCP", "4.2")],
+        now=at(2025, 5, 20),
+        actor=committee_user,
+    )
     text = text_of(decision.notice)
     letter_parts(decision.notice, "CarMax, Inc. Executive Deferred Compensation Plan", "For the Committee")
-    for part in ("Decision on review", "May 20, 2025", "denied in whole", "EDCP 11.4",
-                 "(a) The specific reasons for the adverse determination", "On review the records confirm the credit.",
-                 "(b) The plan provisions on which the adverse determination is based", "EDCP 4.2 · Vesting",
-                 "(c) Your right to the documents",
-                 "entitled to receive, upon request and free of charge, reasonable access to, and copies of, all documents",
-                 "(d) Your right to bring an action", "action under section 502(a) of ERISA",
-                 "within one year of this final determination", "no later than May 20, 2026", "EDCP 11.5",
-                 "exclusively in the United States District Court for the Eastern District of Virginia, Richmond "
-                 "Division (else the Circuit Court of Goochland County, Virginia) (EDCP 11.6)",
-                 "EDCP 11.6 · Exclusive Forum"):
+    for part in (
+        "Decision on review",
+        "May 20, 2025",
+        "denied in whole",
+        "EDCP 11.4",
+        "(a) The specific reasons for the adverse determination",
+        "On review the records confirm the credit.",
+        "(b) The plan provisions on which the adverse determination is based",
+        "EDCP 4.2 · Vesting",
+        "(c) Your right to the documents",
+        "entitled to receive, upon request and free of charge, reasonable access to, and copies of, all documents",
+        "(d) Your right to bring an action",
+        "action under section 502(a) of ERISA",
+        "within one year of this final determination",
+        "no later than May 20, 2026",
+        "EDCP 11.5",
+        "exclusively in the United States District Court for the Eastern District of Virginia, Richmond "
+        "Division (else the Circuit Court of Goochland County, Virginia) (EDCP 11.6)",
+        "EDCP 11.6 · Exclusive Forum",
+    ):
         assert part in text, part
     assert decision.notice.kind == "claim_review_denial"
 
 
 def test_the_approval_letters_say_what_is_approved(alice, admin_user):
     claim = file_claim(alice, now=at(2025, 1, 10))
-    decision = claim_approve(claim=claim, reasons="The credit was omitted.", approved_benefit="A credit of $4,100.00.",
-                             provisions=[section("EDCP", "4.1")], now=at(2025, 2, 3), actor=admin_user)
+    decision = claim_approve(
+        claim=claim,
+        reasons="The credit was omitted.",
+        approved_benefit="A credit of $4,100.00.",
+        provisions=[section("EDCP", "4.1")],
+        now=at(2025, 2, 3),
+        actor=admin_user,
+    )
     text = text_of(decision.notice)
-    letter_parts(decision.notice, "CarMax, Inc. Executive Deferred Compensation Plan", "For the Committee's delegate")
-    for part in ("Approval of claim", "February 3, 2025", "Your claim is approved", "A credit of $4,100.00.",
-                 "The credit was omitted.", "EDCP 4.1"):
+    letter_parts(
+        decision.notice, "CarMax, Inc. Executive Deferred Compensation Plan", "For the Committee's delegate"
+    )
+    for part in (
+        "Approval of claim",
+        "February 3, 2025",
+        "Your claim is approved",
+        "A credit of $4,100.00.",
+        "The credit was omitted.",
+        "EDCP 4.1",
+    ):
         assert part in text, part
 
 
@@ -161,8 +237,14 @@ def test_an_appeal_approved_on_review_is_communicated_in_writing(alice, admin_us
     claim = file_claim(alice, now=at(2025, 1, 10))
     deny(claim, now=at(2025, 3, 3), actor=admin_user)
     appeal_file(claim=claim, issues="Issues", now=at(2025, 4, 1), actor="alice")
-    decision = appeal_decide(claim=claim, outcome="approved", reasons="The credit is missing.",
-                             approved_benefit="A credit of $4,100.00.", now=at(2025, 5, 2), actor=committee_user)
+    decision = appeal_decide(
+        claim=claim,
+        outcome="approved",
+        reasons="The credit is missing.",
+        approved_benefit="A credit of $4,100.00.",
+        now=at(2025, 5, 2),
+        actor=committee_user,
+    )
     text = text_of(decision.notice)
     assert "Your appeal is approved" in text and "this letter is that communication" in text
     assert "A credit of $4,100.00." in text and decision.notice.kind == "claim_review_approval"
@@ -176,8 +258,11 @@ def test_rendering_a_notice_again_gives_the_same_document(alice, admin_user):
 
 
 def test_the_claim_file_bundles_every_relevant_document_free_and_is_logged(alice, admin_user):
-    claim = file_claim(alice, now=at(2025, 1, 10),
-                       files=[upload("statement.pdf"), upload("photo.png", png_bytes(), "image/png")])
+    claim = file_claim(
+        alice,
+        now=at(2025, 1, 10),
+        files=[upload("statement.pdf"), upload("photo.png", png_bytes(), "image/png")],
+    )
     deny(claim, now=at(2025, 3, 3), actor=admin_user, records=list(claim.documents.all()[:1]))
     request = claim_file_request(claim=claim, now=at(2025, 3, 10, 9), actor=alice.user)
     assert (request.requested_on, request.fulfilled_on) == (dt.date(2025, 3, 10), None)
@@ -186,12 +271,23 @@ def test_the_claim_file_bundles_every_relevant_document_free_and_is_logged(alice
     bundle = request.document
     assert (bundle.kind, bundle.person) == ("claim_file", alice)
     text = text_of(bundle)
-    for part in ("Claim file C-", "Requested March 10, 2025 by alice", "Furnished March 11, 2025, free of charge",
-                 "2560.503-1(h)(2)(iii), (m)(8)", "My 2024 company contribution was not credited.",
-                 "Exhibit", "statement.pdf", "photo.png", "EDCP 4.1 · Company Contributions",
-                 "EDCP 11.2 · Denial of Claim", "claim_file_requested",
-                 # the merged exhibits: the denial notice and the uploaded PDF, in full
-                 "Notice of denial of claim", "(d) The review procedure and its time limits", "Statement of benefits"):
+    for part in (
+        "Claim file C-",
+        "Requested March 10, 2025 by alice",
+        "Furnished March 11, 2025, free of charge",
+        "2560.503-1(h)(2)(iii), (m)(8)",
+        "My 2024 company contribution was not credited.",
+        "Exhibit",
+        "statement.pdf",
+        "photo.png",
+        "EDCP 4.1 · Company Contributions",
+        "EDCP 11.2 · Denial of Claim",
+        "claim_file_requested",
+        # the merged exhibits: the denial notice and the uploaded PDF, in full
+        "Notice of denial of claim",
+        "(d) The review procedure and its time limits",
+        "Statement of benefits",
+    ):
         assert part in text, part
     actions = list(claim.transitions.values_list("action", flat=True))
     assert actions[-2:] == ["claim_file_requested", "claim_file_furnished"]
@@ -201,8 +297,9 @@ def test_the_claim_file_bundles_every_relevant_document_free_and_is_logged(alice
     assert claim.state == State.DENIED
 
 
-def test_a_claimant_on_the_portal_is_emailed_when_a_notice_is_posted(alice, admin_user,
-                                                                     django_capture_on_commit_callbacks):
+def test_a_claimant_on_the_portal_is_emailed_when_a_notice_is_posted(
+    alice, admin_user, django_capture_on_commit_callbacks
+):
     from django.core import mail
 
     claim = file_claim(alice, now=at(2025, 1, 10))

@@ -1,4 +1,5 @@
 """The portal and staff pages: thin over the services, demanding what a notice needs, refusing clearly."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -25,8 +26,12 @@ def client_for(user) -> Client:
 
 
 def _claim_form(**extra) -> dict:
-    data = {"plan": Plan.objects.get(code="EDCP").pk, "capacity": "participant", "subject": "amount",
-            "description": "My 2024 company contribution is missing."}
+    data = {
+        "plan": Plan.objects.get(code="EDCP").pk,
+        "capacity": "participant",
+        "subject": "amount",
+        "description": "My 2024 company contribution is missing.",
+    }
     data.update(extra)
     return data
 
@@ -35,20 +40,29 @@ def _claim_form(**extra) -> dict:
 def test_a_participant_files_a_claim_with_attachments_in_the_portal(alice):
     client = client_for(alice.user)
     assert client.get(reverse("claims_portal:new")).status_code == 200
-    response = client.post(reverse("claims_portal:new"), _claim_form(
-        attachments=[upload("statement.pdf"), upload("photo.png", png_bytes(), "image/png")]))
+    response = client.post(
+        reverse("claims_portal:new"),
+        _claim_form(attachments=[upload("statement.pdf"), upload("photo.png", png_bytes(), "image/png")]),
+    )
     claim = Claim.objects.get()
-    assert response.status_code == 302 and response["Location"] == reverse("claims_portal:detail", args=[claim.pk])
+    assert response.status_code == 302 and response["Location"] == reverse(
+        "claims_portal:detail", args=[claim.pk]
+    )
     assert (claim.claimant, claim.channel, claim.delivery, claim.received_on) == (
-        alice, "portal", "portal", timezone.localdate())
+        alice,
+        "portal",
+        "portal",
+        timezone.localdate(),
+    )
     assert sorted(d.original_name for d in claim.documents.all()) == ["photo.png", "statement.pdf"]
     page = client.get(response["Location"]).content.decode()
     assert "Received" in page and "Initial decision due" in page and "statement.pdf" in page
 
 
 def test_the_portal_refuses_a_wrong_file_with_a_clear_message_and_stores_nothing(alice):
-    response = client_for(alice.user).post(reverse("claims_portal:new"), _claim_form(
-        attachments=[upload("notes.txt", b"hello", "text/plain")]))
+    response = client_for(alice.user).post(
+        reverse("claims_portal:new"), _claim_form(attachments=[upload("notes.txt", b"hello", "text/plain")])
+    )
     assert response.status_code == 400
     assert "is not accepted: send a PDF, PNG or JPEG file" in response.content.decode()
     assert not Claim.objects.exists() and not ClaimDocument.objects.exists()
@@ -60,8 +74,10 @@ def test_the_portal_refuses_a_claim_for_someone_else_without_authorisation(alice
     assert response.status_code == 400
     assert "needs the claimant&#x27;s written authorisation" in response.content.decode()
     assert not Claim.objects.exists()
-    response = client.post(reverse("claims_portal:new"), _claim_form(
-        on_behalf_of=alice.employee_number, authorisation=upload("authorisation.pdf")))
+    response = client.post(
+        reverse("claims_portal:new"),
+        _claim_form(on_behalf_of=alice.employee_number, authorisation=upload("authorisation.pdf")),
+    )
     claim = Claim.objects.get()
     assert response.status_code == 302 and (claim.claimant, claim.representative) == (alice, bob)
 
@@ -74,8 +90,14 @@ def test_the_claimant_appeals_and_requests_the_claim_file_in_the_portal(alice, a
     assert 'id="appeal-form"' in page
     response = client.post(reverse("claims_portal:appeal", args=[claim.pk]), {"issues": " "})
     assert response.status_code == 400 and Claim.objects.get().state == State.DENIED
-    response = client.post(reverse("claims_portal:appeal", args=[claim.pk]), {
-        "issues": "The contribution is missing.", "evidence": "My statement.", "files": [upload("evidence.pdf")]})
+    response = client.post(
+        reverse("claims_portal:appeal", args=[claim.pk]),
+        {
+            "issues": "The contribution is missing.",
+            "evidence": "My statement.",
+            "files": [upload("evidence.pdf")],
+        },
+    )
     assert response.status_code == 302
     claim.refresh_from_db()
     assert claim.state == State.APPEAL_RECEIVED and claim.documents.filter(kind="evidence").count() == 1
@@ -90,7 +112,9 @@ def test_the_claimant_appeals_and_requests_the_claim_file_in_the_portal(alice, a
 def test_a_late_appeal_in_the_portal_is_refused_and_the_claim_shows_abandoned(alice, admin_user):
     claim = file_claim(alice, now=timezone.now() - dt.timedelta(days=120))
     deny(claim, now=timezone.now() - dt.timedelta(days=61), actor=admin_user)
-    response = client_for(alice.user).post(reverse("claims_portal:appeal", args=[claim.pk]), {"issues": "Late"})
+    response = client_for(alice.user).post(
+        reverse("claims_portal:appeal", args=[claim.pk]), {"issues": "Late"}
+    )
     assert response.status_code == 400
     assert "the appeal window closed" in response.content.decode()
     assert Claim.objects.get().state == State.ABANDONED
@@ -102,21 +126,40 @@ def test_the_deny_form_demands_each_element_and_nothing_changes_without_them(ali
     client = client_for(admin_user)
     page = client.get(reverse("claims_staff:detail", args=[claim.pk])).content.decode()
     assert "(a) The specific reasons" in page and "502(a)" in page  # the procedure is prefilled
-    response = client.post(reverse("claims_staff:deny", args=[claim.pk]), {
-        "reasons": "Credited already.", "review_procedure": review_procedure_text(claim), "delivery": "portal"})
+    response = client.post(
+        reverse("claims_staff:deny", args=[claim.pk]),
+        {
+            "reasons": "Credited already.",
+            "review_procedure": review_procedure_text(claim),
+            "delivery": "portal",
+        },
+    )
     assert response.status_code == 400
     html = response.content.decode()
     assert "The form is incomplete" in html and html.count("This field is required.") == 2  # (b) and (c)
     assert Claim.objects.get().state == State.RECEIVED and not ClaimDecision.objects.exists()
-    response = client.post(reverse("claims_staff:deny", args=[claim.pk]), {
-        "reasons": "Credited already.", "provisions": [section("EDCP", "4.1").pk],
-        "additional_material": "None is needed.", "review_procedure": "Write to us.", "delivery": "portal"})
+    response = client.post(
+        reverse("claims_staff:deny", args=[claim.pk]),
+        {
+            "reasons": "Credited already.",
+            "provisions": [section("EDCP", "4.1").pk],
+            "additional_material": "None is needed.",
+            "review_procedure": "Write to us.",
+            "delivery": "portal",
+        },
+    )
     assert response.status_code == 400
     assert "(d) the time limit for an appeal (60 days)" in response.content.decode()
-    response = client.post(reverse("claims_staff:deny", args=[claim.pk]), {
-        "reasons": "Credited already.", "provisions": [section("EDCP", "4.1").pk],
-        "additional_material": "None is needed.", "review_procedure": review_procedure_text(claim),
-        "delivery": "mail"})
+    response = client.post(
+        reverse("claims_staff:deny", args=[claim.pk]),
+        {
+            "reasons": "Credited already.",
+            "provisions": [section("EDCP", "4.1").pk],
+            "additional_material": "None is needed.",
+            "review_procedure": review_procedure_text(claim),
+            "delivery": "mail",
+        },
+    )
     assert response.status_code == 302
     decision = ClaimDecision.objects.get()
     assert decision.outcome == "denied" and decision.delivery == "mail" and decision.notice is not None
@@ -124,13 +167,20 @@ def test_the_deny_form_demands_each_element_and_nothing_changes_without_them(ali
 
 def test_an_extension_after_the_deadline_is_refused_on_the_claim_page(alice, admin_user):
     claim = file_claim(alice, now=timezone.now() - dt.timedelta(days=91))
-    response = client_for(admin_user).post(reverse("claims_staff:extend", args=[claim.pk]), {
-        "special_circumstances": "Records", "expected_on": (timezone.localdate() + dt.timedelta(days=30)).isoformat()})
+    response = client_for(admin_user).post(
+        reverse("claims_staff:extend", args=[claim.pk]),
+        {
+            "special_circumstances": "Records",
+            "expected_on": (timezone.localdate() + dt.timedelta(days=30)).isoformat(),
+        },
+    )
     assert response.status_code == 400 and "too late to extend" in response.content.decode()
     assert Claim.objects.get().state == State.RECEIVED
 
 
-def test_the_committee_decides_the_appeal_with_the_form_and_the_delegate_cannot(alice, admin_user, committee_user):
+def test_the_committee_decides_the_appeal_with_the_form_and_the_delegate_cannot(
+    alice, admin_user, committee_user
+):
     claim = file_claim(alice, now=timezone.now() - dt.timedelta(days=30))
     deny(claim, now=timezone.now() - dt.timedelta(days=20), actor=admin_user)
     appeal_file(claim=claim, issues="Issues", now=timezone.now() - dt.timedelta(days=5), actor="alice")
@@ -139,29 +189,45 @@ def test_the_committee_decides_the_appeal_with_the_form_and_the_delegate_cannot(
     client = client_for(committee_user)
     response = client.post(url, {"outcome": "denied", "reasons": "Still credited."})
     assert response.status_code == 400 and "must name the plan provisions" in response.content.decode()
-    response = client.post(url, {"outcome": "denied", "reasons": "Still credited.",
-                                 "provisions": [section("EDCP", "4.1").pk]})
+    response = client.post(
+        url, {"outcome": "denied", "reasons": "Still credited.", "provisions": [section("EDCP", "4.1").pk]}
+    )
     assert response.status_code == 302
     assert Claim.objects.get().state == State.APPEAL_DENIED
 
 
 def test_staff_record_a_paper_claim_with_the_date_it_was_received(admin_user, alice):
     client = client_for(admin_user)
-    response = client.post(reverse("claims_staff:new"), {
-        "plan": Plan.objects.get(code="BRP").pk, "capacity": "former_participant", "claimant_number": alice.employee_number,
-        "subject": "amount", "description": "Paper claim", "received_on": "2025-02-03", "delivery": "mail",
-        "attachments": [upload("letter.pdf")]})
+    response = client.post(
+        reverse("claims_staff:new"),
+        {
+            "plan": Plan.objects.get(code="BRP").pk,
+            "capacity": "former_participant",
+            "claimant_number": alice.employee_number,
+            "subject": "amount",
+            "description": "Paper claim",
+            "received_on": "2025-02-03",
+            "delivery": "mail",
+            "attachments": [upload("letter.pdf")],
+        },
+    )
     claim = Claim.objects.get()
     assert response.status_code == 302
     assert (claim.channel, claim.delivery, claim.received_on, claim.decision_due_on) == (
-        "paper", "mail", dt.date(2025, 2, 3), dt.date(2025, 5, 4))
+        "paper",
+        "mail",
+        dt.date(2025, 2, 3),
+        dt.date(2025, 5, 4),
+    )
 
 
 def test_the_queue_sorts_open_claims_by_next_deadline_and_colours_the_close_ones(alice, bob, admin_user):
     now = timezone.now()
     later = file_claim(alice, now=now, subject="vesting")  # 90 days left
     overdue = file_claim(bob, now=now, received_on=timezone.localdate() - dt.timedelta(days=95))
-    close = file_claim(alice, now=now, received_on=timezone.localdate() - dt.timedelta(days=80), subject="timing")
+    close = file_claim(
+        alice, now=now, received_on=timezone.localdate() - dt.timedelta(days=80), subject="timing"
+    )
     done = file_claim(bob, now=now, subject="timing")
     claim_approve(claim=done, reasons="Yes", approved_benefit="All", now=now, actor=admin_user)
     claim_assign(claim=close, reviewer=admin_user, now=now, actor=admin_user)

@@ -9,6 +9,7 @@ Dates used (claim received Friday January 10, 2025 = day 0):
                                             extended review by July 30 (day 120); July 31 = day 121
   decision on review July 30, 2025          legal action until July 30, 2026
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -41,30 +42,46 @@ def claim(alice):
 
 
 def _approve(claim, now, actor):
-    return claim_approve(claim=claim, reasons="The contribution was omitted by mistake.",
-                         approved_benefit="Credit of the 2024 company contribution of $4,100.00.", now=now, actor=actor)
+    return claim_approve(
+        claim=claim,
+        reasons="The contribution was omitted by mistake.",
+        approved_benefit="Credit of the 2024 company contribution of $4,100.00.",
+        now=now,
+        actor=actor,
+    )
 
 
 # --- approved -----------------------------------------------------------------------------------------
 def test_an_approved_claim_is_decided_by_day_90_and_closed(claim, admin_user):
-    assert (claim.state, claim.received_on, claim.decision_due_on) == (State.RECEIVED, dt.date(2025, 1, 10),
-                                                                       dt.date(2025, 4, 10))
+    assert (claim.state, claim.received_on, claim.decision_due_on) == (
+        State.RECEIVED,
+        dt.date(2025, 1, 10),
+        dt.date(2025, 4, 10),
+    )
     assert (claim.next_deadline_on, claim.next_deadline_kind) == (dt.date(2025, 4, 10), "decision")
     claim_assign(claim=claim, reviewer=admin_user, now=at(2025, 1, 13), actor=admin_user)
     claim_start_review(claim=claim, now=at(2025, 1, 13), actor=admin_user)
     # 9 pm Eastern on day 90 is already day 91 in UTC: still on time.
     decision = _approve(claim, at(2025, 4, 10, 21), admin_user)
     claim.refresh_from_db()
-    assert (claim.state, decision.late, decision.days_taken, decision.due_on) == (State.APPROVED, False, 90,
-                                                                                  dt.date(2025, 4, 10))
+    assert (claim.state, decision.late, decision.days_taken, decision.due_on) == (
+        State.APPROVED,
+        False,
+        90,
+        dt.date(2025, 4, 10),
+    )
     assert claim.next_deadline_on is None
     assert decision.notice.kind == "claim_approval" and decision.notice.person == claim.claimant
     claim_close(claim=claim, reason="Credit posted.", now=at(2025, 4, 20), actor=admin_user)
     claim.refresh_from_db()
     assert claim.state == State.CLOSED
     moves = [(t.from_state, t.to_state) for t in claim.transitions.all() if t.from_state != t.to_state]
-    assert moves == [("", "received"), ("received", "under_review"), ("under_review", "approved"),
-                     ("approved", "closed")]
+    assert moves == [
+        ("", "received"),
+        ("received", "under_review"),
+        ("under_review", "approved"),
+        ("approved", "closed"),
+    ]
     assert claim.history.count() >= 4
 
 
@@ -79,7 +96,10 @@ def test_a_denied_claim_not_appealed_is_abandoned_on_day_61(claim, admin_user):
     decision = deny(claim, now=at(2025, 3, 3, 10), actor=admin_user)
     claim.refresh_from_db()
     assert (claim.state, decision.claimant_receives_on, claim.appeal_due_on) == (
-        State.DENIED, dt.date(2025, 3, 3), dt.date(2025, 5, 2))
+        State.DENIED,
+        dt.date(2025, 3, 3),
+        dt.date(2025, 5, 2),
+    )
     assert (claim.next_deadline_on, claim.next_deadline_kind) == (dt.date(2025, 5, 2), "appeal")
 
     claims_flag_deadlines(now=at(2025, 5, 2, 23, 59))  # day 60: the window is still open
@@ -101,15 +121,22 @@ def test_a_denied_claim_not_appealed_is_abandoned_on_day_61(claim, admin_user):
 
 def test_an_appeal_on_day_60_is_received(claim, admin_user, alice):
     deny(claim, now=at(2025, 3, 3), actor=admin_user)
-    appeal = appeal_file(claim=claim, issues="The contribution is missing from my statement.",
-                         now=at(2025, 5, 2, 23, 59), actor=alice.user, filed_by=alice)
+    appeal = appeal_file(
+        claim=claim,
+        issues="The contribution is missing from my statement.",
+        now=at(2025, 5, 2, 23, 59),
+        actor=alice.user,
+        filed_by=alice,
+    )
     claim.refresh_from_db()
     assert (claim.state, appeal.received_on) == (State.APPEAL_RECEIVED, dt.date(2025, 5, 2))
 
 
 def test_an_appeal_on_day_61_is_refused_and_the_claim_is_abandoned(claim, admin_user, alice):
     deny(claim, now=at(2025, 3, 3), actor=admin_user)
-    with pytest.raises(ClaimRefused, match=r"appeal window closed on May 2, 2025 .* abandoned .* \(EDCP 11.3\)"):
+    with pytest.raises(
+        ClaimRefused, match=r"appeal window closed on May 2, 2025 .* abandoned .* \(EDCP 11.3\)"
+    ):
         appeal_file(claim=claim, issues="Late", now=at(2025, 5, 3, 8), actor=alice.user, filed_by=alice)
     claim.refresh_from_db()
     assert claim.state == State.ABANDONED
@@ -133,28 +160,55 @@ def test_a_mailed_denial_is_received_five_days_after_its_date(alice, bob, admin_
 # --- denied, appealed, extended, decided -----------------------------------------------------------------
 def test_a_denied_claim_is_appealed_extended_and_decided_on_review(claim, alice, admin_user, committee_user):
     deny(claim, now=at(2025, 3, 3), actor=admin_user)
-    appeal_file(claim=claim, issues="The contribution is missing.", evidence="My 2024 statement.",
-                now=at(2025, 4, 1, 10), actor=alice.user, filed_by=alice)
+    appeal_file(
+        claim=claim,
+        issues="The contribution is missing.",
+        evidence="My 2024 statement.",
+        now=at(2025, 4, 1, 10),
+        actor=alice.user,
+        filed_by=alice,
+    )
     claim.refresh_from_db()
-    assert (claim.state, claim.review_due_on, claim.next_deadline_kind) == (State.APPEAL_RECEIVED,
-                                                                            dt.date(2025, 5, 31), "review")
+    assert (claim.state, claim.review_due_on, claim.next_deadline_kind) == (
+        State.APPEAL_RECEIVED,
+        dt.date(2025, 5, 31),
+        "review",
+    )
     appeal_start_review(claim=claim, now=at(2025, 4, 2), actor=committee_user)
-    extension = appeal_extend(claim=claim, special_circumstances="The Committee meets quarterly.",
-                              expected_on=dt.date(2025, 7, 15), now=at(2025, 5, 31, 22), actor=committee_user)
+    extension = appeal_extend(
+        claim=claim,
+        special_circumstances="The Committee meets quarterly.",
+        expected_on=dt.date(2025, 7, 15),
+        now=at(2025, 5, 31, 22),
+        actor=committee_user,
+    )
     claim.refresh_from_db()
-    assert (claim.state, claim.review_due_on, extension.issued_on) == (State.APPEAL_EXTENDED, dt.date(2025, 7, 30),
-                                                                       dt.date(2025, 5, 31))
-    decision = appeal_decide(claim=claim, outcome="denied", reasons="The records show the credit was made.",
-                             provisions=[section("EDCP", "4.1"), section("EDCP", "4.2")],
-                             now=at(2025, 7, 30, 20), actor=committee_user)
+    assert (claim.state, claim.review_due_on, extension.issued_on) == (
+        State.APPEAL_EXTENDED,
+        dt.date(2025, 7, 30),
+        dt.date(2025, 5, 31),
+    )
+    decision = appeal_decide(
+        claim=claim,
+        outcome="denied",
+        reasons="The records show the credit was made.",
+        provisions=[section("EDCP", "4.1"), section("EDCP", "4.2")],
+        now=at(2025, 7, 30, 20),
+        actor=committee_user,
+    )
     claim.refresh_from_db()
     assert (claim.state, decision.late, decision.days_taken) == (State.APPEAL_DENIED, False, 120)
     assert claim.legal_action_until == dt.date(2026, 7, 30)
     assert claim.next_deadline_on is None
     moves = [(t.from_state, t.to_state) for t in claim.transitions.all() if t.from_state != t.to_state]
-    assert moves == [("", "received"), ("received", "denied"), ("denied", "appeal_received"),
-                     ("appeal_received", "appeal_under_review"), ("appeal_under_review", "appeal_extended"),
-                     ("appeal_extended", "appeal_denied")]
+    assert moves == [
+        ("", "received"),
+        ("received", "denied"),
+        ("denied", "appeal_received"),
+        ("appeal_received", "appeal_under_review"),
+        ("appeal_under_review", "appeal_extended"),
+        ("appeal_extended", "appeal_denied"),
+    ]
 
 
 def _appealed(claim, alice, admin_user):
@@ -164,12 +218,19 @@ def _appealed(claim, alice, admin_user):
     return claim
 
 
-def test_a_review_extension_on_day_61_is_refused_and_nothing_changes(claim, alice, admin_user, committee_user):
+def test_a_review_extension_on_day_61_is_refused_and_nothing_changes(
+    claim, alice, admin_user, committee_user
+):
     claim = _appealed(claim, alice, admin_user)
     count = ClaimTransition.objects.count()
     with pytest.raises(ClaimRefused, match=r"period ended on May 31, 2025.*too late.*EDCP 11.4"):
-        appeal_extend(claim=claim, special_circumstances="More time", expected_on=dt.date(2025, 7, 1),
-                      now=at(2025, 6, 1, 0, 1), actor=committee_user)
+        appeal_extend(
+            claim=claim,
+            special_circumstances="More time",
+            expected_on=dt.date(2025, 7, 1),
+            now=at(2025, 6, 1, 0, 1),
+            actor=committee_user,
+        )
     claim.refresh_from_db()
     assert (claim.state, claim.review_due_on) == (State.APPEAL_RECEIVED, dt.date(2025, 5, 31))
     assert ClaimTransition.objects.count() == count and not ClaimExtension.objects.exists()
@@ -177,68 +238,124 @@ def test_a_review_extension_on_day_61_is_refused_and_nothing_changes(claim, alic
 
 def test_a_decision_on_review_on_day_121_is_late(claim, alice, admin_user, committee_user):
     claim = _appealed(claim, alice, admin_user)
-    appeal_extend(claim=claim, special_circumstances="More time", expected_on=dt.date(2025, 7, 30),
-                  now=at(2025, 5, 20), actor=committee_user)
-    decision = appeal_decide(claim=claim, outcome="approved", reasons="On review the credit is missing.",
-                             approved_benefit="Credit of $4,100.00.", now=at(2025, 7, 31, 9), actor=committee_user)
+    appeal_extend(
+        claim=claim,
+        special_circumstances="More time",
+        expected_on=dt.date(2025, 7, 30),
+        now=at(2025, 5, 20),
+        actor=committee_user,
+    )
+    decision = appeal_decide(
+        claim=claim,
+        outcome="approved",
+        reasons="On review the credit is missing.",
+        approved_benefit="Credit of $4,100.00.",
+        now=at(2025, 7, 31, 9),
+        actor=committee_user,
+    )
     assert (decision.late, decision.days_taken, decision.due_on) == (True, 121, dt.date(2025, 7, 30))
     claim.refresh_from_db()
     assert claim.state == State.APPEAL_APPROVED and claim.legal_action_until == dt.date(2026, 7, 31)
 
 
-def test_a_decision_on_review_on_day_60_without_extension_is_on_time_and_day_61_late(alice, bob, admin_user,
-                                                                                    committee_user):
+def test_a_decision_on_review_on_day_60_without_extension_is_on_time_and_day_61_late(
+    alice, bob, admin_user, committee_user
+):
     for person, moment, late in ((alice, at(2025, 5, 31, 23, 59), False), (bob, at(2025, 6, 1, 0, 1), True)):
         c = _appealed(file_claim(person, now=at(2025, 1, 10)), person, admin_user)
-        decision = appeal_decide(claim=c, outcome="denied", reasons="Reasons", provisions=[section("EDCP", "4.1")],
-                                 now=moment, actor=committee_user)
+        decision = appeal_decide(
+            claim=c,
+            outcome="denied",
+            reasons="Reasons",
+            provisions=[section("EDCP", "4.1")],
+            now=moment,
+            actor=committee_user,
+        )
         assert decision.late is late
 
 
 # --- initial extension ----------------------------------------------------------------------------------
 def test_an_extension_sent_on_day_90_moves_the_decision_to_day_180(claim, admin_user):
-    extension = claim_extend(claim=claim, special_circumstances="We need the payroll records for 2024.",
-                             expected_on=dt.date(2025, 6, 30), now=at(2025, 4, 10, 23, 59), actor=admin_user)
+    extension = claim_extend(
+        claim=claim,
+        special_circumstances="We need the payroll records for 2024.",
+        expected_on=dt.date(2025, 6, 30),
+        now=at(2025, 4, 10, 23, 59),
+        actor=admin_user,
+    )
     claim.refresh_from_db()
-    assert (claim.state, claim.decision_due_on, extension.issued_on) == (State.EXTENDED, dt.date(2025, 7, 9),
-                                                                         dt.date(2025, 4, 10))
+    assert (claim.state, claim.decision_due_on, extension.issued_on) == (
+        State.EXTENDED,
+        dt.date(2025, 7, 9),
+        dt.date(2025, 4, 10),
+    )
     assert extension.notice.kind == "claim_extension"
     on_time = _approve(claim, at(2025, 7, 9, 23), admin_user)
     assert (on_time.late, on_time.days_taken) == (False, 180)
 
 
 def test_an_extended_decision_on_day_181_is_late(claim, admin_user):
-    claim_extend(claim=claim, special_circumstances="Records", expected_on=dt.date(2025, 7, 9),
-                 now=at(2025, 2, 1), actor=admin_user)
+    claim_extend(
+        claim=claim,
+        special_circumstances="Records",
+        expected_on=dt.date(2025, 7, 9),
+        now=at(2025, 2, 1),
+        actor=admin_user,
+    )
     decision = deny(claim, now=at(2025, 7, 10, 0, 1), actor=admin_user)
     assert (decision.late, decision.days_taken, decision.due_on) == (True, 181, dt.date(2025, 7, 9))
 
 
 def test_an_extension_after_day_90_is_refused_and_nothing_changes(claim, admin_user):
     with pytest.raises(ClaimRefused, match=r"before the period ended on April 10, 2025.*too late.*EDCP 11.2"):
-        claim_extend(claim=claim, special_circumstances="Records", expected_on=dt.date(2025, 6, 1),
-                     now=at(2025, 4, 11, 0, 0), actor=admin_user)
+        claim_extend(
+            claim=claim,
+            special_circumstances="Records",
+            expected_on=dt.date(2025, 6, 1),
+            now=at(2025, 4, 11, 0, 0),
+            actor=admin_user,
+        )
     claim.refresh_from_db()
     assert (claim.state, claim.decision_due_on) == (State.RECEIVED, dt.date(2025, 4, 10))
     assert not ClaimExtension.objects.exists() and claim.transitions.count() == 1
 
 
 def test_only_one_extension_is_allowed(claim, admin_user):
-    claim_extend(claim=claim, special_circumstances="Records", expected_on=dt.date(2025, 6, 1), now=at(2025, 2, 1),
-                 actor=admin_user)
+    claim_extend(
+        claim=claim,
+        special_circumstances="Records",
+        expected_on=dt.date(2025, 6, 1),
+        now=at(2025, 2, 1),
+        actor=admin_user,
+    )
     with pytest.raises(ClaimRefused, match="only one extension is allowed"):
-        claim_extend(claim=claim, special_circumstances="More", expected_on=dt.date(2025, 7, 1), now=at(2025, 2, 2),
-                     actor=admin_user)
+        claim_extend(
+            claim=claim,
+            special_circumstances="More",
+            expected_on=dt.date(2025, 7, 1),
+            now=at(2025, 2, 2),
+            actor=admin_user,
+        )
     assert ClaimExtension.objects.count() == 1
 
 
 def test_the_expected_date_of_an_extension_cannot_pass_day_180(claim, admin_user):
     with pytest.raises(ClaimRefused, match="July 9, 2025"):
-        claim_extend(claim=claim, special_circumstances="Records", expected_on=dt.date(2025, 7, 10),
-                     now=at(2025, 2, 1), actor=admin_user)
+        claim_extend(
+            claim=claim,
+            special_circumstances="Records",
+            expected_on=dt.date(2025, 7, 10),
+            now=at(2025, 2, 1),
+            actor=admin_user,
+        )
     with pytest.raises(ClaimRefused, match="special circumstances"):
-        claim_extend(claim=claim, special_circumstances=" ", expected_on=dt.date(2025, 5, 1), now=at(2025, 2, 1),
-                     actor=admin_user)
+        claim_extend(
+            claim=claim,
+            special_circumstances=" ",
+            expected_on=dt.date(2025, 5, 1),
+            now=at(2025, 2, 1),
+            actor=admin_user,
+        )
     assert not ClaimExtension.objects.exists()
 
 
@@ -249,7 +366,13 @@ def test_a_state_that_does_not_allow_the_action_is_refused(claim, admin_user, co
     with pytest.raises(ClaimRefused, match="cannot be appealed"):
         appeal_file(claim=claim, issues="x", now=at(2025, 2, 2), actor="alice")
     with pytest.raises(ClaimRefused, match="cannot be decided on review"):
-        appeal_decide(claim=claim, outcome="approved", reasons="x", approved_benefit="y", now=at(2025, 2, 2),
-                      actor=committee_user)
+        appeal_decide(
+            claim=claim,
+            outcome="approved",
+            reasons="x",
+            approved_benefit="y",
+            now=at(2025, 2, 2),
+            actor=committee_user,
+        )
     assert ClaimDecision.objects.count() == 1
     assert Claim.objects.get().state == State.APPROVED

@@ -1,4 +1,5 @@
 """Bad input is refused with a clear message naming the section, and nothing changes."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -33,14 +34,23 @@ def _unchanged(claim, transitions: int = 1):
 
 
 # --- a denial missing any of (a)-(d) cannot be issued ----------------------------------------------------
-@pytest.mark.parametrize(("missing", "message"), [
-    ({"reasons": "  "}, r"\(a\) the specific reasons"),
-    ({"provisions": []}, r"\(b\) the specific plan provisions"),
-    ({"additional_material": ""}, r"\(c\) any additional material"),
-    ({"review_procedure": ""}, r"\(d\) the review procedure and its time limits"),
-    ({"review_procedure": "Write to the Committee within 60 days."}, r"\(d\) the right to bring a civil action"),
-    ({"review_procedure": "Appeal; you may sue under ERISA 502(a)."}, r"\(d\) the time limit for an appeal"),
-])
+@pytest.mark.parametrize(
+    ("missing", "message"),
+    [
+        ({"reasons": "  "}, r"\(a\) the specific reasons"),
+        ({"provisions": []}, r"\(b\) the specific plan provisions"),
+        ({"additional_material": ""}, r"\(c\) any additional material"),
+        ({"review_procedure": ""}, r"\(d\) the review procedure and its time limits"),
+        (
+            {"review_procedure": "Write to the Committee within 60 days."},
+            r"\(d\) the right to bring a civil action",
+        ),
+        (
+            {"review_procedure": "Appeal; you may sue under ERISA 502(a)."},
+            r"\(d\) the time limit for an appeal",
+        ),
+    ],
+)
 def test_a_denial_missing_an_element_is_refused_and_nothing_changes(claim, admin_user, missing, message):
     with pytest.raises(ClaimRefused, match=message) as refused:
         deny(claim, now=at(2025, 3, 3), actor=admin_user, **missing)
@@ -50,8 +60,15 @@ def test_a_denial_missing_an_element_is_refused_and_nothing_changes(claim, admin
 
 def test_a_denial_lists_every_missing_element_at_once(claim, admin_user):
     with pytest.raises(ClaimRefused) as refused:
-        deny(claim, now=at(2025, 3, 3), actor=admin_user, reasons="", provisions=[], additional_material="",
-             review_procedure="")
+        deny(
+            claim,
+            now=at(2025, 3, 3),
+            actor=admin_user,
+            reasons="",
+            provisions=[],
+            additional_material="",
+            review_procedure="",
+        )
     assert all(f"({x})" in str(refused.value) for x in "abcd")
 
 
@@ -63,22 +80,42 @@ def test_a_provision_of_another_plan_cannot_be_relied_on(claim, admin_user):
 
 def test_an_approval_needs_reasons_and_what_is_granted(claim, admin_user):
     with pytest.raises(ClaimRefused, match="reasons"):
-        claim_approve(claim=claim, reasons="", approved_benefit="Credit", now=at(2025, 2, 1), actor=admin_user)
+        claim_approve(
+            claim=claim, reasons="", approved_benefit="Credit", now=at(2025, 2, 1), actor=admin_user
+        )
     with pytest.raises(ClaimRefused, match="what benefit is granted"):
-        claim_approve(claim=claim, reasons="Because", approved_benefit=" ", now=at(2025, 2, 1), actor=admin_user)
+        claim_approve(
+            claim=claim, reasons="Because", approved_benefit=" ", now=at(2025, 2, 1), actor=admin_user
+        )
     _unchanged(claim)
 
 
-def test_a_decision_on_review_without_reasons_or_provisions_is_refused(claim, alice, admin_user, committee_user):
+def test_a_decision_on_review_without_reasons_or_provisions_is_refused(
+    claim, alice, admin_user, committee_user
+):
     deny(claim, now=at(2025, 3, 3), actor=admin_user)
     appeal_file(claim=claim, issues="Issues", now=at(2025, 4, 1), actor="alice")
     before = (ClaimTransition.objects.count(), Document.objects.count())
-    with pytest.raises(ClaimRefused, match=r"\(b\) the specific plan provisions.*\(EDCP 11.4; 29 CFR 2560.503-1\(j\)\)"):
-        appeal_decide(claim=claim, outcome="denied", reasons="Still no", provisions=[], now=at(2025, 5, 1),
-                      actor=committee_user)
+    with pytest.raises(
+        ClaimRefused, match=r"\(b\) the specific plan provisions.*\(EDCP 11.4; 29 CFR 2560.503-1\(j\)\)"
+    ):
+        appeal_decide(
+            claim=claim,
+            outcome="denied",
+            reasons="Still no",
+            provisions=[],
+            now=at(2025, 5, 1),
+            actor=committee_user,
+        )
     with pytest.raises(ClaimRefused, match=r"\(a\) the specific reasons"):
-        appeal_decide(claim=claim, outcome="denied", reasons="", provisions=[section("EDCP", "4.1")],
-                      now=at(2025, 5, 1), actor=committee_user)
+        appeal_decide(
+            claim=claim,
+            outcome="denied",
+            reasons="",
+            provisions=[section("EDCP", "4.1")],
+            now=at(2025, 5, 1),
+            actor=committee_user,
+        )
     claim.refresh_from_db()
     assert claim.state == State.APPEAL_RECEIVED and ClaimDecision.objects.count() == 1
     assert (ClaimTransition.objects.count(), Document.objects.count()) == before
@@ -93,8 +130,9 @@ def test_an_appeal_must_describe_the_issues(claim, admin_user):
 
 
 # --- who decides ----------------------------------------------------------------------------------------
-def test_only_the_committees_delegate_decides_a_claim_and_only_the_committee_an_appeal(claim, alice, admin_user,
-                                                                                      committee_user, auditor_user):
+def test_only_the_committees_delegate_decides_a_claim_and_only_the_committee_an_appeal(
+    claim, alice, admin_user, committee_user, auditor_user
+):
     for user in (auditor_user, committee_user):
         with pytest.raises(ClaimRefused, match=r"decide_claims capability \(EDCP 11.1\)"):
             deny(claim, now=at(2025, 3, 3), actor=user)
@@ -104,18 +142,27 @@ def test_only_the_committees_delegate_decides_a_claim_and_only_the_committee_an_
     deny(claim, now=at(2025, 3, 3), actor=admin_user)
     appeal_file(claim=claim, issues="Issues", now=at(2025, 4, 1), actor="alice")
     with pytest.raises(ClaimRefused, match=r"decide_appeals capability \(EDCP 11.4\)"):
-        appeal_decide(claim=claim, outcome="approved", reasons="x", approved_benefit="y", now=at(2025, 4, 2),
-                      actor=admin_user)
+        appeal_decide(
+            claim=claim,
+            outcome="approved",
+            reasons="x",
+            approved_benefit="y",
+            now=at(2025, 4, 2),
+            actor=admin_user,
+        )
 
 
 # --- files ----------------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("name", "data", "message"), [
-    ("notes.txt", b"plain text", "is not accepted: send a PDF, PNG or JPEG"),
-    ("setup.exe", b"MZ\x90\x00", "is not accepted"),
-    ("statement.pdf", b"MZ\x90\x00 not a pdf", "is not a real PDF file"),
-    ("photo.png", b"\xff\xd8\xff\xe0 a jpeg named png", "is not a real PNG file"),
-    ("empty.pdf", b"", "is empty"),
-])
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        ("notes.txt", b"plain text", "is not accepted: send a PDF, PNG or JPEG"),
+        ("setup.exe", b"MZ\x90\x00", "is not accepted"),
+        ("statement.pdf", b"MZ\x90\x00 not a pdf", "is not a real PDF file"),
+        ("photo.png", b"\xff\xd8\xff\xe0 a jpeg named png", "is not a real PNG file"),
+        ("empty.pdf", b"", "is empty"),
+    ],
+)
 def test_a_file_of_the_wrong_type_is_refused_and_nothing_is_stored(alice, name, data, message):
     with pytest.raises(ClaimRefused, match=message):
         file_claim(alice, now=at(2025, 1, 10), files=[upload(), upload(name, data)])
@@ -137,7 +184,11 @@ def test_pdf_png_and_jpeg_up_to_the_limit_are_stored_with_their_hash(alice):
 
     jpeg = io.BytesIO()
     Image.new("RGB", (8, 8)).save(jpeg, format="JPEG")
-    files = [upload(), upload("photo.PNG", png_bytes(), "image/png"), upload("scan.jpeg", jpeg.getvalue(), "image/jpeg")]
+    files = [
+        upload(),
+        upload("photo.PNG", png_bytes(), "image/png"),
+        upload("scan.jpeg", jpeg.getvalue(), "image/jpeg"),
+    ]
     claim = file_claim(alice, now=at(2025, 1, 10), files=files)
     docs = list(claim.documents.order_by("id"))
     assert [d.content_type for d in docs] == ["application/pdf", "image/png", "image/jpeg"]
@@ -148,14 +199,23 @@ def test_pdf_png_and_jpeg_up_to_the_limit_are_stored_with_their_hash(alice):
 
 # --- representatives ------------------------------------------------------------------------------------
 def test_a_claim_on_behalf_of_someone_else_needs_the_representatives_authorisation(alice, bob):
-    with pytest.raises(ClaimRefused, match=r"not the claimant: .*duly authorized representative.*\(EDCP 11.3; "
-                                           r"29 CFR 2560.503-1\(b\)\(4\)\)"):
+    with pytest.raises(
+        ClaimRefused,
+        match=r"not the claimant: .*duly authorized representative.*\(EDCP 11.3; "
+        r"29 CFR 2560.503-1\(b\)\(4\)\)",
+    ):
         file_claim(alice, now=at(2025, 1, 10), filed_by=bob, actor=bob.user)
     with pytest.raises(ClaimRefused, match=r"needs the claimant's written authorisation of Bob Other"):
         file_claim(alice, now=at(2025, 1, 10), filed_by=bob, representative=bob, actor=bob.user)
     assert not Claim.objects.exists() and _nothing_stored()
-    claim = file_claim(alice, now=at(2025, 1, 10), filed_by=bob, representative=bob, actor=bob.user,
-                       authorisation=upload("authorisation.pdf"))
+    claim = file_claim(
+        alice,
+        now=at(2025, 1, 10),
+        filed_by=bob,
+        representative=bob,
+        actor=bob.user,
+        authorisation=upload("authorisation.pdf"),
+    )
     assert (claim.claimant, claim.representative) == (alice, bob)
     assert claim.representative_authorisation.kind == "authorisation"
     assert claim.representative_authorisation.claim == claim
@@ -190,6 +250,16 @@ def test_a_claim_needs_a_description_and_cannot_be_received_in_the_future(alice)
 
 def test_the_default_review_procedure_states_the_limits_and_the_right_to_sue(claim):
     text = review_procedure_text(claim)
-    for part in ("60 days", "120 days", "502(a)", "one year", "EDCP 11.3", "EDCP 11.4", "EDCP 11.5", "EDCP 11.6",
-                 "Eastern District of Virginia", "abandoned"):
+    for part in (
+        "60 days",
+        "120 days",
+        "502(a)",
+        "one year",
+        "EDCP 11.3",
+        "EDCP 11.4",
+        "EDCP 11.5",
+        "EDCP 11.6",
+        "Eastern District of Virginia",
+        "abandoned",
+    ):
         assert part in text

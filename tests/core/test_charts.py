@@ -1,4 +1,5 @@
 """The server-rendered SVG line chart: scaling, axes, labels, empty data."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -14,17 +15,32 @@ BOX = Box(Decimal(10), Decimal(20), Decimal(110), Decimal(220))
 def test_points_scale_from_the_left_bottom_to_the_right_top_of_the_box():
     points = [(D0, Decimal(0)), (dt.date(2026, 1, 6), Decimal(50)), (D1, Decimal(100))]
     assert project(points, BOX, x_range=(D0, D1), y_range=(Decimal(0), Decimal(100))) == [
-        (Decimal("10.0"), Decimal("220.0")), (Decimal("60.0"), Decimal("120.0")), (Decimal("110.0"), Decimal("20.0"))]
+        (Decimal("10.0"), Decimal("220.0")),
+        (Decimal("60.0"), Decimal("120.0")),
+        (Decimal("110.0"), Decimal("20.0")),
+    ]
 
 
 def test_a_single_point_sits_in_the_middle_of_the_box():
     assert project([(D0, Decimal(5))], BOX, x_range=(D0, D0), y_range=(Decimal(5), Decimal(5))) == [
-        (Decimal("60.0"), Decimal("120.0"))]
+        (Decimal("60.0"), Decimal("120.0"))
+    ]
 
 
 def test_ticks_are_round_numbers_covering_the_values():
-    assert nice_ticks(Decimal(0), Decimal("1234567")) == [Decimal(0), Decimal(500000), Decimal(1000000), Decimal(1500000)]
-    assert nice_ticks(Decimal("19.5"), Decimal("22.1")) == [Decimal(19), Decimal(20), Decimal(21), Decimal(22), Decimal(23)]
+    assert nice_ticks(Decimal(0), Decimal("1234567")) == [
+        Decimal(0),
+        Decimal(500000),
+        Decimal(1000000),
+        Decimal(1500000),
+    ]
+    assert nice_ticks(Decimal("19.5"), Decimal("22.1")) == [
+        Decimal(19),
+        Decimal(20),
+        Decimal(21),
+        Decimal(22),
+        Decimal(23),
+    ]
     ticks = nice_ticks(Decimal(7), Decimal(7))
     assert ticks[0] < 7 < ticks[-1]
 
@@ -61,4 +77,8 @@ def test_several_series_share_the_axes_and_get_a_legend():
 
 def test_compact_dollars():
     assert [compact_dollars(Decimal(v)) for v in ("900", "350000", "1250000", "-2500")] == [
-        "$900", "$350k", "$1.25M", "-$2.5k"]
+        "$900",
+        "$350k",
+        "$1.25M",
+        "-$2.5k",
+    ]

@@ -1,4 +1,5 @@
 """manage.py load_demo: a demo population through the real services, idempotent."""
+
 from __future__ import annotations
 
 import io
@@ -53,7 +54,10 @@ def test_a_run_on_a_later_day_adds_only_the_days_since():
     later = io.StringIO()
     call_command("load_demo", *ARGS[:-1], "2026-07-31", stdout=later)
     assert "0 new elections, 0 new employment events" in later.getvalue()
-    assert list(EmploymentEvent.objects.values_list("person__employee_number", "kind", "effective_date")) == events
+    assert (
+        list(EmploymentEvent.objects.values_list("person__employee_number", "kind", "effective_date"))
+        == events
+    )
     assert DailyValuation.objects.filter(valuation_date="2026-07-31").exists()
     assert JobRun.objects.filter(kind="crediting").exclude(status="done").count() == 0
 

@@ -1,4 +1,5 @@
 """Celery is configured for money-moving work, and settings refuse bad environment values."""
+
 from __future__ import annotations
 
 import os
@@ -32,8 +33,13 @@ def test_tasks_can_be_queued_on_commit():
 
 def _settings_error(**env) -> str:
     run_env = {**os.environ, **env}
-    result = subprocess.run([sys.executable, "-c", "import django; django.setup()"], env=run_env,
-                            capture_output=True, text=True, cwd=settings.BASE_DIR)
+    result = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        env=run_env,
+        capture_output=True,
+        text=True,
+        cwd=settings.BASE_DIR,
+    )
     return result.stderr
 
 
@@ -42,13 +48,15 @@ def test_a_bad_boolean_in_the_environment_stops_start_up():
 
 
 def test_a_database_url_that_is_not_postgres_or_sqlite_stops_start_up():
-    assert "DATABASE_URL must be" in _settings_error(DJANGO_SETTINGS_MODULE="config.settings",
-                                                     DATABASE_URL="mysql://x@localhost/db")
+    assert "DATABASE_URL must be" in _settings_error(
+        DJANGO_SETTINGS_MODULE="config.settings", DATABASE_URL="mysql://x@localhost/db"
+    )
 
 
 def test_production_without_a_secret_key_stops_start_up():
-    assert "SECRET_KEY must be set" in _settings_error(DJANGO_SETTINGS_MODULE="config.settings", DEBUG="false",
-                                                       REQUIRE_SECRET_KEY="true", SECRET_KEY="")
+    assert "SECRET_KEY must be set" in _settings_error(
+        DJANGO_SETTINGS_MODULE="config.settings", DEBUG="false", REQUIRE_SECRET_KEY="true", SECRET_KEY=""
+    )
 
 
 def test_a_short_secret_key_stops_start_up():

@@ -18,11 +18,23 @@ def test_valuation_dates_are_nyse_sessions_including_special_closures():
 
 
 def test_the_2026_closures_match_the_fact_sheet():
-    closed = [d for d in (dt.date(2026, 1, 1) + dt.timedelta(n) for n in range(365))
-              if d.weekday() < 5 and not cal.is_valuation_date(d)]
+    closed = [
+        d
+        for d in (dt.date(2026, 1, 1) + dt.timedelta(n) for n in range(365))
+        if d.weekday() < 5 and not cal.is_valuation_date(d)
+    ]
     assert [d.isoformat() for d in closed] == [
-        "2026-01-01", "2026-01-19", "2026-02-16", "2026-04-03", "2026-05-25", "2026-06-19", "2026-07-03",
-        "2026-09-07", "2026-11-26", "2026-12-25"]
+        "2026-01-01",
+        "2026-01-19",
+        "2026-02-16",
+        "2026-04-03",
+        "2026-05-25",
+        "2026-06-19",
+        "2026-07-03",
+        "2026-09-07",
+        "2026-11-26",
+        "2026-12-25",
+    ]
 
 
 def test_a_staff_closure_overrides_the_exchange_calendar():

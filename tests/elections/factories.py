@@ -1,4 +1,5 @@
 """Factories and helpers for the elections tests."""
+
 from __future__ import annotations
 
 import datetime as dt

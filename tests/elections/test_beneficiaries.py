@@ -1,4 +1,5 @@
 """Beneficiary designations in the portal and on the staff screens; the plan's default when none survives."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,9 +10,19 @@ from tests.elections.factories import participant
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.elections.urls_with_beneficiaries")]
 
-ROWS = {"tier_1": "primary", "name_1": "Dana Archer", "relationship_1": "spouse", "percent_1": "60",
-        "tier_2": "primary", "name_2": "Eli Archer", "relationship_2": "son", "percent_2": "40",
-        "tier_3": "contingent", "name_3": "Archer Family Trust", "percent_3": "100"}
+ROWS = {
+    "tier_1": "primary",
+    "name_1": "Dana Archer",
+    "relationship_1": "spouse",
+    "percent_1": "60",
+    "tier_2": "primary",
+    "name_2": "Eli Archer",
+    "relationship_2": "son",
+    "percent_2": "40",
+    "tier_3": "contingent",
+    "name_3": "Archer Family Trust",
+    "percent_3": "100",
+}
 
 
 def test_without_a_designation_the_plans_definition_of_beneficiary_is_shown(client, alice):
@@ -27,13 +38,18 @@ def test_a_participant_designates_primary_and_contingent_beneficiaries(client, a
     assert response.status_code == 302
     designation = BeneficiaryDesignation.objects.get(person=alice.person)
     assert sorted((b.tier, b.name, b.percent) for b in designation.beneficiaries.all()) == [
-        ("contingent", "Archer Family Trust", 100), ("primary", "Dana Archer", 60), ("primary", "Eli Archer", 40)]
+        ("contingent", "Archer Family Trust", 100),
+        ("primary", "Dana Archer", 60),
+        ("primary", "Eli Archer", 40),
+    ]
     assert "Dana Archer" in client.get(reverse("elections_portal:home")).content.decode()
 
 
 def test_shares_that_do_not_add_up_are_refused_and_nothing_is_recorded(client, alice):
     client.force_login(alice.person.user)
-    response = client.post(reverse("participants_portal:beneficiaries", args=["EDCP"]), {**ROWS, "percent_2": "30"})
+    response = client.post(
+        reverse("participants_portal:beneficiaries", args=["EDCP"]), {**ROWS, "percent_2": "30"}
+    )
     assert response.status_code == 422 and "sum to 90, not 100" in response.content.decode()
     assert not BeneficiaryDesignation.objects.exists()
 
@@ -51,7 +67,9 @@ def test_the_elections_page_links_to_the_beneficiary_page_once_it_is_mounted(cli
     assert reverse("participants_portal:beneficiaries", args=["EDCP"]) in page
 
 
-def test_staff_see_designations_and_record_paper_ones_with_record_events(client, alice, auditor, administrator):
+def test_staff_see_designations_and_record_paper_ones_with_record_events(
+    client, alice, auditor, administrator
+):
     url = reverse("participants_staff:beneficiaries", args=[alice.pk])
     client.force_login(auditor)
     assert client.get(url).status_code == 200

@@ -1,5 +1,6 @@
 """A participant enrols in a real browser (headless Chromium driven by Playwright): signs in, elects, sees the
 confirmation and downloads its PDF, whose text holds the election and the provisions it rests on."""
+
 from __future__ import annotations
 
 import os
@@ -14,8 +15,14 @@ from elections.models import DeferralElection, Status
 from tests.elections.factories import default_fund, participant
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 PASSWORD = "a long browser password 7"
 
 
@@ -40,11 +47,15 @@ def browser_page():
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_a_participant_enrols_in_the_browser_and_downloads_the_confirmation(live_server, browser_page, monkeypatch):
+def test_a_participant_enrols_in_the_browser_and_downloads_the_confirmation(
+    live_server, browser_page, monkeypatch
+):
     from elections import tasks
 
     # No worker runs in the test: the task runs when queued, in the request that accepted the election.
-    monkeypatch.setattr(tasks.election_confirmation_task, "delay", lambda *args: tasks.election_confirmation_task(*args))
+    monkeypatch.setattr(
+        tasks.election_confirmation_task, "delay", lambda *args: tasks.election_confirmation_task(*args)
+    )
     default_fund()
     alice = participant(username="alice", first_name="Alice", last_name="Archer")
     alice.person.user.set_password(PASSWORD)

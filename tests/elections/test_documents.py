@@ -1,5 +1,6 @@
 """Confirmation PDFs of accepted elections and blank paper forms: what they say, and that regenerating one
 gives the same document (same bytes, same hash, same stored row)."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -28,14 +29,22 @@ pytestmark = pytest.mark.django_db
 
 def flat(text: str) -> str:
     """The text as one line, without the page footers (a quote may run across a page break)."""
-    return " ".join(" ".join(line for line in text.splitlines() if not re.search(r"Page \d+ of \d+", line)).split())
+    return " ".join(
+        " ".join(line for line in text.splitlines() if not re.search(r"Page \d+ of \d+", line)).split()
+    )
 
 
 @pytest.fixture
 def deferral(alice):
-    return deferral_election_submit(participation=alice, plan_year=2027, percentages={"base_salary": 12, "monthly_bonus": 5},
-                                    accounts={"retirement_termination": 60, "specified_date:2031-03": 40},
-                                    submitted_at=at(2026, 11, 20, 14, 5), channel="portal", actor="alice")
+    return deferral_election_submit(
+        participation=alice,
+        plan_year=2027,
+        percentages={"base_salary": 12, "monthly_bonus": 5},
+        accounts={"retirement_termination": 60, "specified_date:2031-03": 40},
+        submitted_at=at(2026, 11, 20, 14, 5),
+        channel="portal",
+        actor="alice",
+    )
 
 
 def test_a_deferral_confirmation_states_the_election_its_provisions_when_irrevocable_and_the_name(deferral):
@@ -72,25 +81,71 @@ def test_a_provision_missing_from_a_versions_text_is_quoted_from_the_nearest_ver
     assert "Annual Election" in quote.text and "2024" in quote.source
 
 
-@pytest.mark.parametrize("make, words", [
-    (lambda p: distribution_election_submit(participation=p, account="retirement_termination", form="installments",
-                                            installments=4, lump_sum_percent=None, submitted_at=at(2026, 11, 1),
-                                            channel="portal", actor="t"),
-     ["4 annual installments", "EDCP 5.1(c)", "Retirement/Termination Account"]),
-    (lambda p: distribution_election_submit(participation=p, account="specified_date:2030-03", form="lump_sum",
-                                            installments=None, lump_sum_percent=None, submitted_at=at(2026, 10, 1),
-                                            channel="portal", actor="t") and
-     schedule_change_submit(participation=p, account="specified_date:2030-03", new_month=dt.date(2035, 3, 1),
-                            submitted_at=at(2027, 1, 5, 10), channel="portal", actor="t"),
-     ["March 15, 2035", "EDCP 6.2", "at least 12 months before", "January 5, 2027, 10:00 a.m. Eastern Time"]),
-    (lambda p: investment_election_submit(participation=p, allocation={default_fund().pk: 100}, applies_to="both",
-                                          submitted_at=at(2026, 5, 14), channel="portal", actor="t"),
-     ["SV Stable Value 100%", "EDCP 7.4", "whole percentages", "May 15, 2026"]),
-])
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (
+            lambda p: distribution_election_submit(
+                participation=p,
+                account="retirement_termination",
+                form="installments",
+                installments=4,
+                lump_sum_percent=None,
+                submitted_at=at(2026, 11, 1),
+                channel="portal",
+                actor="t",
+            ),
+            ["4 annual installments", "EDCP 5.1(c)", "Retirement/Termination Account"],
+        ),
+        (
+            lambda p: (
+                distribution_election_submit(
+                    participation=p,
+                    account="specified_date:2030-03",
+                    form="lump_sum",
+                    installments=None,
+                    lump_sum_percent=None,
+                    submitted_at=at(2026, 10, 1),
+                    channel="portal",
+                    actor="t",
+                )
+                and schedule_change_submit(
+                    participation=p,
+                    account="specified_date:2030-03",
+                    new_month=dt.date(2035, 3, 1),
+                    submitted_at=at(2027, 1, 5, 10),
+                    channel="portal",
+                    actor="t",
+                )
+            ),
+            [
+                "March 15, 2035",
+                "EDCP 6.2",
+                "at least 12 months before",
+                "January 5, 2027, 10:00 a.m. Eastern Time",
+            ],
+        ),
+        (
+            lambda p: investment_election_submit(
+                participation=p,
+                allocation={default_fund().pk: 100},
+                applies_to="both",
+                submitted_at=at(2026, 5, 14),
+                channel="portal",
+                actor="t",
+            ),
+            ["SV Stable Value 100%", "EDCP 7.4", "whole percentages", "May 15, 2026"],
+        ),
+    ],
+)
 def test_every_kind_of_accepted_election_has_its_confirmation(alice, make, words):
     election = make(alice)
     assert election.accepted, election.message
-    text = flat(pdf_text(document_bytes(election_confirmation_render(election=election, actor="w", now=at(2027, 2, 1)))))
+    text = flat(
+        pdf_text(
+            document_bytes(election_confirmation_render(election=election, actor="w", now=at(2027, 2, 1)))
+        )
+    )
     for w in words:
         assert w in text
     assert "Alice Archer" in text
@@ -98,15 +153,35 @@ def test_every_kind_of_accepted_election_has_its_confirmation(alice, make, words
 
 def test_a_brp_form_election_confirmation_quotes_4_2(db):
     p = participant("BRP", first_name="Carl", last_name="Cole", marital_status="married")
-    e = annuity_election_submit(participation=p, form="lump_sum", defer_years=5, submitted_at=at(2026, 2, 1),
-                                channel="staff", actor="t")
-    text = flat(pdf_text(document_bytes(election_confirmation_render(election=e, actor="w", now=at(2026, 2, 1)))))
-    assert "Carl Cole" in text and "Single lump sum" in text and "BRP 4.2(c)" in text and "February 1, 2027" in text
+    e = annuity_election_submit(
+        participation=p,
+        form="lump_sum",
+        defer_years=5,
+        submitted_at=at(2026, 2, 1),
+        channel="staff",
+        actor="t",
+    )
+    text = flat(
+        pdf_text(document_bytes(election_confirmation_render(election=e, actor="w", now=at(2026, 2, 1))))
+    )
+    assert (
+        "Carl Cole" in text
+        and "Single lump sum" in text
+        and "BRP 4.2(c)" in text
+        and "February 1, 2027" in text
+    )
 
 
 def test_a_refused_election_has_no_confirmation(alice):
-    e = deferral_election_submit(participation=alice, plan_year=2027, percentages={"base_salary": 99}, accounts=None,
-                                 submitted_at=at(2026, 11, 1), channel="portal", actor="alice")
+    e = deferral_election_submit(
+        participation=alice,
+        plan_year=2027,
+        percentages={"base_salary": 99},
+        accounts=None,
+        submitted_at=at(2026, 11, 1),
+        channel="portal",
+        actor="alice",
+    )
     with pytest.raises(ValueError):
         election_confirmation_render(election=e, actor="w", now=at(2026, 11, 1))
 
@@ -125,6 +200,8 @@ def test_the_blank_form_for_a_plan_year_lists_limits_accounts_forms_and_the_dead
 
 
 def test_the_rrp_2011_blank_form_shows_the_committees_announced_maximum(db):
-    document = blank_form_render(plan=Plan.objects.get(code="RRP"), plan_year=2015, actor="staff", now=at(2014, 10, 1))
+    document = blank_form_render(
+        plan=Plan.objects.get(code="RRP"), plan_year=2015, actor="staff", now=at(2014, 10, 1)
+    )
     text = flat(pdf_text(document_bytes(document)))
     assert "Plan Compensation 75%" in text and "RRP 2.03(a)" in text

@@ -1,5 +1,6 @@
 """Investment elections (EDCP 7.4, 7.5, 2.2(b)), BRP annuity forms (4.2(c), 4.2(d)) and the Committee's
 cancellation of deferrals (EDCP 3.7)."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -33,11 +34,18 @@ def funds(db):
 
 
 def invest(participation, allocation, when=None, applies_to="both"):
-    return investment_election_submit(participation=participation, allocation=allocation, applies_to=applies_to,
-                                      submitted_at=when or at(2026, 5, 14, 15), channel="portal", actor="test")
+    return investment_election_submit(
+        participation=participation,
+        allocation=allocation,
+        applies_to=applies_to,
+        submitted_at=when or at(2026, 5, 14, 15),
+        channel="portal",
+        actor="test",
+    )
 
 
 # --- investments ------------------------------------------------------------------------------------------------
+
 
 def test_whole_percentages_adding_up_to_100_take_effect_on_the_next_valuation_date(alice, funds):
     sv, eq = funds
@@ -48,7 +56,9 @@ def test_whole_percentages_adding_up_to_100_take_effect_on_the_next_valuation_da
     assert sorted((f.code, pct) for f, pct in in_force.lines) == [("EQ", 60), ("SV", 40)]
 
 
-@pytest.mark.parametrize("shares, words", [((40, 50), "90%"), ((40, "60.5"), "whole percentage"), ((100, -10), "whole")])
+@pytest.mark.parametrize(
+    "shares, words", [((40, 50), "90%"), ((40, "60.5"), "whole percentage"), ((100, -10), "whole")]
+)
 def test_shares_that_are_not_whole_or_do_not_add_up_are_refused_under_7_4(alice, funds, shares, words):
     sv, eq = funds
     e = invest(alice, {sv.pk: shares[0], eq.pk: shares[1]})
@@ -65,8 +75,14 @@ def test_without_an_election_credits_go_to_the_capital_preservation_default_fund
 
 def test_a_participant_keeps_changing_investments_after_separation(alice, funds):
     sv, eq = funds
-    employment_event_record(person=alice.person, kind="separation", effective_date=dt.date(2026, 3, 1),
-                            reason="resignation", actor="test", now=at(2026, 3, 1))
+    employment_event_record(
+        person=alice.person,
+        kind="separation",
+        effective_date=dt.date(2026, 3, 1),
+        reason="resignation",
+        actor="test",
+        now=at(2026, 3, 1),
+    )
     assert invest(alice, {eq.pk: 100}).accepted
 
 
@@ -78,14 +94,23 @@ def test_a_fund_of_another_plan_is_refused(alice, funds):
 
 # --- BRP forms of benefit ---------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def brp(db):
-    return participant("BRP", marital_status="married", hire_date=dt.date(1990, 1, 1), birth_date=dt.date(1962, 1, 1))
+    return participant(
+        "BRP", marital_status="married", hire_date=dt.date(1990, 1, 1), birth_date=dt.date(1962, 1, 1)
+    )
 
 
 def annuity(participation, form, years=0, when=None):
-    return annuity_election_submit(participation=participation, form=form, defer_years=years,
-                                   submitted_at=when or at(2026, 2, 1), channel="portal", actor="test")
+    return annuity_election_submit(
+        participation=participation,
+        form=form,
+        defer_years=years,
+        submitted_at=when or at(2026, 2, 1),
+        channel="portal",
+        actor="test",
+    )
 
 
 def test_without_an_election_a_married_participant_gets_the_qualified_joint_and_survivor_annuity(brp):
@@ -121,8 +146,14 @@ def test_a_change_pushing_payment_exactly_five_years_takes_effect_twelve_months_
 
 
 def test_a_change_that_would_take_effect_after_the_benefit_begins_is_refused(brp):
-    employment_event_record(person=brp.person, kind="separation", effective_date=dt.date(2026, 6, 10),
-                            reason="retirement", actor="test", now=at(2026, 6, 10))
+    employment_event_record(
+        person=brp.person,
+        kind="separation",
+        effective_date=dt.date(2026, 6, 10),
+        reason="retirement",
+        actor="test",
+        now=at(2026, 6, 10),
+    )
     e = annuity(brp, "lump_sum", years=5, when=at(2026, 6, 20))
     assert (e.status, e.rule) == (Status.REJECTED, "BRP 4.2(d)")
     assert "July 01, 2026" in e.message
@@ -130,35 +161,77 @@ def test_a_change_that_would_take_effect_after_the_benefit_begins_is_refused(brp
 
 # --- cancellation of deferrals (EDCP 3.7) -----------------------------------------------------------------------
 
+
 def test_an_emergency_cancels_deferrals_for_the_rest_of_that_plan_year(alice):
-    c = deferral_cancel(participation=alice, ground="emergency", event_on=dt.date(2026, 5, 20), reason="medical bills",
-                        actor="committee", now=at(2026, 5, 20))
+    c = deferral_cancel(
+        participation=alice,
+        ground="emergency",
+        event_on=dt.date(2026, 5, 20),
+        reason="medical bills",
+        actor="committee",
+        now=at(2026, 5, 20),
+    )
     assert (c.starts_on, c.ends_on, c.cite) == (dt.date(2026, 5, 20), dt.date(2026, 12, 31), "EDCP 3.7")
 
 
 def test_a_hardship_distribution_cancels_through_the_plan_year_of_its_six_month_anniversary(alice):
-    c = deferral_cancel(participation=alice, ground="hardship", event_on=dt.date(2026, 8, 3), reason="401(k) hardship",
-                        actor="committee", now=at(2026, 8, 4))
+    c = deferral_cancel(
+        participation=alice,
+        ground="hardship",
+        event_on=dt.date(2026, 8, 3),
+        reason="401(k) hardship",
+        actor="committee",
+        now=at(2026, 8, 4),
+    )
     assert c.ends_on == dt.date(2027, 12, 31)
 
 
 def test_a_plan_without_cancellation_refuses_it(db):
     with pytest.raises(ElectionError) as refused:
-        deferral_cancel(participation=participant("RRP"), ground="emergency", event_on=dt.date(2026, 5, 20),
-                        reason="x", actor="committee", now=at(2026, 5, 20))
+        deferral_cancel(
+            participation=participant("RRP"),
+            ground="emergency",
+            event_on=dt.date(2026, 5, 20),
+            reason="x",
+            actor="committee",
+            now=at(2026, 5, 20),
+        )
     assert refused.value.rule == "RRP 2.03"
 
 
 def test_payroll_defers_nothing_while_cancelled_and_needs_a_new_election_afterwards(alice):
-    deferral_election_submit(participation=alice, plan_year=2026, percentages={"base_salary": 10}, accounts=None,
-                             submitted_at=at(2025, 12, 1), channel="portal", actor="alice")
-    deferral_cancel(participation=alice, ground="emergency", event_on=dt.date(2026, 5, 20), reason="medical bills",
-                    actor="committee", now=at(2026, 5, 20))
-    pay_record(person=alice.person, pay_date=dt.date(2026, 6, 15), component="base_salary", gross=Decimal("5000.00"),
-               actor="payroll")
+    deferral_election_submit(
+        participation=alice,
+        plan_year=2026,
+        percentages={"base_salary": 10},
+        accounts=None,
+        submitted_at=at(2025, 12, 1),
+        channel="portal",
+        actor="alice",
+    )
+    deferral_cancel(
+        participation=alice,
+        ground="emergency",
+        event_on=dt.date(2026, 5, 20),
+        reason="medical bills",
+        actor="committee",
+        now=at(2026, 5, 20),
+    )
+    pay_record(
+        person=alice.person,
+        pay_date=dt.date(2026, 6, 15),
+        component="base_salary",
+        gross=Decimal("5000.00"),
+        actor="payroll",
+    )
     june = PayrollDeferral.objects.get(record__pay_date=dt.date(2026, 6, 15))
     assert june.deferral == 0 and "EDCP 3.7" in june.reason
-    pay_record(person=alice.person, pay_date=dt.date(2027, 1, 15), component="base_salary", gross=Decimal("5000.00"),
-               actor="payroll")
+    pay_record(
+        person=alice.person,
+        pay_date=dt.date(2027, 1, 15),
+        component="base_salary",
+        gross=Decimal("5000.00"),
+        actor="payroll",
+    )
     # EDCP 3.1(c): the evergreen election does not come back by itself.
     assert PayrollDeferral.objects.get(record__pay_date=dt.date(2027, 1, 15)).deferral == 0

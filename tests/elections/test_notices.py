@@ -1,4 +1,5 @@
 """Notice of eligibility and reminders to those who have not elected (Django mail)."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -23,13 +24,21 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def window(db):
-    return enrollment_window_open(plan=Plan.objects.get(code="EDCP"), plan_year=2027, opens_at=at(2026, 11, 1, 0, 0),
-                                  closes_at=at(2026, 11, 30, 23, 59), reminder_days=[7, 1], actor="committee",
-                                  now=at(2026, 10, 1))
+    return enrollment_window_open(
+        plan=Plan.objects.get(code="EDCP"),
+        plan_year=2027,
+        opens_at=at(2026, 11, 1, 0, 0),
+        closes_at=at(2026, 11, 30, 23, 59),
+        reminder_days=[7, 1],
+        actor="committee",
+        now=at(2026, 10, 1),
+    )
 
 
 def test_the_notice_of_eligibility_is_emailed_with_its_thirty_day_deadline(alice):
-    eligibility_notice_send(participation=alice, notice_on=dt.date(2026, 3, 2), actor="committee", now=at(2026, 3, 2, 9))
+    eligibility_notice_send(
+        participation=alice, notice_on=dt.date(2026, 3, 2), actor="committee", now=at(2026, 3, 2, 9)
+    )
     assert len(mail.outbox) == 1
     message = mail.outbox[0]
     assert message.to == ["alice@example.com"]
@@ -46,9 +55,21 @@ def test_a_window_opening_is_announced_to_eligible_participants_on_its_first_day
 
 
 def test_reminders_go_only_to_those_who_have_not_elected_on_the_reminder_days(alice, bob, window):
-    deferral_election_submit(participation=alice, plan_year=2027, percentages={"base_salary": 5}, accounts=None,
-                             submitted_at=at(2026, 11, 5), channel="portal", actor="alice")
-    assert election_reminders_send(today=dt.date(2026, 11, 22), actor="beat", now=at(2026, 11, 22, 8))["reminders"] == 0
+    deferral_election_submit(
+        participation=alice,
+        plan_year=2027,
+        percentages={"base_salary": 5},
+        accounts=None,
+        submitted_at=at(2026, 11, 5),
+        channel="portal",
+        actor="alice",
+    )
+    assert (
+        election_reminders_send(today=dt.date(2026, 11, 22), actor="beat", now=at(2026, 11, 22, 8))[
+            "reminders"
+        ]
+        == 0
+    )
     stats = election_reminders_send(today=dt.date(2026, 11, 23), actor="beat", now=at(2026, 11, 23, 8))
     assert stats["reminders"] == 1
     assert [m.to for m in mail.outbox] == [["bob@example.com"]]
@@ -62,8 +83,15 @@ def test_a_rerun_the_same_day_sends_nothing_twice(alice, window):
 
 
 def test_a_reminder_mentions_the_election_that_carries_forward(alice, window):
-    deferral_election_submit(participation=alice, plan_year=2026, percentages={"base_salary": 8}, accounts=None,
-                             submitted_at=at(2025, 12, 1), channel="portal", actor="alice")
+    deferral_election_submit(
+        participation=alice,
+        plan_year=2026,
+        percentages={"base_salary": 8},
+        accounts=None,
+        submitted_at=at(2025, 12, 1),
+        channel="portal",
+        actor="alice",
+    )
     election_reminders_send(today=dt.date(2026, 11, 29), actor="beat", now=at(2026, 11, 29, 8))
     assert "8% of base salary" in mail.outbox[0].body and "stays in force" in mail.outbox[0].body
 

@@ -1,4 +1,5 @@
 """Distribution elections (EDCP 5.1, 5.2) with their defaults, and schedule changes (EDCP Article VI)."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -20,31 +21,56 @@ pytestmark = pytest.mark.django_db
 
 
 def payment(participation, account, form, installments=None, lump=None, delay_months=0, when=None):
-    return distribution_election_submit(participation=participation, account=account, form=form,
-                                        installments=installments, lump_sum_percent=lump, delay_months=delay_months,
-                                        submitted_at=when or at(2026, 11, 1), channel="portal", actor="test")
+    return distribution_election_submit(
+        participation=participation,
+        account=account,
+        form=form,
+        installments=installments,
+        lump_sum_percent=lump,
+        delay_months=delay_months,
+        submitted_at=when or at(2026, 11, 1),
+        channel="portal",
+        actor="test",
+    )
 
 
 def change(participation, account="specified_date:2030-03", when=None, **kw):
-    return schedule_change_submit(participation=participation, account=account, submitted_at=when or at(2027, 1, 5),
-                                  channel="portal", actor="test", **kw)
+    return schedule_change_submit(
+        participation=participation,
+        account=account,
+        submitted_at=when or at(2027, 1, 5),
+        channel="portal",
+        actor="test",
+        **kw,
+    )
 
 
 # --- distribution elections -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("form, installments, lump", [
-    ("lump_sum", None, None), ("installments", 2, None), ("installments", 10, None),
-    ("lump_sum_and_installments", 5, 30),
-])
+
+@pytest.mark.parametrize(
+    "form, installments, lump",
+    [
+        ("lump_sum", None, None),
+        ("installments", 2, None),
+        ("installments", 10, None),
+        ("lump_sum_and_installments", 5, 30),
+    ],
+)
 def test_the_retirement_termination_forms_of_5_1_are_accepted(alice, form, installments, lump):
     assert payment(alice, "retirement_termination", form, installments, lump).status == Status.ACCEPTED
 
 
-@pytest.mark.parametrize("form, installments, lump, rule", [
-    ("installments", 11, None, "EDCP 5.1(c)"), ("installments", 1, None, "EDCP 5.1(c)"),
-    ("lump_sum_and_installments", 5, 100, "EDCP 5.1"), ("lump_sum_and_installments", 5, None, "EDCP 5.1"),
-    ("annuity", None, None, "EDCP 5.1"),
-])
+@pytest.mark.parametrize(
+    "form, installments, lump, rule",
+    [
+        ("installments", 11, None, "EDCP 5.1(c)"),
+        ("installments", 1, None, "EDCP 5.1(c)"),
+        ("lump_sum_and_installments", 5, 100, "EDCP 5.1"),
+        ("lump_sum_and_installments", 5, None, "EDCP 5.1"),
+        ("annuity", None, None, "EDCP 5.1"),
+    ],
+)
 def test_other_retirement_termination_schedules_are_refused(alice, form, installments, lump, rule):
     e = payment(alice, "retirement_termination", form, installments, lump)
     assert (e.status, e.rule) == (Status.REJECTED, rule)
@@ -81,19 +107,31 @@ def test_without_an_election_the_default_lump_sum_is_shown_with_its_section(alic
     rt = schedules["retirement_termination"]
     assert rt.is_default and rt.form == "lump_sum" and rt.cite == "EDCP 5.1"
     payment(alice, "retirement_termination", "installments", 4)
-    rt = {s.account: s for s in account_schedules(participation=alice, as_of=dt.date(2026, 11, 2))}["retirement_termination"]
+    rt = {s.account: s for s in account_schedules(participation=alice, as_of=dt.date(2026, 11, 2))}[
+        "retirement_termination"
+    ]
     assert not rt.is_default and rt.form_label == "4 annual installments"
 
 
 def test_a_specified_date_account_named_in_a_deferral_election_shows_its_default(alice):
-    deferral_election_submit(participation=alice, plan_year=2027, percentages={"base_salary": 10},
-                             accounts={"specified_date:2031-03": 100}, submitted_at=at(2026, 11, 1), channel="portal",
-                             actor="test")
+    deferral_election_submit(
+        participation=alice,
+        plan_year=2027,
+        percentages={"base_salary": 10},
+        accounts={"specified_date:2031-03": 100},
+        submitted_at=at(2026, 11, 1),
+        channel="portal",
+        actor="test",
+    )
     schedules = {s.account: s for s in account_schedules(participation=alice, as_of=dt.date(2026, 11, 2))}
-    assert schedules["specified_date:2031-03"].is_default and schedules["specified_date:2031-03"].cite == "EDCP 5.2"
+    assert (
+        schedules["specified_date:2031-03"].is_default
+        and schedules["specified_date:2031-03"].cite == "EDCP 5.2"
+    )
 
 
 # --- schedule changes -------------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def march_2030(alice):
@@ -145,7 +183,9 @@ def test_a_change_of_form_alone_does_not_move_the_payment_and_is_refused(march_2
 
 
 def test_the_portal_preview_shows_the_earliest_accepted_date_before_submitting(march_2030):
-    preview = schedule_change_preview(participation=march_2030, account="specified_date:2030-03", as_of=dt.date(2027, 1, 5))
+    preview = schedule_change_preview(
+        participation=march_2030, account="specified_date:2030-03", as_of=dt.date(2027, 1, 5)
+    )
     assert preview.current_first_payment == dt.date(2030, 3, 15)
     assert preview.latest_filing == dt.date(2029, 3, 15)
     assert preview.earliest_allowed == dt.date(2035, 3, 15)
@@ -161,8 +201,14 @@ def test_a_separation_triggered_account_is_delayed_by_at_least_five_years(alice)
 
 
 def test_after_separation_a_change_within_twelve_months_of_the_first_payment_is_late(alice):
-    employment_event_record(person=alice.person, kind="separation", effective_date=dt.date(2027, 6, 10),
-                            reason="resignation", actor="test", now=at(2027, 6, 10))
+    employment_event_record(
+        person=alice.person,
+        kind="separation",
+        effective_date=dt.date(2027, 6, 10),
+        reason="resignation",
+        actor="test",
+        now=at(2027, 6, 10),
+    )
     late = change(alice, account="retirement_termination", when=at(2027, 6, 20), delay_years=5)
     assert (late.status, late.rule) == (Status.REJECTED, "EDCP 6.2")
     assert "July 15, 2027" in late.message
@@ -180,22 +226,35 @@ def test_a_schedule_change_of_an_account_one_does_not_have_is_refused(alice):
     assert "no Specified Date Account for September 2033" in c.message
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"account": "specified_date:20x1-03", "new_month": dt.date(2040, 9, 1)},
-    {"account": "retirement_termination", "delay_years": -3},
-    {"account": "retirement_termination", "delay_years": 99999, "form": "installments" * 5, "installments": 99999},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"account": "specified_date:20x1-03", "new_month": dt.date(2040, 9, 1)},
+        {"account": "retirement_termination", "delay_years": -3},
+        {
+            "account": "retirement_termination",
+            "delay_years": 99999,
+            "form": "installments" * 5,
+            "installments": 99999,
+        },
+    ],
+)
 def test_nonsense_schedule_changes_are_refused_and_stored_without_error(march_2030, kwargs):
     c = change(march_2030, **kwargs)
     assert c.status == Status.REJECTED and c.rule.startswith("EDCP") and c.pk
 
 
-@pytest.mark.parametrize("account, form, installments, delay", [
-    ("specified_date:2031-13", "lump_sum", None, 0),
-    ("retirement_termination", "installments", 99999, 0),
-    ("retirement_termination", "lump_sum", None, -12),
-    ("retirement_termination", "x" * 80, None, 0),
-])
-def test_nonsense_payment_elections_are_refused_and_stored_without_error(march_2030, account, form, installments, delay):
+@pytest.mark.parametrize(
+    "account, form, installments, delay",
+    [
+        ("specified_date:2031-13", "lump_sum", None, 0),
+        ("retirement_termination", "installments", 99999, 0),
+        ("retirement_termination", "lump_sum", None, -12),
+        ("retirement_termination", "x" * 80, None, 0),
+    ],
+)
+def test_nonsense_payment_elections_are_refused_and_stored_without_error(
+    march_2030, account, form, installments, delay
+):
     e = payment(march_2030, account, form, installments, delay_months=delay)
     assert e.status == Status.REJECTED and e.rule.startswith("EDCP") and e.pk

@@ -1,5 +1,6 @@
 """The shipped scenarios' election statuses and rules hold (their "expect.events"); their payments and
 balances belong to the payments and books tests and are not compared here."""
+
 from __future__ import annotations
 
 import json
@@ -15,7 +16,9 @@ from core.simulation.scenario import load_scenario
 
 SCENARIOS = Path(settings.BASE_DIR) / "scenarios"
 ELECTION_EVENTS = {"deferral_election", "distribution_election", "investment_election", "schedule_change"}
-FILES = ["edcp_lump_sum_after_separation.json"] + sorted(p.name for p in (SCENARIOS / "generated").glob("*.json"))
+FILES = ["edcp_lump_sum_after_separation.json"] + sorted(
+    p.name for p in (SCENARIOS / "generated").glob("*.json")
+)
 
 
 def _path(name: str) -> Path:
@@ -27,7 +30,11 @@ def _event_problems(scenario, result) -> list[str]:
     problems = []
     for want in scenario.expect.get("events", []):
         have = got.get(want["index"])
-        if have is None or have["status"] != want["status"] or ("rule" in want and have.get("rule") != want["rule"]):
+        if (
+            have is None
+            or have["status"] != want["status"]
+            or ("rule" in want and have.get("rule") != want["rule"])
+        ):
             problems.append(f"event {want['index']}: expected {want}, got {have}")
     return problems
 
@@ -50,7 +57,13 @@ def test_the_scenarios_election_statuses_and_rules_hold(name):
 
 @pytest.mark.django_db
 def test_the_sample_reports_its_refusals_with_their_sections_on_the_command_line(capsys):
-    call_command("simulate", str(SCENARIOS / "edcp_lump_sum_after_separation.json"), "--json", "--sandbox", "transaction")
+    call_command(
+        "simulate",
+        str(SCENARIOS / "edcp_lump_sum_after_separation.json"),
+        "--json",
+        "--sandbox",
+        "transaction",
+    )
     events = {e["index"]: e for e in json.loads(capsys.readouterr().out)["events"]}
     assert events[0]["status"] == "accepted"
     assert (events[3]["status"], events[3]["rule"]) == ("rejected", "EDCP 3.2(b)")

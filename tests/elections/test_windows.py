@@ -1,5 +1,6 @@
 """Enrollment windows: never past the plan's deadline; with windows, an election outside them is refused;
 without any (the simulator), only the plan's deadlines apply."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -22,15 +23,28 @@ pytestmark = pytest.mark.django_db
 
 
 def open_window(plan_code="EDCP", year=2027, opens=None, closes=None, **kw):
-    return enrollment_window_open(plan=Plan.objects.get(code=plan_code), plan_year=year,
-                                  opens_at=opens or at(year - 1, 11, 1, 9), closes_at=closes or at(year - 1, 11, 30, 17),
-                                  actor="committee", now=at(year - 1, 10, 1), **kw)
+    return enrollment_window_open(
+        plan=Plan.objects.get(code=plan_code),
+        plan_year=year,
+        opens_at=opens or at(year - 1, 11, 1, 9),
+        closes_at=closes or at(year - 1, 11, 30, 17),
+        actor="committee",
+        now=at(year - 1, 10, 1),
+        **kw,
+    )
 
 
 def elect(participation, when, plan_year=2027, percentages=None, period=None):
-    return deferral_election_submit(participation=participation, plan_year=plan_year,
-                                    percentages=percentages or {"base_salary": 10}, accounts=None,
-                                    performance_period=period, submitted_at=when, channel="portal", actor="test")
+    return deferral_election_submit(
+        participation=participation,
+        plan_year=plan_year,
+        percentages=percentages or {"base_salary": 10},
+        accounts=None,
+        performance_period=period,
+        submitted_at=when,
+        channel="portal",
+        actor="test",
+    )
 
 
 def test_a_window_may_close_at_the_last_minute_of_december_31_eastern(db):
@@ -98,7 +112,9 @@ def test_an_election_is_changeable_until_the_window_closes(alice):
 
 
 def test_the_notice_of_eligibility_opens_a_thirty_day_first_year_window(alice):
-    eligibility_notice_send(participation=alice, notice_on=dt.date(2026, 3, 2), actor="committee", now=at(2026, 3, 2, 9))
+    eligibility_notice_send(
+        participation=alice, notice_on=dt.date(2026, 3, 2), actor="committee", now=at(2026, 3, 2, 9)
+    )
     alice.refresh_from_db()
     w = EnrollmentWindow.objects.get(kind=EnrollmentWindow.Kind.FIRST_YEAR)
     assert alice.eligible_on == dt.date(2026, 3, 2) and w.participation == alice
@@ -108,10 +124,13 @@ def test_the_notice_of_eligibility_opens_a_thirty_day_first_year_window(alice):
 
 
 def test_a_second_notice_on_another_date_is_refused(alice):
-    eligibility_notice_send(participation=alice, notice_on=dt.date(2026, 3, 2), actor="committee", now=at(2026, 3, 2, 9))
+    eligibility_notice_send(
+        participation=alice, notice_on=dt.date(2026, 3, 2), actor="committee", now=at(2026, 3, 2, 9)
+    )
     with pytest.raises(ElectionError) as refused:
-        eligibility_notice_send(participation=alice, notice_on=dt.date(2026, 5, 2), actor="committee",
-                                now=at(2026, 5, 2, 9))
+        eligibility_notice_send(
+            participation=alice, notice_on=dt.date(2026, 5, 2), actor="committee", now=at(2026, 5, 2, 9)
+        )
     assert refused.value.rule == "EDCP 3.2(a)"
 
 
@@ -119,21 +138,38 @@ PERIOD = (dt.date(2026, 1, 1), dt.date(2026, 12, 31))
 
 
 def test_a_performance_window_may_run_until_six_months_before_the_period_ends_and_no_later(db):
-    w = open_window(year=2026, kind="performance", performance_period=PERIOD, opens=at(2026, 3, 1),
-                    closes=at(2026, 6, 30, 23, 59))
+    w = open_window(
+        year=2026,
+        kind="performance",
+        performance_period=PERIOD,
+        opens=at(2026, 3, 1),
+        closes=at(2026, 6, 30, 23, 59),
+    )
     assert w.closes_at == at(2026, 6, 30, 23, 59)
     with pytest.raises(ElectionError) as refused:
-        open_window(year=2026, kind="performance", performance_period=PERIOD, opens=at(2026, 3, 1),
-                    closes=at(2026, 7, 1, 0, 0))
+        open_window(
+            year=2026,
+            kind="performance",
+            performance_period=PERIOD,
+            opens=at(2026, 3, 1),
+            closes=at(2026, 7, 1, 0, 0),
+        )
     assert refused.value.rule == "EDCP 3.2(c)"
 
 
 def test_performance_elections_outside_the_committees_performance_window_are_refused(alice):
-    open_window(year=2026, kind="performance", performance_period=PERIOD, opens=at(2026, 3, 1), closes=at(2026, 5, 31))
+    open_window(
+        year=2026, kind="performance", performance_period=PERIOD, opens=at(2026, 3, 1), closes=at(2026, 5, 31)
+    )
     inside = elect(alice, at(2026, 4, 1), plan_year=2026, percentages={"annual_bonus": 40}, period=PERIOD)
     after = elect(alice, at(2026, 6, 15), plan_year=2026, percentages={"annual_bonus": 50}, period=PERIOD)
-    other = elect(alice, at(2026, 4, 1), plan_year=2026, percentages={"annual_bonus": 50},
-                  period=(dt.date(2026, 2, 1), dt.date(2027, 1, 31)))
+    other = elect(
+        alice,
+        at(2026, 4, 1),
+        plan_year=2026,
+        percentages={"annual_bonus": 50},
+        period=(dt.date(2026, 2, 1), dt.date(2027, 1, 31)),
+    )
     assert inside.status == Status.ACCEPTED and inside.irrevocable_at == at(2026, 5, 31)
     assert (after.status, after.rule) == (Status.REJECTED, "EDCP 3.2(c)")
     assert (other.status, other.rule) == (Status.REJECTED, "EDCP 3.2(c)")
@@ -177,4 +213,6 @@ def test_an_election_irrevocable_when_its_window_closed_is_not_replaced_in_a_lat
     assert first.status == Status.ACCEPTED
     assert (again.status, again.rule) == (Status.REJECTED, "EDCP 3.2(b)")
     assert "became irrevocable on November 15, 2026" in again.message
-    assert elect(bob, at(2026, 12, 5)).status == Status.ACCEPTED  # who did not elect in the first may in the second
+    assert (
+        elect(bob, at(2026, 12, 5)).status == Status.ACCEPTED
+    )  # who did not elect in the first may in the second

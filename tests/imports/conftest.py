@@ -47,9 +47,14 @@ def employees(edcp):
         people[number] = PersonFactory(employee_number=number, hire_date=dt.date(2015, 1, 5))
     for number in ("E100", "E200"):
         participation = ParticipationFactory(person=people[number], plan=edcp, entered_on=dt.date(2015, 1, 5))
-        election = DeferralElection.objects.create(participation=participation, plan_year=2024, status=Status.ACCEPTED,
-                                                   submitted_at=eastern(2023, 12, 1), channel=Channel.STAFF,
-                                                   actor="test")
+        election = DeferralElection.objects.create(
+            participation=participation,
+            plan_year=2024,
+            status=Status.ACCEPTED,
+            submitted_at=eastern(2023, 12, 1),
+            channel=Channel.STAFF,
+            actor="test",
+        )
         DeferralElectionLine.objects.create(election=election, component="base_salary", percent=Decimal("10"))
     return people
 

@@ -1,4 +1,5 @@
 """The read API: staff see every account with its balance; a participant sees only their own."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -27,9 +28,18 @@ def books(edcp):
     owners = []
     for number in ("M1", "M2"):
         user = user_with(Role.PARTICIPANT, number.lower())
-        participation = ParticipationFactory(plan=edcp, person=PersonFactory(employee_number=number, user=user))
-        credit_create(participation=participation, account_name="retirement_termination", source=Source.DEFERRAL,
-                      amount=Decimal("1000.00"), effective_date=DAY1, idempotency_key=f"r:{number}", actor="t")
+        participation = ParticipationFactory(
+            plan=edcp, person=PersonFactory(employee_number=number, user=user)
+        )
+        credit_create(
+            participation=participation,
+            account_name="retirement_termination",
+            source=Source.DEFERRAL,
+            amount=Decimal("1000.00"),
+            effective_date=DAY1,
+            idempotency_key=f"r:{number}",
+            actor="t",
+        )
         owners.append(user)
     credit_valuation_date(valuation_date=DAY1)
     credit_valuation_date(valuation_date=DAY2)
@@ -48,7 +58,8 @@ def test_a_participant_reads_their_own_accounts_balances_positions_and_history(b
     assert [(a["employee_number"], a["balance"]) for a in accounts] == [("M1", "1100.00")]
     detail = me.get(f"/api/books/me/accounts/{accounts[0]['id']}/?as_of=2024-05-31").json()
     assert [(p["fund"], p["units"], p["value"], p["earnings"]) for p in detail["positions"]] == [
-        ("SV", "50.000000", "1100.00", "100.00")]
+        ("SV", "50.000000", "1100.00", "100.00")
+    ]
     history = me.get("/api/books/me/history/?start=2024-05-01&end=2024-05-31").json()
     assert history == [{"date": "2024-05-30", "value": "1000.00"}, {"date": "2024-05-31", "value": "1100.00"}]
     other = Account.objects.get(participation__person__employee_number="M2")
@@ -61,7 +72,10 @@ def test_a_participant_reads_their_own_accounts_balances_positions_and_history(b
 def test_staff_read_every_account_with_balances_entries_people_and_plans(books):
     auditor = _client(user_with(Role.AUDITOR, "aud"))
     accounts = auditor.get("/api/books/accounts/?as_of=2024-05-31").json()["results"]
-    assert sorted((a["employee_number"], a["balance"]) for a in accounts) == [("M1", "1100.00"), ("M2", "1100.00")]
+    assert sorted((a["employee_number"], a["balance"]) for a in accounts) == [
+        ("M1", "1100.00"),
+        ("M2", "1100.00"),
+    ]
     entries = auditor.get(f"/api/books/accounts/{accounts[0]['id']}/entries/").json()["results"]
     assert [(e["kind"], e["amount"], e["price"]) for e in entries] == [("credit", "1000.00", "20.000000")]
     people = auditor.get("/api/participants/people/?search=M2").json()["results"]

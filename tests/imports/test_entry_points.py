@@ -1,4 +1,5 @@
 """The ways in: management commands, the API, the staff upload page; the API schema and its vendored UI."""
+
 from __future__ import annotations
 
 import io
@@ -33,8 +34,10 @@ def test_import_command_exits_1_on_refusal_printing_every_bad_row(funds, tmp_pat
         call_command("import_prices", str(path), stderr=err, stdout=io.StringIO())
     assert refused.value.returncode == 1
     assert "prices.csv was refused (2 problems); nothing was applied" in str(refused.value)
-    assert err.getvalue().splitlines() == ["Line 3: there is no fund 'XX'",
-                                           "Line 4: price must be more than zero, not 0"]
+    assert err.getvalue().splitlines() == [
+        "Line 3: there is no fund 'XX'",
+        "Line 4: price must be more than zero, not 0",
+    ]
     assert FundPrice.objects.count() == 0
 
 
@@ -70,8 +73,10 @@ def test_the_api_applies_a_multipart_upload_and_refuses_a_bad_one_listing_each_l
     assert (again.status_code, again.json()["status"]) == (200, "duplicate")
     bad = api.post("/api/plans/imports/prices/", {"file": SimpleUploadedFile("bad.csv", BAD)})
     assert bad.status_code == 400
-    assert [e["message"] for e in bad.json()["errors"]] == ["Line 3: there is no fund 'XX'",
-                                                            "Line 4: price must be more than zero, not 0"]
+    assert [e["message"] for e in bad.json()["errors"]] == [
+        "Line 3: there is no fund 'XX'",
+        "Line 4: price must be more than zero, not 0",
+    ]
     detail = api.get(f"/api/plans/imports/prices/{bad.json()['id']}/")
     assert detail.json()["status"] == "refused"
     assert FundPrice.objects.count() == 2
@@ -84,8 +89,15 @@ def test_the_api_takes_a_csv_body(funds):
     assert response.json()["file_name"] == "may.csv"
 
 
-@pytest.mark.parametrize("url", ["/api/participants/imports/participants/", "/api/participants/imports/key-employees/",
-                                 "/api/plans/imports/prices/", "/api/books/imports/payroll/"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/participants/imports/participants/",
+        "/api/participants/imports/key-employees/",
+        "/api/plans/imports/prices/",
+        "/api/books/imports/payroll/",
+    ],
+)
 def test_an_auditor_reads_imports_but_cannot_post_one(url, funds):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
@@ -103,13 +115,16 @@ def test_the_staff_upload_page_shows_the_refusal_table_with_line_numbers(funds):
 
     admin = client_for(Role.ADMINISTRATOR, "admin1")
     assert admin.get("/staff/imports/").status_code == 200
-    response = admin.post("/staff/imports/", {"kind": "prices", "file": SimpleUploadedFile("bad.csv", BAD)},
-                          follow=True)
+    response = admin.post(
+        "/staff/imports/", {"kind": "prices", "file": SimpleUploadedFile("bad.csv", BAD)}, follow=True
+    )
     html = response.content.decode()
     assert "The file was refused and nothing was applied" in html
     rows = re.findall(r'<tr><td class="num">(\d+)</td><td>(\w*)</td>\s*<td>([^<]*)</td></tr>', html)
-    assert [(line, reason) for line, _, reason in rows] == [("3", "there is no fund &#x27;XX&#x27;"),
-                                                            ("4", "price must be more than zero, not 0")]
+    assert [(line, reason) for line, _, reason in rows] == [
+        ("3", "there is no fund &#x27;XX&#x27;"),
+        ("4", "price must be more than zero, not 0"),
+    ]
     auditor = client_for(Role.AUDITOR, "auditor1")
     assert auditor.get("/staff/imports/").status_code == 403
     assert auditor.get(response.redirect_chain[-1][0]).status_code == 200
@@ -119,9 +134,15 @@ def test_the_openapi_schema_is_valid_and_lists_the_endpoints(db, tmp_path):
     out = tmp_path / "schema.yaml"
     call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(out))
     schema = out.read_text()
-    for path in ("/api/plans/imports/prices/", "/api/books/me/accounts/{id}/", "/api/participants/people/",
-                 "/api/books/accounts/{id}/entries/", "/api/books/job-runs/", "/api/claims/claims/",
-                 "/api/claims/claims/{id}/appeal/"):
+    for path in (
+        "/api/plans/imports/prices/",
+        "/api/books/me/accounts/{id}/",
+        "/api/participants/people/",
+        "/api/books/accounts/{id}/entries/",
+        "/api/books/job-runs/",
+        "/api/claims/claims/",
+        "/api/claims/claims/{id}/appeal/",
+    ):
         assert f"{path}:" in schema
 
 
@@ -135,5 +156,10 @@ def test_the_swagger_ui_is_served_from_vendored_files_without_any_external_host(
     assert '"validatorUrl": null' in html  # Swagger UI would otherwise call validator.swagger.io
     from django.contrib.staticfiles import finders
 
-    for asset in ("swagger-ui-bundle.js", "swagger-ui-standalone-preset.js", "swagger-ui.css", "favicon-32x32.png"):
+    for asset in (
+        "swagger-ui-bundle.js",
+        "swagger-ui-standalone-preset.js",
+        "swagger-ui.css",
+        "favicon-32x32.png",
+    ):
         assert finders.find(f"vendor/swagger-ui/{asset}"), asset

@@ -1,4 +1,5 @@
 """Participant files: people, participations and employment events, validated whole."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -13,26 +14,38 @@ from tests.imports.conftest import reasons, run
 pytestmark = pytest.mark.django_db
 PARTICIPANTS = ImportBatch.Kind.PARTICIPANTS
 KEYS = ImportBatch.Kind.KEY_EMPLOYEES
-HEADER = ("employee_number,first_name,last_name,birth_date,hire_date,marital_status,email,address_line1,city,state,"
-          "postal_code,plan,entered_on,eligible_on,event,event_date,event_reason")
+HEADER = (
+    "employee_number,first_name,last_name,birth_date,hire_date,marital_status,email,address_line1,city,state,"
+    "postal_code,plan,entered_on,eligible_on,event,event_date,event_reason"
+)
 ANNA = "P1,Anna,Lee,1970-02-01,2010-03-01,married,anna@example.com,1 Elm St,Richmond,va,23219"
 BEN = "P2,Ben,Ortiz,1980-07-15,2012-09-10,,,,,,"
 
 
 def test_a_participant_file_creates_people_participations_and_events_with_history(edcp, rrp):
-    batch = run(PARTICIPANTS, HEADER,
-                f"{ANNA},EDCP,2011-01-01,2010-12-01,,,",
-                "P1,,,,,,,,,,,RRP,2011-07-01,,,,",
-                f"{BEN},EDCP,2013-01-01,,,,",
-                "P2,,,,,,,,,,,,,,separation,2024-04-30,resignation")
+    batch = run(
+        PARTICIPANTS,
+        HEADER,
+        f"{ANNA},EDCP,2011-01-01,2010-12-01,,,",
+        "P1,,,,,,,,,,,RRP,2011-07-01,,,,",
+        f"{BEN},EDCP,2013-01-01,,,,",
+        "P2,,,,,,,,,,,,,,separation,2024-04-30,resignation",
+    )
     assert batch.status == ImportBatch.Status.APPLIED, batch.errors
     assert (batch.rows_applied, batch.rows_skipped) == (4, 0)
     anna = Person.objects.get(employee_number="P1")
     assert (anna.state, anna.marital_status, anna.history.count()) == ("VA", "married", 1)
-    assert sorted(Participation.objects.filter(person=anna).values_list("plan__code", flat=True)) == ["EDCP", "RRP"]
+    assert sorted(Participation.objects.filter(person=anna).values_list("plan__code", flat=True)) == [
+        "EDCP",
+        "RRP",
+    ]
     assert Participation.objects.get(person=anna, plan=edcp).eligible_on == dt.date(2010, 12, 1)
     event = EmploymentEvent.objects.get(person__employee_number="P2")
-    assert (event.kind, event.reason, event.effective_date) == ("separation", "resignation", dt.date(2024, 4, 30))
+    assert (event.kind, event.reason, event.effective_date) == (
+        "separation",
+        "resignation",
+        dt.date(2024, 4, 30),
+    )
     assert AuditEvent.objects.filter(action="participation.enrol").count() == 3
     assert AuditEvent.objects.filter(action="employment.separation").count() == 1
 
@@ -49,21 +62,29 @@ def test_reimporting_a_participant_file_applies_it_once_and_rows_on_file_are_ski
 
 
 def test_every_bad_participant_row_is_listed_and_nothing_is_created(edcp):
-    PersonFactory(employee_number="P9", first_name="Old", last_name="Name", birth_date=dt.date(1960, 1, 1),
-                  hire_date=dt.date(1990, 1, 1))
-    batch = run(PARTICIPANTS, HEADER,
-                f"{ANNA},EDCP,2011-01-01,,,,",                                  # 2 good
-                "P2,Ben,,1980-07-15,2012-09-10,,,,,,,,,,,,",                    # 3 new without last name
-                "P3,Cy,Diaz,1975-13-01,2015-01-01,,,,,,,,,,,,",                 # 4 bad birth date
-                "P4,Di,Ng,1975-01-01,2015-01-01,engaged,not-an-email,,,Virginia,,,,,,,",  # 5 three bad values
-                "P1,,,,,,,,,,,XYZ,2011-01-01,,,,",                              # 6 unknown plan
-                "P1,,,,,,,,,,,EDCP,2011-01-01,,,,",                             # 7 repeats line 2
-                "P5,,,,,,,,,,,EDCP,2011-01-01,,,,",                             # 8 unknown, no person data
-                "P9,Other,Name,1960-01-01,1990-01-01,,,,,,,,,,,,",              # 9 changes a name on file
-                "P1,,,,,,,,,,,BRP,2011-01-01,,,,",                              # 10 BRP frozen
-                "P1,,,,,,,,,,,,,,separation,2009-01-01,resignation",           # 11 before hire
-                "P1,,,,,,,,,,,,,,retired,2024-01-01,",                          # 12 unknown event
-                "P6,Ed,Fox,2000-01-01,1999-01-01,,,,,,,,,,,,")                  # 13 hired before born
+    PersonFactory(
+        employee_number="P9",
+        first_name="Old",
+        last_name="Name",
+        birth_date=dt.date(1960, 1, 1),
+        hire_date=dt.date(1990, 1, 1),
+    )
+    batch = run(
+        PARTICIPANTS,
+        HEADER,
+        f"{ANNA},EDCP,2011-01-01,,,,",  # 2 good
+        "P2,Ben,,1980-07-15,2012-09-10,,,,,,,,,,,,",  # 3 new without last name
+        "P3,Cy,Diaz,1975-13-01,2015-01-01,,,,,,,,,,,,",  # 4 bad birth date
+        "P4,Di,Ng,1975-01-01,2015-01-01,engaged,not-an-email,,,Virginia,,,,,,,",  # 5 three bad values
+        "P1,,,,,,,,,,,XYZ,2011-01-01,,,,",  # 6 unknown plan
+        "P1,,,,,,,,,,,EDCP,2011-01-01,,,,",  # 7 repeats line 2
+        "P5,,,,,,,,,,,EDCP,2011-01-01,,,,",  # 8 unknown, no person data
+        "P9,Other,Name,1960-01-01,1990-01-01,,,,,,,,,,,,",  # 9 changes a name on file
+        "P1,,,,,,,,,,,BRP,2011-01-01,,,,",  # 10 BRP frozen
+        "P1,,,,,,,,,,,,,,separation,2009-01-01,resignation",  # 11 before hire
+        "P1,,,,,,,,,,,,,,retired,2024-01-01,",  # 12 unknown event
+        "P6,Ed,Fox,2000-01-01,1999-01-01,,,,,,,,,,,,",
+    )  # 13 hired before born
     assert batch.status == ImportBatch.Status.REFUSED
     found = reasons(batch)
     assert sorted(found) == [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]
@@ -83,18 +104,32 @@ def test_every_bad_participant_row_is_listed_and_nothing_is_created(edcp):
 
 
 def test_contact_details_on_file_are_updated_but_names_and_dates_are_not(edcp):
-    PersonFactory(employee_number="P1", first_name="Anna", last_name="Lee", birth_date=dt.date(1970, 2, 1),
-                  hire_date=dt.date(2010, 3, 1), city="Norfolk", state="VA")
+    PersonFactory(
+        employee_number="P1",
+        first_name="Anna",
+        last_name="Lee",
+        birth_date=dt.date(1970, 2, 1),
+        hire_date=dt.date(2010, 3, 1),
+        city="Norfolk",
+        state="VA",
+    )
     batch = run(PARTICIPANTS, HEADER, f"{ANNA},,,,,,")
     assert batch.status == ImportBatch.Status.APPLIED
     anna = Person.objects.get(employee_number="P1")
     assert (anna.city, anna.email) == ("Richmond", "anna@example.com")
-    assert anna.history.filter(history_change_reason__startswith=f"import #{batch.pk}", city="Richmond").count() == 1
+    assert (
+        anna.history.filter(history_change_reason__startswith=f"import #{batch.pk}", city="Richmond").count()
+        == 1
+    )
 
 
 def test_a_death_and_a_later_event_in_the_same_file_are_refused(edcp):
-    batch = run(PARTICIPANTS, HEADER, f"{ANNA},,,,death,2024-01-10,death", "P1,,,,,,,,,,,,,,disability,2024-02-01,")
-    assert reasons(batch) == {3: ["Line 3: Anna Lee (P1) died 2024-01-10: an event dated 2024-02-01 is after that"]}
+    batch = run(
+        PARTICIPANTS, HEADER, f"{ANNA},,,,death,2024-01-10,death", "P1,,,,,,,,,,,,,,disability,2024-02-01,"
+    )
+    assert reasons(batch) == {
+        3: ["Line 3: Anna Lee (P1) died 2024-01-10: an event dated 2024-02-01 is after that"]
+    }
 
 
 def test_a_key_employee_file_records_each_years_list(edcp):
@@ -102,8 +137,10 @@ def test_a_key_employee_file_records_each_years_list(edcp):
         PersonFactory(employee_number=n)
     batch = run(KEYS, "identification_year,employee_number", "2023,K1", "2023,K2", "2022,")
     assert batch.status == ImportBatch.Status.APPLIED
-    lists = {k.identification_year: sorted(p.employee_number for p in k.members.all())
-             for k in KeyEmployeeList.objects.all()}
+    lists = {
+        k.identification_year: sorted(p.employee_number for p in k.members.all())
+        for k in KeyEmployeeList.objects.all()
+    }
     assert lists == {2023: ["K1", "K2"], 2022: []}
     again = run(KEYS, "identification_year,employee_number", "2023,K1", "2024,K2")
     assert (again.rows_applied, again.rows_skipped) == (1, 1)

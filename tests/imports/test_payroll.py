@@ -1,4 +1,5 @@
 """Payroll files: validated whole, applied whole through pay_record, never twice."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -17,7 +18,9 @@ HEADER = "employee_number,pay_date,component,gross"
 
 
 def test_a_payroll_file_is_applied_and_credits_the_deferral_in_force(employees):
-    batch = run(PAYROLL, HEADER, "E100,2024-05-31,base_salary,10000.00", "E300,2024-05-31,base_salary,5000.00")
+    batch = run(
+        PAYROLL, HEADER, "E100,2024-05-31,base_salary,10000.00", "E300,2024-05-31,base_salary,5000.00"
+    )
     assert batch.status == ImportBatch.Status.APPLIED, batch.errors
     assert (batch.rows_total, batch.rows_applied, batch.rows_skipped) == (2, 2, 0)
     record = PayrollRecord.objects.get(person=employees["E100"])
@@ -27,34 +30,51 @@ def test_a_payroll_file_is_applied_and_credits_the_deferral_in_force(employees):
 
 
 def test_a_payroll_file_with_one_bad_row_applies_nothing_and_names_the_row(employees):
-    batch = run(PAYROLL, HEADER,
-                "E100,2024-05-31,base_salary,10000.00",
-                "E200,2024-05-31,base_salary,ten thousand",
-                "E300,2024-05-31,base_salary,5000.00")
+    batch = run(
+        PAYROLL,
+        HEADER,
+        "E100,2024-05-31,base_salary,10000.00",
+        "E200,2024-05-31,base_salary,ten thousand",
+        "E300,2024-05-31,base_salary,5000.00",
+    )
     assert batch.status == ImportBatch.Status.REFUSED
-    assert batch.errors == [{"line": 3, "column": "gross", "reason": batch.errors[0]["reason"],
-                             "message": "Line 3: gross 'ten thousand' is not a number (write it like 1234.56, "
-                                        "without $ or commas)"}]
+    assert batch.errors == [
+        {
+            "line": 3,
+            "column": "gross",
+            "reason": batch.errors[0]["reason"],
+            "message": "Line 3: gross 'ten thousand' is not a number (write it like 1234.56, "
+            "without $ or commas)",
+        }
+    ]
     assert PayrollRecord.objects.count() == 0
     assert PendingTransaction.objects.count() == 0
 
 
 def test_every_bad_payroll_row_is_listed_with_its_line_number_and_reason(employees):
-    employment_event_record(person=employees["E200"], kind="separation", effective_date=dt.date(2024, 3, 31),
-                            reason="resignation", actor="test")
-    batch = run(PAYROLL, HEADER + ",sequence",
-                "E100,2024-05-31,base_salary,10000.00,",      # 2 good
-                "E999,2024-05-31,base_salary,100.00,",        # 3 unknown employee
-                "E100,2024-02-30,base_salary,100.00,",        # 4 bad date
-                "E100,2024-05-31,base_salary,12x,2",          # 5 non-numeric amount
-                "E100,2024-05-31,base_salary,-5.00,3",        # 6 negative
-                "E100,2024-05-31,base_salary,1.005,4",        # 7 fraction of a cent
-                "E200,2024-05-31,base_salary,100.00,",        # 8 separated before the pay date
-                "E100,2024-05-31,base_salary,10000.00,",      # 9 repeats line 2
-                "E100,2024-05-31,bonsu,100.00,",              # 10 unknown component
-                "E100,2014-05-31,base_salary,100.00,",        # 11 before hire
-                ",2024-05-31,base_salary,1.00,",              # 12 no employee
-                "E100,2024-05-31,base_salary,1.00,0")         # 13 sequence below 1
+    employment_event_record(
+        person=employees["E200"],
+        kind="separation",
+        effective_date=dt.date(2024, 3, 31),
+        reason="resignation",
+        actor="test",
+    )
+    batch = run(
+        PAYROLL,
+        HEADER + ",sequence",
+        "E100,2024-05-31,base_salary,10000.00,",  # 2 good
+        "E999,2024-05-31,base_salary,100.00,",  # 3 unknown employee
+        "E100,2024-02-30,base_salary,100.00,",  # 4 bad date
+        "E100,2024-05-31,base_salary,12x,2",  # 5 non-numeric amount
+        "E100,2024-05-31,base_salary,-5.00,3",  # 6 negative
+        "E100,2024-05-31,base_salary,1.005,4",  # 7 fraction of a cent
+        "E200,2024-05-31,base_salary,100.00,",  # 8 separated before the pay date
+        "E100,2024-05-31,base_salary,10000.00,",  # 9 repeats line 2
+        "E100,2024-05-31,bonsu,100.00,",  # 10 unknown component
+        "E100,2014-05-31,base_salary,100.00,",  # 11 before hire
+        ",2024-05-31,base_salary,1.00,",  # 12 no employee
+        "E100,2024-05-31,base_salary,1.00,0",
+    )  # 13 sequence below 1
     assert batch.status == ImportBatch.Status.REFUSED
     found = reasons(batch)
     assert sorted(found) == [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]
@@ -63,8 +83,10 @@ def test_every_bad_payroll_row_is_listed_with_its_line_number_and_reason(employe
     assert "gross '12x' is not a number" in found[5][0]
     assert "gross -5.00 is negative" in found[6][0]
     assert "more than 2 decimal places" in found[7][0]
-    assert found[8] == ["Line 8: employee E200 was not employed on the pay date 2024-05-31 (separation from service "
-                        "2024-03-31)"]
+    assert found[8] == [
+        "Line 8: employee E200 was not employed on the pay date 2024-05-31 (separation from service "
+        "2024-03-31)"
+    ]
     assert "repeats the base_salary pay of employee E100 on 2024-05-31 given on line 2" in found[9][0]
     assert "pay component 'bonsu' is unknown" in found[10][0]
     assert "hired 2015-01-05" in found[11][0]
@@ -88,8 +110,13 @@ def test_reimporting_the_same_payroll_file_applies_it_once(employees):
 
 def test_lines_already_recorded_by_another_file_are_skipped_and_counted(employees):
     run(PAYROLL, HEADER, "E100,2024-05-31,base_salary,10000.00")
-    batch = run(PAYROLL, HEADER, "E100,2024-05-31,base_salary,10000.00", "E200,2024-05-31,base_salary,8000.00",
-                name="june.csv")
+    batch = run(
+        PAYROLL,
+        HEADER,
+        "E100,2024-05-31,base_salary,10000.00",
+        "E200,2024-05-31,base_salary,8000.00",
+        name="june.csv",
+    )
     assert batch.status == ImportBatch.Status.APPLIED
     assert (batch.rows_applied, batch.rows_skipped) == (1, 1)
     assert PayrollRecord.objects.count() == 2
@@ -98,11 +125,17 @@ def test_lines_already_recorded_by_another_file_are_skipped_and_counted(employee
 
 def test_a_recorded_pay_line_with_another_gross_is_a_conflict(employees):
     run(PAYROLL, HEADER, "E100,2024-05-31,base_salary,10000.00")
-    batch = run(PAYROLL, HEADER, "E100,2024-05-31,base_salary,10500.00", "E200,2024-05-31,base_salary,8000.00")
+    batch = run(
+        PAYROLL, HEADER, "E100,2024-05-31,base_salary,10500.00", "E200,2024-05-31,base_salary,8000.00"
+    )
     assert batch.status == ImportBatch.Status.REFUSED
-    assert reasons(batch) == {2: ["Line 2: employee E100 already has base_salary pay of 10000.00 recorded on "
-                                  "2024-05-31 (sequence 1); this file says 10500.00. A recorded pay line is never "
-                                  "changed"]}
+    assert reasons(batch) == {
+        2: [
+            "Line 2: employee E100 already has base_salary pay of 10000.00 recorded on "
+            "2024-05-31 (sequence 1); this file says 10500.00. A recorded pay line is never "
+            "changed"
+        ]
+    }
     assert PayrollRecord.objects.count() == 1
 
 
@@ -117,7 +150,9 @@ def test_a_line_the_books_refuse_while_applying_refuses_the_whole_file(employees
 
     ParticipationFactory(person=employees["E300"], plan=rrp, entered_on=dt.date(2015, 1, 5))
     # No 401(a)(17) figure is recorded for 2040: RRP Plan Compensation cannot be computed for that pay.
-    batch = run(PAYROLL, HEADER, "E100,2024-05-31,base_salary,10000.00", "E300,2040-05-31,base_salary,5000.00")
+    batch = run(
+        PAYROLL, HEADER, "E100,2024-05-31,base_salary,10000.00", "E300,2040-05-31,base_salary,5000.00"
+    )
     assert batch.status == ImportBatch.Status.REFUSED
     assert list(reasons(batch)) == [3]
     assert "401(a)(17)" in reasons(batch)[3][0]
@@ -140,9 +175,15 @@ def test_a_line_with_too_many_values_and_a_file_that_is_not_utf8_are_refused(emp
     from core.imports import import_file
     from tests.imports.conftest import NOW
 
-    latin = import_file(kind=PAYROLL, file_name="x.csv", now=NOW, actor="t",
-                        content=(HEADER + "\nE100,2024-05-31,base_salary,1.00\nE\xe9,2024-05-31,base_salary,1\n")
-                        .encode("latin-1"))
+    latin = import_file(
+        kind=PAYROLL,
+        file_name="x.csv",
+        now=NOW,
+        actor="t",
+        content=(HEADER + "\nE100,2024-05-31,base_salary,1.00\nE\xe9,2024-05-31,base_salary,1\n").encode(
+            "latin-1"
+        ),
+    )
     assert latin.status == ImportBatch.Status.REFUSED
     assert latin.errors[0]["message"].startswith("Line 3: the file is not UTF-8 text")
 
@@ -158,9 +199,17 @@ def test_an_imported_file_credits_what_pay_record_credits_line_by_line(rrp):
     for number in ("R1", "R2"):
         person = PersonFactory(employee_number=number, hire_date=dt.date(2015, 1, 5))
         participation = ParticipationFactory(person=person, plan=rrp, entered_on=dt.date(2015, 1, 5))
-        election = DeferralElection.objects.create(participation=participation, plan_year=2024, status=Status.ACCEPTED,
-                                                   submitted_at=eastern(2023, 12, 1), channel=Channel.STAFF, actor="t")
-        DeferralElectionLine.objects.create(election=election, component="plan_compensation", percent=Decimal("6"))
+        election = DeferralElection.objects.create(
+            participation=participation,
+            plan_year=2024,
+            status=Status.ACCEPTED,
+            submitted_at=eastern(2023, 12, 1),
+            channel=Channel.STAFF,
+            actor="t",
+        )
+        DeferralElectionLine.objects.create(
+            election=election, component="plan_compensation", percent=Decimal("6")
+        )
         people.append(person)
     pays = [(dt.date(2024, m, 28), "90000.00") for m in range(1, 7)]
     for day, gross in pays:
@@ -169,8 +218,10 @@ def test_an_imported_file_credits_what_pay_record_credits_line_by_line(rrp):
     assert batch.status == ImportBatch.Status.APPLIED, batch.errors
 
     def credited(person):
-        return [(d.record.pay_date, d.plan_compensation, d.deferral, d.matching)
-                for d in PayrollDeferral.objects.filter(record__person=person).order_by("record__pay_date")]
+        return [
+            (d.record.pay_date, d.plan_compensation, d.deferral, d.matching)
+            for d in PayrollDeferral.objects.filter(record__person=person).order_by("record__pay_date")
+        ]
 
     assert credited(people[1]) == credited(people[0])
     assert credited(people[0])[0][1] == Decimal("0.00")  # below the limit in January

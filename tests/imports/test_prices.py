@@ -1,4 +1,5 @@
 """Fund price files: one price per fund and Valuation Date; a loaded price is never changed."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -16,7 +17,9 @@ PRICES = ImportBatch.Kind.PRICES
 
 
 def test_a_price_file_loads_every_price(funds):
-    batch = run(PRICES, "fund,date,price", "SV,2024-05-30,10.000000", "EQ,2024-05-30,21.5", "SV,2024-05-31,10.01")
+    batch = run(
+        PRICES, "fund,date,price", "SV,2024-05-30,10.000000", "EQ,2024-05-30,21.5", "SV,2024-05-31,10.01"
+    )
     assert batch.status == ImportBatch.Status.APPLIED
     assert (batch.rows_applied, batch.rows_skipped) == (3, 0)
     assert FundPrice.objects.get(fund=funds["EQ"], date=dt.date(2024, 5, 30)).price == Decimal("21.5")
@@ -24,16 +27,19 @@ def test_a_price_file_loads_every_price(funds):
 
 
 def test_every_bad_price_row_is_listed_and_nothing_is_loaded(funds):
-    batch = run(PRICES, "fund,date,price",
-                "SV,2024-05-30,10.00",          # 2 good
-                "XX,2024-05-30,10.00",          # 3 unknown fund
-                "SV,30/05/2024,10.00",          # 4 bad date
-                "EQ,2024-05-30,0",              # 5 zero
-                "EQ,2024-05-31,-1.5",           # 6 negative
-                "EQ,2024-06-03,abc",            # 7 non-numeric
-                "EQ,2024-06-01,10.00",          # 8 a Saturday
-                "SV,2024-05-30,10.00",          # 9 repeats line 2
-                "EQ,2024-06-04,1.0000001")      # 10 seven decimals
+    batch = run(
+        PRICES,
+        "fund,date,price",
+        "SV,2024-05-30,10.00",  # 2 good
+        "XX,2024-05-30,10.00",  # 3 unknown fund
+        "SV,30/05/2024,10.00",  # 4 bad date
+        "EQ,2024-05-30,0",  # 5 zero
+        "EQ,2024-05-31,-1.5",  # 6 negative
+        "EQ,2024-06-03,abc",  # 7 non-numeric
+        "EQ,2024-06-01,10.00",  # 8 a Saturday
+        "SV,2024-05-30,10.00",  # 9 repeats line 2
+        "EQ,2024-06-04,1.0000001",
+    )  # 10 seven decimals
     assert batch.status == ImportBatch.Status.REFUSED
     found = reasons(batch)
     assert sorted(found) == [3, 4, 5, 6, 7, 8, 9, 10]
@@ -52,8 +58,12 @@ def test_a_price_that_conflicts_with_one_already_loaded_is_refused(funds):
     price(funds["SV"], dt.date(2024, 5, 30), "10.00")
     batch = run(PRICES, "fund,date,price", "SV,2024-05-30,10.50", "SV,2024-05-31,10.60")
     assert batch.status == ImportBatch.Status.REFUSED
-    assert reasons(batch) == {2: ["Line 2: EDCP fund SV already has a price of 10 on 2024-05-30; this file says "
-                                  "10.5. A loaded price is never changed."]}
+    assert reasons(batch) == {
+        2: [
+            "Line 2: EDCP fund SV already has a price of 10 on 2024-05-30; this file says "
+            "10.5. A loaded price is never changed."
+        ]
+    }
     assert FundPrice.objects.count() == 1
 
 
@@ -76,7 +86,10 @@ def test_reimporting_the_same_price_file_applies_it_once(funds):
 def test_a_fund_code_on_two_menus_needs_the_plan_column(funds, rrp):
     FundFactory(plan=rrp, code="SV", name="RRP SV")
     ambiguous = run(PRICES, "fund,date,price", "SV,2024-05-30,10.00")
-    assert "fund 'SV' is on more than one plan's menu (EDCP, RRP): add a plan column" in ambiguous.errors[0]["message"]
+    assert (
+        "fund 'SV' is on more than one plan's menu (EDCP, RRP): add a plan column"
+        in ambiguous.errors[0]["message"]
+    )
     batch = run(PRICES, "plan,fund,date,price", "RRP,SV,2024-05-30,10.00", "EDCP,SV,2024-05-30,11.00")
     assert batch.status == ImportBatch.Status.APPLIED
     assert FundPrice.objects.get(fund__plan=rrp).price == Decimal("10")

@@ -1,4 +1,5 @@
 """Users per role and a small credited book for the page tests."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -56,8 +57,15 @@ def books(edcp):
     people = {}
     for name, amount in (("alice", "1000.00"), ("bob", "5000.00")):
         participation = ParticipationFactory(plan=edcp, person=PersonFactory(first_name=name.title()))
-        credit_create(participation=participation, account_name="retirement_termination", source=Source.DEFERRAL,
-                      amount=Decimal(amount), effective_date=JAN15, idempotency_key=f"pages:{name}", actor="test")
+        credit_create(
+            participation=participation,
+            account_name="retirement_termination",
+            source=Source.DEFERRAL,
+            amount=Decimal(amount),
+            effective_date=JAN15,
+            idempotency_key=f"pages:{name}",
+            actor="test",
+        )
         make_user(name, Role.PARTICIPANT, person=participation.person)
         people[name] = participation
     credit_valuation_date(valuation_date=JAN15)

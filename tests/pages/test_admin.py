@@ -1,4 +1,5 @@
 """The admin: every model registered (history through simple-history), the books read-only."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,7 +16,12 @@ APPS = ("core", "plans", "participants", "books", "elections")
 
 
 def our_models():
-    return [m for a in APPS for m in apps.get_app_config(a).get_models() if not m.__name__.startswith("Historical")]
+    return [
+        m
+        for a in APPS
+        for m in apps.get_app_config(a).get_models()
+        if not m.__name__.startswith("Historical")
+    ]
 
 
 def test_every_model_of_the_books_apps_is_registered_and_history_models_use_simple_history():
@@ -49,8 +55,9 @@ def test_posted_books_cannot_be_changed_or_deleted_in_the_admin(superuser_client
         assert not model_admin.has_delete_permission(request, obj), model
     opts = LedgerEntry._meta
     assert superuser_client.get(reverse(f"admin:{opts.app_label}_{opts.model_name}_add")).status_code == 403
-    response = superuser_client.post(reverse(f"admin:{opts.app_label}_{opts.model_name}_delete", args=[entry.pk]),
-                                     {"post": "yes"})
+    response = superuser_client.post(
+        reverse(f"admin:{opts.app_label}_{opts.model_name}_delete", args=[entry.pk]), {"post": "yes"}
+    )
     assert response.status_code == 403
     assert LedgerEntry.objects.filter(pk=entry.pk).exists()
 

@@ -1,4 +1,5 @@
 """The participant page and the Key Employee lists."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,7 +15,9 @@ pytestmark = pytest.mark.django_db
 def test_the_search_finds_by_name_and_employee_number(staff, books):
     client = staff[Role.AUDITOR]
     alice = books["alice"].person
-    assert alice.employee_number in client.get(reverse("participants_staff:list") + "?q=alice").content.decode()
+    assert (
+        alice.employee_number in client.get(reverse("participants_staff:list") + "?q=alice").content.decode()
+    )
     page = client.get(reverse("participants_staff:list") + f"?q={alice.employee_number}").content.decode()
     assert "Alice" in page and "Bob" not in page
 
@@ -39,8 +42,10 @@ def test_the_participant_page_pages_the_ledger(staff, books):
 
 def test_an_administrator_records_a_key_employee_list_through_the_service(staff, books):
     alice, bob = books["alice"].person, books["bob"].person
-    response = staff[Role.ADMINISTRATOR].post(reverse("participants_staff:key_employees_record"), {
-        "identification_year": 2025, "employee_numbers": f"{alice.employee_number}, {bob.employee_number}"})
+    response = staff[Role.ADMINISTRATOR].post(
+        reverse("participants_staff:key_employees_record"),
+        {"identification_year": 2025, "employee_numbers": f"{alice.employee_number}, {bob.employee_number}"},
+    )
     assert response.status_code == 302
     assert set(KeyEmployeeList.objects.get(identification_year=2025).members.all()) == {alice, bob}
     assert AuditEvent.objects.filter(action="key_employees.record").exists()
@@ -49,15 +54,19 @@ def test_an_administrator_records_a_key_employee_list_through_the_service(staff,
 
 
 def test_an_unknown_employee_number_refuses_the_whole_list(staff, books):
-    response = staff[Role.ADMINISTRATOR].post(reverse("participants_staff:key_employees_record"), {
-        "identification_year": 2025, "employee_numbers": f"{books['alice'].person.employee_number}\nX99999"})
+    response = staff[Role.ADMINISTRATOR].post(
+        reverse("participants_staff:key_employees_record"),
+        {"identification_year": 2025, "employee_numbers": f"{books['alice'].person.employee_number}\nX99999"},
+    )
     assert response.status_code == 400
     assert "unknown employee number(s): X99999" in response.content.decode()
     assert not KeyEmployeeList.objects.exists()
 
 
 def test_an_auditor_cannot_record_a_key_employee_list(staff, books):
-    response = staff[Role.AUDITOR].post(reverse("participants_staff:key_employees_record"),
-                                        {"identification_year": 2025, "employee_numbers": ""})
+    response = staff[Role.AUDITOR].post(
+        reverse("participants_staff:key_employees_record"),
+        {"identification_year": 2025, "employee_numbers": ""},
+    )
     assert response.status_code == 403
     assert not KeyEmployeeList.objects.exists()

@@ -1,4 +1,5 @@
 """The portal shows the signed-in participant's own books and nobody else's."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -28,7 +29,7 @@ def test_the_portal_shows_the_participants_balance_by_fund_vested_and_a_chart(bo
     assert "Stable Value" in page and "50.000000" in page and "22.000000" in page
     assert "$1,100.00" in page  # total and vested (deferrals vest at once, EDCP 4.2)
     assert "EDCP 4.2" in page
-    assert '<svg class="chart"' in page and "<path class=\"line\"" in page
+    assert '<svg class="chart"' in page and '<path class="line"' in page
     assert "5,500.00" not in page and "Bob" not in page
 
 

@@ -1,4 +1,5 @@
 """Every staff page renders for each staff role and refuses participants (403) and anonymous visitors (login)."""
+
 from __future__ import annotations
 
 import pytest
@@ -61,8 +62,14 @@ def test_a_user_without_a_role_is_refused(urls):
 
 def test_staff_menu_links_the_new_pages(staff):
     page = staff[Role.AUDITOR].get(reverse("core:dashboard")).content.decode()
-    for name in ("plans_staff:catalog", "plans_staff:figures", "plans_staff:closures", "participants_staff:list",
-                 "participants_staff:key_employees", "books_staff:overview"):
+    for name in (
+        "plans_staff:catalog",
+        "plans_staff:figures",
+        "plans_staff:closures",
+        "participants_staff:list",
+        "participants_staff:key_employees",
+        "books_staff:overview",
+    ):
         assert f'href="{reverse(name)}"' in page, name
 
 
@@ -71,13 +78,22 @@ def test_every_change_needs_maintain_tables(books):
 
     closure = MarketClosure.objects.create(date="2031-06-04", reason="Storm")
     table = PlanTable.objects.first()
-    posts = [reverse("plans_staff:figure_save"), reverse("plans_staff:table_save", args=[table.pk]),
-             reverse("plans_staff:closure_add"), reverse("plans_staff:closure_remove", args=[closure.pk]),
-             reverse("participants_staff:key_employees_record")]
+    posts = [
+        reverse("plans_staff:figure_save"),
+        reverse("plans_staff:table_save", args=[table.pk]),
+        reverse("plans_staff:closure_add"),
+        reverse("plans_staff:closure_remove", args=[closure.pk]),
+        reverse("participants_staff:key_employees_record"),
+    ]
     before = AuditEvent.objects.count()
     for client in (client_of(make_user("reader", Role.AUDITOR)), client_of(books["alice"].person.user)):
         for url in posts:
-            assert client.post(url, {"date": "2031-06-05", "reason": "x", "identification_year": 2025}).status_code == 403, url
+            assert (
+                client.post(
+                    url, {"date": "2031-06-05", "reason": "x", "identification_year": 2025}
+                ).status_code
+                == 403
+            ), url
     assert AuditEvent.objects.count() == before and MarketClosure.objects.count() == 1
     writer = client_of(make_user("writer", Role.ADMINISTRATOR))
     for url in posts:

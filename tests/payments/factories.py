@@ -1,4 +1,5 @@
 """Building small plan histories for payment tests: a scenario dict replayed by the real simulator."""
+
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
@@ -8,30 +9,83 @@ from core.simulation.runner import run_scenario
 from core.simulation.scenario import parse_scenario
 
 
-def scenario(*, events: list[dict], participants: dict | None = None, through: str = "2026-12-31", plan: str = "EDCP",
-             prices: list | None = None, **extra) -> dict:
+def scenario(
+    *,
+    events: list[dict],
+    participants: dict | None = None,
+    through: str = "2026-12-31",
+    plan: str = "EDCP",
+    prices: list | None = None,
+    **extra,
+) -> dict:
     people = participants or {"P1": {"birth_date": "1968-04-10", "hire_date": "2012-03-01"}}
-    return {"name": "test", "plan": plan, "through": through,
-            "funds": {"SV": {"name": "Stable Value", "default": True, "prices": prices or [["2010-01-04", "10.00"]]}},
-            "participants": people, "events": events, **extra}
+    return {
+        "name": "test",
+        "plan": plan,
+        "through": through,
+        "funds": {
+            "SV": {"name": "Stable Value", "default": True, "prices": prices or [["2010-01-04", "10.00"]]}
+        },
+        "participants": people,
+        "events": events,
+        **extra,
+    }
 
 
-def deferrals(pid: str = "P1", *, gross: str = "10000.00", percent: int = 50, pays: int = 6, accounts: dict | None = None,
-              form: str = "lump_sum", installments: int | None = None, lump_sum_percent: int | None = None,
-              plan_year: int = 2026) -> list[dict]:
+def deferrals(
+    pid: str = "P1",
+    *,
+    gross: str = "10000.00",
+    percent: int = 50,
+    pays: int = 6,
+    accounts: dict | None = None,
+    form: str = "lump_sum",
+    installments: int | None = None,
+    lump_sum_percent: int | None = None,
+    plan_year: int = 2026,
+) -> list[dict]:
     """An accepted deferral election for 2026, a distribution election, and `pays` semi-monthly pays from January."""
-    events = [{"on": "2025-12-05", "type": "deferral_election", "participant": pid, "plan_year": plan_year,
-               "percentages": {"base_salary": percent}, "accounts": accounts or {"retirement_termination": 100}}]
-    for name in (accounts or {"retirement_termination": 100}):
-        e = {"on": "2025-12-05", "type": "distribution_election", "participant": pid, "account": name, "form": form}
+    events = [
+        {
+            "on": "2025-12-05",
+            "type": "deferral_election",
+            "participant": pid,
+            "plan_year": plan_year,
+            "percentages": {"base_salary": percent},
+            "accounts": accounts or {"retirement_termination": 100},
+        }
+    ]
+    for name in accounts or {"retirement_termination": 100}:
+        e = {
+            "on": "2025-12-05",
+            "type": "distribution_election",
+            "participant": pid,
+            "account": name,
+            "form": form,
+        }
         if installments:
             e["installments"] = installments
         if lump_sum_percent:
             e["lump_sum_percent"] = lump_sum_percent
         events.append(e)
-    days = ["2026-01-15", "2026-01-30", "2026-02-13", "2026-02-27", "2026-03-13", "2026-03-27", "2026-04-15",
-            "2026-04-30", "2026-05-15", "2026-05-29", "2026-06-15", "2026-06-30"]
-    events += [{"on": d, "type": "pay", "participant": pid, "component": "base_salary", "gross": gross} for d in days[:pays]]
+    days = [
+        "2026-01-15",
+        "2026-01-30",
+        "2026-02-13",
+        "2026-02-27",
+        "2026-03-13",
+        "2026-03-27",
+        "2026-04-15",
+        "2026-04-30",
+        "2026-05-15",
+        "2026-05-29",
+        "2026-06-15",
+        "2026-06-30",
+    ]
+    events += [
+        {"on": d, "type": "pay", "participant": pid, "component": "base_salary", "gross": gross}
+        for d in days[:pays]
+    ]
     return events
 
 
@@ -78,8 +132,9 @@ def advance(*, to: str, price: str = "10.00") -> None:
             payment_run_approve(run=run, actor=approver, now=moment)
         if cal.is_valuation_date(day):
             for fund in Fund.objects.all():
-                FundPrice.objects.get_or_create(fund=fund, date=day,
-                                                defaults={"price": Decimal(price), "loaded_at": moment})
+                FundPrice.objects.get_or_create(
+                    fund=fund, date=day, defaults={"price": Decimal(price), "loaded_at": moment}
+                )
             assert credit_valuation_date(valuation_date=day).status == "done", day
         day += dt.timedelta(days=1)
 

@@ -1,4 +1,5 @@
 """`manage.py bench payments`: the day's separations are scheduled, valued and released by two people."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """In a real browser: one staff member prepares a payment run, a second approves it; the first cannot approve their own."""
+
 from __future__ import annotations
 
 import os
@@ -8,8 +9,14 @@ import pytest
 from tests.payments.factories import deferrals, scenario, simulate, staff_user
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def _login(browser, base: str, username: str):
@@ -28,8 +35,13 @@ def test_a_run_prepared_by_one_staff_member_is_approved_by_another_in_the_browse
 
     # All database work happens before Playwright starts its event loop in this thread: a connection
     # opened inside it would belong to another context and outlive the test.
-    simulate(scenario(events=deferrals(gross="20000.00") + [
-        {"on": "2026-04-10", "type": "separation", "participant": "P1", "reason": "resignation"}], through="2026-05-08"))
+    simulate(
+        scenario(
+            events=deferrals(gross="20000.00")
+            + [{"on": "2026-04-10", "type": "separation", "participant": "P1", "reason": "resignation"}],
+            through="2026-05-08",
+        )
+    )
     alice = staff_user("alice", "administrator")
     alice.groups.add(staff_user("spare", "committee").groups.first())  # alice could approve others' runs
     staff_user("bob", "committee")
@@ -47,10 +59,13 @@ def test_a_run_prepared_by_one_staff_member_is_approved_by_another_in_the_browse
         run_url = page.url
         # Even a hand-made POST is refused: the preparer cannot approve their own run.
         with page.expect_navigation():
-            page.evaluate("""url => { const f = document.createElement('form'); f.method = 'post'; f.action = url + 'approve';
+            page.evaluate(
+                """url => { const f = document.createElement('form'); f.method = 'post'; f.action = url + 'approve';
                 const t = document.createElement('input'); t.name = 'csrfmiddlewaretoken';
                 t.value = document.querySelector('input[name=csrfmiddlewaretoken]').value; f.appendChild(t);
-                document.body.appendChild(f); f.submit(); }""", run_url)
+                document.body.appendChild(f); f.submit(); }""",
+                run_url,
+            )
         assert "You prepared payment run" in page.inner_text(".messages")
         assert page.inner_text("#run-status") == "Prepared"
 

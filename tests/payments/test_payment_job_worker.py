@@ -1,5 +1,6 @@
 """The daily payment job in a real Celery worker killed with SIGKILL in the middle of its run: once the task
 is redelivered to a new worker, every payment due is valued exactly once and nothing is lost."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -20,7 +21,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
 def _due():
-    return ScheduledPayment.objects.filter(valuable_on__lte=bench.CREDITED_THROUGH).exclude(status="cancelled")
+    return ScheduledPayment.objects.filter(valuable_on__lte=bench.CREDITED_THROUGH).exclude(
+        status="cancelled"
+    )
 
 
 def _valued() -> int:
@@ -48,23 +51,36 @@ def test_a_worker_killed_in_the_middle_of_the_payment_job_loses_and_duplicates_n
             ScheduledPayment.objects.select_for_update().get(pk=last.pk)
             with celery_worker(queue=queue, log=tmp_path / "first.log") as first:
                 process_day_task.apply_async(args=[bench.DAY.isoformat()], queue=queue)
-                wait_for(lambda: _valued() >= 2000, timeout=60, interval=0.2, worker=first,
-                         what="the first worker to commit its first batch")
+                wait_for(
+                    lambda: _valued() >= 2000,
+                    timeout=60,
+                    interval=0.2,
+                    worker=first,
+                    what="the first worker to commit its first batch",
+                )
                 first.kill()
         killed = _run()
         assert killed.status == "running" and killed.attempts == 1
         assert _valued() == 2000  # the first batch is kept; the second was never committed
 
-        with celery_worker(queue=queue, log=tmp_path / "second.log",
-                           env={"CELERY_VISIBILITY_TIMEOUT": "1"}) as second:
-            wait_for(lambda: _run().status == "done", timeout=60, interval=0.2, worker=second,
-                     what="the redelivered task to finish the day")
+        with celery_worker(
+            queue=queue, log=tmp_path / "second.log", env={"CELERY_VISIBILITY_TIMEOUT": "1"}
+        ) as second:
+            wait_for(
+                lambda: _run().status == "done",
+                timeout=60,
+                interval=0.2,
+                worker=second,
+                what="the redelivered task to finish the day",
+            )
     finally:
         purge_queue(queue)
 
     assert _run().attempts >= 2
     assert ScheduledPayment.objects.count() == scheduled_total  # nothing planned twice
-    values = dict(DailyValuation.objects.filter(valuation_date=bench.VALUED_ON).values_list("account_id", "value"))
+    values = dict(
+        DailyValuation.objects.filter(valuation_date=bench.VALUED_ON).values_list("account_id", "value")
+    )
     for p in _due():
         assert p.status == ScheduledPayment.Status.VALUED, p
         # EDCP 5.1(a): a lump sum is the whole value at the end of the month of separation; the first of five

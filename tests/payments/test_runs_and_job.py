@@ -1,4 +1,5 @@
 """Payment runs (maker-checker, withholding, payroll file, register), the daily job's idempotence and resume, holds."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -24,8 +25,13 @@ RELEASE = dt.date(2026, 5, 15)
 @pytest.fixture
 def valued():
     """P1 separated 2026-04-10 with 60,000.00: the lump sum is valued (April 30) but not released (May 15)."""
-    simulate(scenario(events=deferrals(gross="20000.00") + [
-        {"on": "2026-04-10", "type": "separation", "participant": "P1", "reason": "resignation"}], through="2026-05-08"))
+    simulate(
+        scenario(
+            events=deferrals(gross="20000.00")
+            + [{"on": "2026-04-10", "type": "separation", "participant": "P1", "reason": "resignation"}],
+            through="2026-05-08",
+        )
+    )
     payment = ScheduledPayment.objects.get()
     assert (payment.status, payment.amount) == ("valued", Decimal("60000.00"))
     return payment
@@ -33,7 +39,11 @@ def valued():
 
 @pytest.fixture
 def staff(db):
-    return staff_user("alice", "administrator"), staff_user("bob", "committee"), staff_user("carol", "committee")
+    return (
+        staff_user("alice", "administrator"),
+        staff_user("bob", "committee"),
+        staff_user("carol", "committee"),
+    )
 
 
 def test_a_run_prepared_by_one_is_approved_by_another_and_released_to_the_books(valued, staff):
@@ -44,7 +54,10 @@ def test_a_run_prepared_by_one_is_approved_by_another_and_released_to_the_books(
     valued.refresh_from_db()
     assert valued.status == "released"
     assert (valued.pending.amount, valued.pending.effective_date, valued.pending.kind) == (
-        Decimal("-60000.00"), RELEASE, "distribution")
+        Decimal("-60000.00"),
+        RELEASE,
+        "distribution",
+    )
 
 
 def test_the_preparer_cannot_approve_their_own_run_and_nothing_changes(valued, staff):
@@ -90,10 +103,17 @@ def test_withholding_is_22_percent_then_37_above_a_million_of_the_years_suppleme
 
 
 def test_withholding_rates_are_dated_tables_the_committee_maintains(valued):
-    withholding_rate_record(kind=WithholdingRate.Kind.STATE, jurisdiction="VA", rate=Decimal("5.00"),
-                            effective_date=dt.date(2026, 5, 1), actor="committee")
+    withholding_rate_record(
+        kind=WithholdingRate.Kind.STATE,
+        jurisdiction="VA",
+        rate=Decimal("5.00"),
+        effective_date=dt.date(2026, 5, 1),
+        actor="committee",
+    )
     withholding_apply([valued])
-    assert valued.state_withholding == Decimal("3000.00") and valued.federal_withholding == Decimal("13200.00")
+    assert valued.state_withholding == Decimal("3000.00") and valued.federal_withholding == Decimal(
+        "13200.00"
+    )
 
 
 def test_payroll_gets_a_csv_of_an_approved_run_only(valued, staff):
@@ -121,8 +141,13 @@ def test_the_register_pdf_lists_the_run(valued, staff):
 
 
 def test_the_payment_job_run_twice_for_a_day_pays_once():
-    simulate(scenario(events=deferrals(gross="20000.00") + [
-        {"on": "2026-04-10", "type": "separation", "participant": "P1", "reason": "resignation"}], through="2026-04-30"))
+    simulate(
+        scenario(
+            events=deferrals(gross="20000.00")
+            + [{"on": "2026-04-10", "type": "separation", "participant": "P1", "reason": "resignation"}],
+            through="2026-04-30",
+        )
+    )
     from books.services.crediting import credit_valuation_date
 
     credit_valuation_date(valuation_date=dt.date(2026, 5, 1))
@@ -140,7 +165,8 @@ def test_a_job_killed_in_the_middle_resumes_without_losing_or_duplicating(monkey
     events = []
     for pid in people:
         events += deferrals(pid, gross="20000.00") + [
-            {"on": "2026-04-10", "type": "separation", "participant": pid, "reason": "resignation"}]
+            {"on": "2026-04-10", "type": "separation", "participant": pid, "reason": "resignation"}
+        ]
     simulate(scenario(participants=people, events=events, through="2026-04-30"))
     from books.services.crediting import credit_valuation_date
 
@@ -172,8 +198,13 @@ def test_a_payment_to_an_unknown_address_is_held_and_stays_visible_until_resolve
     from participants.models import Person
     from payments.selectors import payments_held
 
-    simulate(scenario(events=deferrals(gross="20000.00") + [
-        {"on": "2026-04-10", "type": "separation", "participant": "P1", "reason": "resignation"}], through="2026-04-30"))
+    simulate(
+        scenario(
+            events=deferrals(gross="20000.00")
+            + [{"on": "2026-04-10", "type": "separation", "participant": "P1", "reason": "resignation"}],
+            through="2026-04-30",
+        )
+    )
     Person.objects.filter(employee_number="P1").update(address_line1="")
     from books.services.crediting import credit_valuation_date
 
@@ -195,13 +226,21 @@ def test_an_emergency_approval_for_more_than_the_balance_is_refused_and_nothing_
     from participants.models import Participation
 
     participation = Participation.objects.get()
-    request = emergency_request_record(participation=participation, amount=Decimal("40000.00"),
-                                       requested_on=dt.date(2026, 5, 4), actor="test")
+    request = emergency_request_record(
+        participation=participation,
+        amount=Decimal("40000.00"),
+        requested_on=dt.date(2026, 5, 4),
+        actor="test",
+    )
     with pytest.raises(WithdrawalError, match=r"more than the 30,000.00 .*EDCP 5.5"):
-        emergency_approve(emergency=request, amount=Decimal("30000.01"), approved_on=dt.date(2026, 5, 5), actor=bob)
+        emergency_approve(
+            emergency=request, amount=Decimal("30000.01"), approved_on=dt.date(2026, 5, 5), actor=bob
+        )
     request.refresh_from_db()
     assert request.status == "requested" and not ScheduledPayment.objects.exists()
-    payments = emergency_approve(emergency=request, amount=Decimal("30000.00"), approved_on=dt.date(2026, 5, 5), actor=bob)
+    payments = emergency_approve(
+        emergency=request, amount=Decimal("30000.00"), approved_on=dt.date(2026, 5, 5), actor=bob
+    )
     assert [p.amount for p in payments] == [Decimal("30000.00")]
 
 
@@ -211,20 +250,45 @@ def test_an_emergency_is_taken_from_retirement_termination_then_the_latest_speci
     simulate(scenario(events=deferrals(accounts=accounts), through="2026-04-30"))
     from participants.models import Participation
 
-    request = emergency_request_record(participation=Participation.objects.get(), amount=Decimal("20000.00"),
-                                       requested_on=dt.date(2026, 5, 4), actor="test")
-    payments = emergency_approve(emergency=request, amount=Decimal("20000.00"), approved_on=dt.date(2026, 5, 5), actor=bob)
+    request = emergency_request_record(
+        participation=Participation.objects.get(),
+        amount=Decimal("20000.00"),
+        requested_on=dt.date(2026, 5, 4),
+        actor="test",
+    )
+    payments = emergency_approve(
+        emergency=request, amount=Decimal("20000.00"), approved_on=dt.date(2026, 5, 5), actor=bob
+    )
     assert [(p.account.name, p.amount) for p in payments] == [
-        ("retirement_termination", Decimal("15000.00")), ("specified_date:2033-09", Decimal("5000.00"))]
+        ("retirement_termination", Decimal("15000.00")),
+        ("specified_date:2033-09", Decimal("5000.00")),
+    ]
 
 
-@pytest.mark.parametrize("event, message", [
-    ({"on": "2011-05-01", "type": "separation", "participant": "P1", "reason": "resignation"}, "before that"),
-    ({"on": "2026-06-01", "type": "death", "participant": "P1"}, "already recorded as deceased"),
-    ({"on": "2026-06-02", "type": "separation", "participant": "P1", "reason": "resignation"}, "after that"),
-    ({"on": "2026-06-02", "type": "domestic_relations_order", "participant": "P1", "alternate_payee": "X",
-      "amount": "10.00"}, "after that"),
-])
+@pytest.mark.parametrize(
+    "event, message",
+    [
+        (
+            {"on": "2011-05-01", "type": "separation", "participant": "P1", "reason": "resignation"},
+            "before that",
+        ),
+        ({"on": "2026-06-01", "type": "death", "participant": "P1"}, "already recorded as deceased"),
+        (
+            {"on": "2026-06-02", "type": "separation", "participant": "P1", "reason": "resignation"},
+            "after that",
+        ),
+        (
+            {
+                "on": "2026-06-02",
+                "type": "domestic_relations_order",
+                "participant": "P1",
+                "alternate_payee": "X",
+                "amount": "10.00",
+            },
+            "after that",
+        ),
+    ],
+)
 def test_events_before_hire_or_after_death_and_a_second_death_are_refused_and_nothing_changes(event, message):
     events = deferrals() + [{"on": "2026-05-20", "type": "death", "participant": "P1"}, event]
     result = simulate(scenario(events=events, through="2026-06-30"))

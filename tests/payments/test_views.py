@@ -1,4 +1,5 @@
 """Pages: the portal calendar shows only the participant's own payments; staff pages need their capability."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,20 +15,30 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def two_people():
     people = {p: {"birth_date": "1968-04-10", "hire_date": "2012-03-01"} for p in ("P1", "P2")}
-    events = deferrals("P1", gross="20000.00") + deferrals("P2", gross="12000.00") + [
-        {"on": "2026-04-10", "type": "separation", "participant": p, "reason": "resignation"} for p in ("P1", "P2")]
+    events = (
+        deferrals("P1", gross="20000.00")
+        + deferrals("P2", gross="12000.00")
+        + [
+            {"on": "2026-04-10", "type": "separation", "participant": p, "reason": "resignation"}
+            for p in ("P1", "P2")
+        ]
+    )
     simulate(scenario(participants=people, events=events, through="2026-05-08"))
 
 
 def _participant_client(client, employee_number: str):
-    user = get_user_model().objects.create_user(username=f"u{employee_number}", password="a-long-test-password")
+    user = get_user_model().objects.create_user(
+        username=f"u{employee_number}", password="a-long-test-password"
+    )
     user.groups.add(Group.objects.get_or_create(name="participant")[0])
     Person.objects.filter(employee_number=employee_number).update(user=user)
     client.force_login(user)
     return client
 
 
-def test_the_portal_calendar_shows_each_payment_with_its_reason_and_section_and_nobody_elses(client, two_people):
+def test_the_portal_calendar_shows_each_payment_with_its_reason_and_section_and_nobody_elses(
+    client, two_people
+):
     page = _participant_client(client, "P1").get("/portal/payments/").content.decode()
     assert "60000.00" in page and "EDCP 5.1(b)" in page and "the 15th of the month after separation" in page
     assert "36000.00" not in page  # P2's lump sum
@@ -35,8 +46,14 @@ def test_the_portal_calendar_shows_each_payment_with_its_reason_and_section_and_
 
 def test_staff_pages_answer_for_staff_and_refuse_participants(client, two_people):
     client.force_login(staff_user("audrey", "auditor"))
-    for url in ("/staff/payments/?start=2026-05-01&end=2026-05-31", "/staff/payments/held/", "/staff/payments/runs/",
-                "/staff/payments/forecast/", "/staff/payments/participant/?q=P1", "/staff/payments/withholding/"):
+    for url in (
+        "/staff/payments/?start=2026-05-01&end=2026-05-31",
+        "/staff/payments/held/",
+        "/staff/payments/runs/",
+        "/staff/payments/forecast/",
+        "/staff/payments/participant/?q=P1",
+        "/staff/payments/withholding/",
+    ):
         assert client.get(url).status_code == 200, url
     csv_text = client.get("/staff/payments/forecast/?format=csv&by=year").content.decode()
     assert csv_text.startswith("year,gross")

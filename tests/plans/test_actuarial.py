@@ -1,4 +1,5 @@
 """Actuarial equivalence (BRP 4.2(c)) against hand-computed cases."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -44,8 +45,12 @@ def test_joint_and_survivor_pays_less_than_single_life_and_more_survivor_costs_m
     table, _ = mortality_table(2026)
     basis = InterestBasis.flat(5.0)
     sla = Decimal("12000.00")
-    quotes = {f: convert(single_life_annual=sla, form=f, table=table, basis=basis, participant=Life(65),
-                         spouse=Life(62)) for f in ("single_life", "js_50", "js_75", "js_100")}
+    quotes = {
+        f: convert(
+            single_life_annual=sla, form=f, table=table, basis=basis, participant=Life(65), spouse=Life(62)
+        )
+        for f in ("single_life", "js_50", "js_75", "js_100")
+    }
     assert quotes["single_life"].annual == sla
     assert quotes["js_50"].annual > quotes["js_75"].annual > quotes["js_100"].annual
     assert quotes["js_100"].annual < sla
@@ -54,8 +59,12 @@ def test_joint_and_survivor_pays_less_than_single_life_and_more_survivor_costs_m
 def test_lump_sum_is_the_present_value_of_the_single_life_annuity():
     table, _ = mortality_table(2026)
     basis = InterestBasis.flat(5.0)
-    q = convert(single_life_annual=Decimal("1000.00"), form="lump_sum", table=table, basis=basis, participant=Life(65))
-    assert q.annual == (Decimal("1000") * Decimal(str(annuity_life(table, Life(65), basis)))).quantize(Decimal("0.01"))
+    q = convert(
+        single_life_annual=Decimal("1000.00"), form="lump_sum", table=table, basis=basis, participant=Life(65)
+    )
+    assert q.annual == (Decimal("1000") * Decimal(str(annuity_life(table, Life(65), basis)))).quantize(
+        Decimal("0.01")
+    )
 
 
 def test_missing_years_and_months_fall_back_to_the_latest_published_and_say_so():

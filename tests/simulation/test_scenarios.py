@@ -1,4 +1,5 @@
 """The scenarios shipped in scenarios/ (copies of ../shared/scenarios and our own) pass --check."""
+
 from __future__ import annotations
 
 import json
@@ -14,7 +15,9 @@ from core.simulation.scenario import ScenarioError, load_scenario, parse_scenari
 
 SCENARIOS = Path(settings.BASE_DIR) / "scenarios"
 # Every shipped sample: ours and the generated ones (copies of ../shared/scenarios), with the same check as --check.
-OURS = sorted(str(p.relative_to(SCENARIOS)) for p in [*SCENARIOS.glob("*.json"), *SCENARIOS.glob("generated/*.json")])
+OURS = sorted(
+    str(p.relative_to(SCENARIOS)) for p in [*SCENARIOS.glob("*.json"), *SCENARIOS.glob("generated/*.json")]
+)
 
 
 def run(path: Path) -> tuple[dict, list[str]]:
@@ -47,12 +50,24 @@ def test_a_malformed_scenario_is_refused_with_exit_2_naming_event_and_field(tmp_
     assert "event 0 (deferral_election) field percentages.base_salary" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda d: d["events"].append({"on": "2026-01-01", "type": "bonus", "participant": "P1"}), "unknown event type"),
-    (lambda d: d["events"].append({"on": "2026-13-01", "type": "death", "participant": "P1"}), "field on"),
-    (lambda d: d["events"].append({"on": "2026-01-02", "type": "death", "participant": "NOBODY"}), "unknown participant"),
-    (lambda d: d["funds"]["SV"].update(default=False), "exactly one fund"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (
+            lambda d: d["events"].append({"on": "2026-01-01", "type": "bonus", "participant": "P1"}),
+            "unknown event type",
+        ),
+        (
+            lambda d: d["events"].append({"on": "2026-13-01", "type": "death", "participant": "P1"}),
+            "field on",
+        ),
+        (
+            lambda d: d["events"].append({"on": "2026-01-02", "type": "death", "participant": "NOBODY"}),
+            "unknown participant",
+        ),
+        (lambda d: d["funds"]["SV"].update(default=False), "exactly one fund"),
+    ],
+)
 def test_scenario_format_errors_name_the_problem(mutate, message):
     data = json.loads((SCENARIOS / "edcp_lump_sum_after_separation.json").read_text())
     mutate(data)

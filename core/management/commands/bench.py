@@ -4,6 +4,7 @@ Each target is a module `<app>.bench` with `run(*, participants, json, **its_opt
 and, optionally, `add_arguments(parser)` for options of its own. The result is printed as one JSON
 object (--json) or as `key: value` lines; progress goes to stderr.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -33,8 +34,12 @@ class Command(BaseCommand):
             module = _load(module_name)
             if module is None:
                 continue
-            sub = targets.add_parser(target, help=(module.__doc__ or "").strip().splitlines()[0] if module.__doc__ else "")
-            sub.add_argument("--participants", type=int, required=True, help="how many synthetic participants")
+            sub = targets.add_parser(
+                target, help=(module.__doc__ or "").strip().splitlines()[0] if module.__doc__ else ""
+            )
+            sub.add_argument(
+                "--participants", type=int, required=True, help="how many synthetic participants"
+            )
             sub.add_argument("--json", action="store_true", help="print one JSON object")
             before = {a.dest for a in sub._actions}
             if hasattr(module, "add_arguments"):

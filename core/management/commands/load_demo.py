@@ -11,6 +11,7 @@ skipped when its record exists, so a second run changes nothing. A run on a late
 prices, pay and crediting. The timeline hangs off the first price date, so it stays the same.
 Only this command reads the clock: the "as of" date is the last Valuation Date before today.
 """
+
 from __future__ import annotations
 
 import base64
@@ -73,19 +74,115 @@ STAFF = [
     ("administrator", Role.ADMINISTRATOR, "Dana", "Whitfield", "plan administrator"),
     ("auditor", Role.AUDITOR, "Priya", "Natarajan", "auditor (read-only)"),
 ]
-FIRST = ["Maria", "James", "Linda", "Robert", "Patricia", "Michael", "Jennifer", "David", "Elizabeth", "William",
-         "Susan", "Richard", "Jessica", "Joseph", "Sarah", "Thomas", "Karen", "Charles", "Nancy", "Daniel",
-         "Lisa", "Matthew", "Betty", "Anthony", "Sandra", "Mark", "Ashley", "Steven", "Kimberly", "Paul",
-         "Emily", "Andrew", "Donna", "Joshua", "Michelle", "Kenneth", "Carol", "Kevin", "Amanda", "Brian"]
-LAST = ["Gonzalez", "Carter", "Nguyen", "Patel", "Morgan", "Brooks", "Reyes", "Fischer", "Okoro", "Lindqvist",
-        "Hughes", "Tanaka", "Bennett", "Castillo", "Murphy", "Schwartz", "Ramirez", "Kowalski", "Foster", "Ibrahim",
-        "Delgado", "Sullivan", "Chen", "Whitaker", "Moreau", "Haddad", "Novak", "Ortiz", "Sinclair", "Yamamoto",
-        "Baker", "Rossi", "Kim", "Adeyemi", "Larsen", "Greene", "Petrov", "Silva", "Walsh", "Duarte"]
-STREETS = ["Monument Ave", "Grove Ave", "River Rd", "Cary St", "Patterson Ave", "Broad St", "Hanover Ave",
-           "Three Chopt Rd", "Huguenot Rd", "Forest Hill Ave"]
-CITIES = [("Richmond", "VA", "23220"), ("Henrico", "VA", "23229"), ("Midlothian", "VA", "23113"),
-          ("Glen Allen", "VA", "23059"), ("Charlottesville", "VA", "22901"), ("Raleigh", "NC", "27601")]
-EDCP_MIXES = [{"EQIX": 60, "BOND": 40}, {"EQIX": 50, "INTL": 20, "BOND": 20, "SV": 10}, {"INTL": 30, "EQIX": 70}]
+FIRST = [
+    "Maria",
+    "James",
+    "Linda",
+    "Robert",
+    "Patricia",
+    "Michael",
+    "Jennifer",
+    "David",
+    "Elizabeth",
+    "William",
+    "Susan",
+    "Richard",
+    "Jessica",
+    "Joseph",
+    "Sarah",
+    "Thomas",
+    "Karen",
+    "Charles",
+    "Nancy",
+    "Daniel",
+    "Lisa",
+    "Matthew",
+    "Betty",
+    "Anthony",
+    "Sandra",
+    "Mark",
+    "Ashley",
+    "Steven",
+    "Kimberly",
+    "Paul",
+    "Emily",
+    "Andrew",
+    "Donna",
+    "Joshua",
+    "Michelle",
+    "Kenneth",
+    "Carol",
+    "Kevin",
+    "Amanda",
+    "Brian",
+]
+LAST = [
+    "Gonzalez",
+    "Carter",
+    "Nguyen",
+    "Patel",
+    "Morgan",
+    "Brooks",
+    "Reyes",
+    "Fischer",
+    "Okoro",
+    "Lindqvist",
+    "Hughes",
+    "Tanaka",
+    "Bennett",
+    "Castillo",
+    "Murphy",
+    "Schwartz",
+    "Ramirez",
+    "Kowalski",
+    "Foster",
+    "Ibrahim",
+    "Delgado",
+    "Sullivan",
+    "Chen",
+    "Whitaker",
+    "Moreau",
+    "Haddad",
+    "Novak",
+    "Ortiz",
+    "Sinclair",
+    "Yamamoto",
+    "Baker",
+    "Rossi",
+    "Kim",
+    "Adeyemi",
+    "Larsen",
+    "Greene",
+    "Petrov",
+    "Silva",
+    "Walsh",
+    "Duarte",
+]
+STREETS = [
+    "Monument Ave",
+    "Grove Ave",
+    "River Rd",
+    "Cary St",
+    "Patterson Ave",
+    "Broad St",
+    "Hanover Ave",
+    "Three Chopt Rd",
+    "Huguenot Rd",
+    "Forest Hill Ave",
+]
+CITIES = [
+    ("Richmond", "VA", "23220"),
+    ("Henrico", "VA", "23229"),
+    ("Midlothian", "VA", "23113"),
+    ("Glen Allen", "VA", "23059"),
+    ("Charlottesville", "VA", "22901"),
+    ("Raleigh", "NC", "27601"),
+]
+EDCP_MIXES = [
+    {"EQIX": 60, "BOND": 40},
+    {"EQIX": 50, "INTL": 20, "BOND": 20, "SV": 10},
+    {"INTL": 30, "EQIX": 70},
+]
 RRP_MIXES = [{"GRW": 60, "AGG": 40}, {"BAL": 100}, {"GRW": 40, "BAL": 40, "MMKT": 20}]
 
 
@@ -142,15 +239,19 @@ class Demo:
         self.plans = {p.code: p for p in Plan.objects.all()}
         missing = {"EDCP", "RRP", "BRP"} - set(self.plans)
         if missing:
-            raise CommandError(f"the plan catalog is not loaded ({', '.join(sorted(missing))} missing): run load_catalog")
+            raise CommandError(
+                f"the plan catalog is not loaded ({', '.join(sorted(missing))} missing): run load_catalog"
+            )
         self.logins: list[tuple[str, str, str]] = []
         self.notes: set[str] = set()
 
     # --- users ----------------------------------------------------------------------------------
     def user(self, username: str, role: Role, first: str, last: str, what: str, person: Person | None = None):
         User = get_user_model()
-        user, created = User.objects.get_or_create(username=username, defaults={
-            "first_name": first, "last_name": last, "email": f"{username}@example.com"})
+        user, created = User.objects.get_or_create(
+            username=username,
+            defaults={"first_name": first, "last_name": last, "email": f"{username}@example.com"},
+        )
         password = demo_password(username)
         if created:
             user.set_password(password)
@@ -169,23 +270,30 @@ class Demo:
         self.fund = {}
         first_dates = []
         for plan, code, name, default, start_price, drift, vol in FUNDS:
-            fund, _ = Fund.objects.get_or_create(plan=self.plans[plan], code=code,
-                                                 defaults={"name": name, "is_default": default})
+            fund, _ = Fund.objects.get_or_create(
+                plan=self.plans[plan], code=code, defaults={"name": name, "is_default": default}
+            )
             self.fund[(plan, code)] = fund
             last = FundPrice.objects.filter(fund=fund).order_by("-date").first()
             if last is None:
                 first = cal.next_valuation_date(add_months(self.as_of, -self.months))
                 value = Decimal(start_price)
-                rows = [FundPrice(fund=fund, date=first, price=value, loaded_at=now, source="demo random walk")]
+                rows = [
+                    FundPrice(fund=fund, date=first, price=value, loaded_at=now, source="demo random walk")
+                ]
             else:
                 first, value, rows = last.date, last.price, []
             for day in cal.valuation_dates_between(first + dt.timedelta(days=1), self.as_of):
                 rng = random.Random(f"{plan}:{code}:{day.isoformat()}")
                 z = Decimal(sum(rng.randint(-100, 100) for _ in range(3))) / 100
                 value = q_price(value * (1 + (drift + vol * z) / Decimal(10000)))
-                rows.append(FundPrice(fund=fund, date=day, price=value, loaded_at=now, source="demo random walk"))
+                rows.append(
+                    FundPrice(fund=fund, date=day, price=value, loaded_at=now, source="demo random walk")
+                )
             FundPrice.objects.bulk_create(rows, batch_size=2000)
-            first_dates.append(FundPrice.objects.filter(fund=fund).order_by("date").values_list("date", flat=True)[0])
+            first_dates.append(
+                FundPrice.objects.filter(fund=fund).order_by("date").values_list("date", flat=True)[0]
+            )
         return max(first_dates)
 
     # --- the people -----------------------------------------------------------------------------
@@ -193,7 +301,9 @@ class Demo:
         n = max(3, self.count)
         loaded = Person.objects.filter(employee_number__in=[f"D{1001 + i}" for i in range(999)]).count()
         if loaded and loaded != n:
-            raise CommandError(f"the demo here has {loaded} participants: run load_demo with --participants {loaded}")
+            raise CommandError(
+                f"the demo here has {loaded} participants: run load_demo with --participants {loaded}"
+            )
         n_edcp = (n + 1) // 2
         n_rrp = max(1, round((n - n_edcp) * 0.65))
         span = self.span(start)
@@ -203,8 +313,15 @@ class Demo:
             rng = random.Random(f"demo-person-{i}")
             plan = "EDCP" if i < n_edcp else "RRP" if i < n_edcp + n_rrp else "BRP"
             k = i if plan == "EDCP" else i - n_edcp if plan == "RRP" else i - n_edcp - n_rrp
-            story = {("EDCP", 0): "key", ("EDCP", 1): "separated", ("EDCP", 2): "died", ("RRP", 0): "key",
-                     ("RRP", 1): "retired", ("BRP", 0): "frozen", ("BRP", 1): "retired"}.get((plan, k), "frozen" if plan == "BRP" else "active")
+            story = {
+                ("EDCP", 0): "key",
+                ("EDCP", 1): "separated",
+                ("EDCP", 2): "died",
+                ("RRP", 0): "key",
+                ("RRP", 1): "retired",
+                ("BRP", 0): "frozen",
+                ("BRP", 1): "retired",
+            }.get((plan, k), "frozen" if plan == "BRP" else "active")
             if plan == "BRP":
                 hire = dt.date(rng.randint(1984, 1998), rng.randint(1, 12), 1)
                 birth = dt.date(hire.year - rng.randint(24, 32), rng.randint(1, 12), rng.randint(1, 28))
@@ -212,14 +329,31 @@ class Demo:
             else:
                 hire = dt.date(rng.randint(2002, start.year - 3), rng.randint(1, 12), rng.choice([1, 15]))
                 birth = dt.date(hire.year - rng.randint(26, 40), rng.randint(1, 12), rng.randint(1, 28))
-                entered = max(hire + dt.timedelta(days=365), dt.date(2011, 1, 1) if plan == "EDCP" else dt.date(2011, 6, 30))
-            salary = Decimal(rng.randrange(200_000, 480_000, 5_000) if plan == "EDCP" else
-                             rng.randrange(420_000, 900_000, 10_000) if plan == "RRP" else rng.randrange(250_000, 500_000, 5_000))
+                entered = max(
+                    hire + dt.timedelta(days=365),
+                    dt.date(2011, 1, 1) if plan == "EDCP" else dt.date(2011, 6, 30),
+                )
+            salary = Decimal(
+                rng.randrange(200_000, 480_000, 5_000)
+                if plan == "EDCP"
+                else rng.randrange(420_000, 900_000, 10_000)
+                if plan == "RRP"
+                else rng.randrange(250_000, 500_000, 5_000)
+            )
             p = DemoPerson(
-                index=i, plan=plan, story=story, employee_number=f"D{1001 + i}",
-                first_name=FIRST[(i * 7) % len(FIRST)], last_name=LAST[(i * 13) % len(LAST)],
-                birth_date=birth, hire_date=hire, entered_on=entered, married=rng.random() < 0.7, salary=salary,
-                bonus_percent=rng.choice([15, 20, 25, 30]), base_percent=rng.choice([5, 6, 8, 10, 12, 15, 20]),
+                index=i,
+                plan=plan,
+                story=story,
+                employee_number=f"D{1001 + i}",
+                first_name=FIRST[(i * 7) % len(FIRST)],
+                last_name=LAST[(i * 13) % len(LAST)],
+                birth_date=birth,
+                hire_date=hire,
+                entered_on=entered,
+                married=rng.random() < 0.7,
+                salary=salary,
+                bonus_percent=rng.choice([15, 20, 25, 30]),
+                base_percent=rng.choice([5, 6, 8, 10, 12, 15, 20]),
                 bonus_deferral=rng.choice([0, 10, 25, 50]),
                 mix=None if i % 3 == 2 else (EDCP_MIXES if plan == "EDCP" else RRP_MIXES)[i % 3],
                 second_mix=(EDCP_MIXES if plan == "EDCP" else RRP_MIXES)[(i + 1) % 3] if i % 4 == 0 else None,
@@ -242,12 +376,18 @@ class Demo:
             if plan != "BRP":
                 scale = Decimal(rng.randint(40, 160)) / 100 / (8 if story == "separated" else 1)
                 if plan == "EDCP":
-                    p.opening = {"retirement_termination": salary * scale, "company_contribution": salary * scale / 12}
+                    p.opening = {
+                        "retirement_termination": salary * scale,
+                        "company_contribution": salary * scale / 12,
+                    }
                     if p.specified_month:
                         p.opening[f"specified_date:{p.specified_month}"] = salary * scale / 4
                 else:
-                    p.opening = {"elective_deferral": salary * scale / 3, "matching": salary * scale / 10,
-                                 "retirement_restoration": salary * scale / 12}
+                    p.opening = {
+                        "elective_deferral": salary * scale / 3,
+                        "matching": salary * scale / 10,
+                        "retirement_restoration": salary * scale / 12,
+                    }
                 if p.hire_date >= start:
                     p.opening = {}
             out.append(p)
@@ -261,18 +401,29 @@ class Demo:
     def person(self, p: DemoPerson) -> tuple[Person, bool]:
         rng = random.Random(f"demo-address-{p.index}")
         city, state, postal = CITIES[p.index % len(CITIES)]
-        return Person.objects.get_or_create(employee_number=p.employee_number, defaults={
-            "first_name": p.first_name, "last_name": p.last_name, "birth_date": p.birth_date, "hire_date": p.hire_date,
-            "marital_status": Person.MaritalStatus.MARRIED if p.married else Person.MaritalStatus.SINGLE,
-            "email": f"{p.first_name}.{p.last_name}@example.com".lower(),
-            "address_line1": f"{rng.randint(100, 9899)} {STREETS[p.index % len(STREETS)]}", "city": city,
-            "state": state, "postal_code": postal,
-        })
+        return Person.objects.get_or_create(
+            employee_number=p.employee_number,
+            defaults={
+                "first_name": p.first_name,
+                "last_name": p.last_name,
+                "birth_date": p.birth_date,
+                "hire_date": p.hire_date,
+                "marital_status": Person.MaritalStatus.MARRIED if p.married else Person.MaritalStatus.SINGLE,
+                "email": f"{p.first_name}.{p.last_name}@example.com".lower(),
+                "address_line1": f"{rng.randint(100, 9899)} {STREETS[p.index % len(STREETS)]}",
+                "city": city,
+                "state": state,
+                "postal_code": postal,
+            },
+        )
 
     # --- the timeline -----------------------------------------------------------------------------
     def build(self) -> dict:
         start = self.funds()
-        staff = {username: self.user(username, role, first, last, what) for username, role, first, last, what in STAFF}
+        staff = {
+            username: self.user(username, role, first, last, what)
+            for username, role, first, last, what in STAFF
+        }
         admin, committee = staff["administrator"], staff["committee"]
         self.payment_staff = (admin, committee)
         demo_people = self.people(start)
@@ -283,13 +434,29 @@ class Demo:
             records[p.employee_number] = person
             if not created:  # what is recorded wins over what this run would generate
                 p.hire_date = person.hire_date
-                ended = EmploymentEvent.objects.filter(person=person, kind=p.end_kind).first() if p.end_kind else None
+                ended = (
+                    EmploymentEvent.objects.filter(person=person, kind=p.end_kind).first()
+                    if p.end_kind
+                    else None
+                )
                 p.end = ended.effective_date if ended else p.end
             if p.login:
-                self.user(f"{p.first_name}.{p.last_name}".lower(), Role.PARTICIPANT, p.first_name, p.last_name,
-                          f"participant: {p.plan} {p.story}", person=person)
-            participation = participation_enrol(person=person, plan=self.plans[p.plan], entered_on=p.entered_on,
-                                                eligible_on=p.eligible_on, actor=admin, now=moment(p.entered_on))
+                self.user(
+                    f"{p.first_name}.{p.last_name}".lower(),
+                    Role.PARTICIPANT,
+                    p.first_name,
+                    p.last_name,
+                    f"participant: {p.plan} {p.story}",
+                    person=person,
+                )
+            participation = participation_enrol(
+                person=person,
+                plan=self.plans[p.plan],
+                entered_on=p.entered_on,
+                eligible_on=p.eligible_on,
+                actor=admin,
+                now=moment(p.entered_on),
+            )
             self.beneficiaries(p, person)
             if p.plan != "BRP":
                 actions += self.timeline(p, person, participation, start, admin)
@@ -343,21 +510,50 @@ class Demo:
             day += dt.timedelta(days=1)
 
     def beneficiaries(self, p: DemoPerson, person: Person) -> None:
-        if p.index % 5 == 4 or BeneficiaryDesignation.objects.filter(person=person, plan=self.plans[p.plan]).exists():
+        if (
+            p.index % 5 == 4
+            or BeneficiaryDesignation.objects.filter(person=person, plan=self.plans[p.plan]).exists()
+        ):
             return  # every fifth has none: the plan's definition of Beneficiary applies
         if p.married:
             spouse = f"{FIRST[(p.index * 7 + 3) % len(FIRST)]} {p.last_name}"
-            rows = [{"tier": "primary", "name": spouse, "relationship": "spouse", "percent": 100},
-                    {"tier": "contingent", "name": f"{FIRST[(p.index + 5) % len(FIRST)]} {p.last_name}",
-                     "relationship": "child", "percent": 50},
-                    {"tier": "contingent", "name": f"{FIRST[(p.index + 9) % len(FIRST)]} {p.last_name}",
-                     "relationship": "child", "percent": 50}]
+            rows = [
+                {"tier": "primary", "name": spouse, "relationship": "spouse", "percent": 100},
+                {
+                    "tier": "contingent",
+                    "name": f"{FIRST[(p.index + 5) % len(FIRST)]} {p.last_name}",
+                    "relationship": "child",
+                    "percent": 50,
+                },
+                {
+                    "tier": "contingent",
+                    "name": f"{FIRST[(p.index + 9) % len(FIRST)]} {p.last_name}",
+                    "relationship": "child",
+                    "percent": 50,
+                },
+            ]
         else:
-            rows = [{"tier": "primary", "name": f"{FIRST[(p.index + 11) % len(FIRST)]} {p.last_name}",
-                     "relationship": "sibling", "percent": 60},
-                    {"tier": "primary", "name": "Richmond Community Foundation", "relationship": "charity", "percent": 40}]
-        beneficiaries_designate(person=person, plan=self.plans[p.plan], beneficiaries=rows,
-                                actor=person.user or p.employee_number, now=moment(p.entered_on))
+            rows = [
+                {
+                    "tier": "primary",
+                    "name": f"{FIRST[(p.index + 11) % len(FIRST)]} {p.last_name}",
+                    "relationship": "sibling",
+                    "percent": 60,
+                },
+                {
+                    "tier": "primary",
+                    "name": "Richmond Community Foundation",
+                    "relationship": "charity",
+                    "percent": 40,
+                },
+            ]
+        beneficiaries_designate(
+            person=person,
+            plan=self.plans[p.plan],
+            beneficiaries=rows,
+            actor=person.user or p.employee_number,
+            now=moment(p.entered_on),
+        )
 
     def timeline(self, p: DemoPerson, person: Person, participation, start: dt.date, admin) -> list[Action]:
         end = min(p.end or self.as_of, self.as_of)
@@ -365,11 +561,19 @@ class Demo:
         actions: list[Action] = []
 
         for account, amount in p.opening.items():
+
             def opening(account=account, amount=amount):
-                credit_create(participation=participation, account_name=account, source=Source.ADJUSTMENT,
-                              amount=money(amount), effective_date=start, actor="demo loader",
-                              idempotency_key=f"demo:opening:{p.employee_number}:{account}",
-                              memo="Balance brought forward from before these books begin (demo)")
+                credit_create(
+                    participation=participation,
+                    account_name=account,
+                    source=Source.ADJUSTMENT,
+                    amount=money(amount),
+                    effective_date=start,
+                    actor="demo loader",
+                    idempotency_key=f"demo:opening:{p.employee_number}:{account}",
+                    memo="Balance brought forward from before these books begin (demo)",
+                )
+
             actions.append(Action(start, 0, opening))
 
         # Deferral elections: first year of eligibility, or the annual deadline before each plan year (EDCP 3.2).
@@ -377,27 +581,45 @@ class Demo:
             years = [(p.eligible_on.year, moment(p.eligible_on + dt.timedelta(days=5)))]
         else:
             years = [(start.year, moment(dt.date(start.year - 1, 11, 20)))]
-            years += [(y, moment(dt.date(y - 1, 11, 20))) for y in range(start.year + 1, self.as_of.year + 2)
-                      if p.index % 3 == 0]
+            years += [
+                (y, moment(dt.date(y - 1, 11, 20)))
+                for y in range(start.year + 1, self.as_of.year + 2)
+                if p.index % 3 == 0
+            ]
         for n, (plan_year, submitted) in enumerate(years):
             if submitted.date() > end:
                 continue
-            percentages = ({"base_salary": p.base_percent + 2 * n, "annual_bonus": p.bonus_deferral} if p.plan == "EDCP"
-                           else {"plan_compensation": p.base_percent + 2 * n})
-            accounts = ({"retirement_termination": 60, f"specified_date:{p.specified_month}": 40}
-                        if p.specified_month else None)
+            percentages = (
+                {"base_salary": p.base_percent + 2 * n, "annual_bonus": p.bonus_deferral}
+                if p.plan == "EDCP"
+                else {"plan_compensation": p.base_percent + 2 * n}
+            )
+            accounts = (
+                {"retirement_termination": 60, f"specified_date:{p.specified_month}": 40}
+                if p.specified_month
+                else None
+            )
             if p.specified_month and int(p.specified_month[:4]) <= plan_year:
                 accounts = None
 
             def elect(plan_year=plan_year, submitted=submitted, percentages=percentages, accounts=accounts):
                 if DeferralElection.objects.filter(participation=participation, plan_year=plan_year).exists():
                     return None
-                e = elections.deferral_election_submit(participation=participation, plan_year=plan_year,
-                                                       percentages=percentages, accounts=accounts,
-                                                       submitted_at=submitted, channel=Channel.PORTAL, actor=actor)
+                e = elections.deferral_election_submit(
+                    participation=participation,
+                    plan_year=plan_year,
+                    percentages=percentages,
+                    accounts=accounts,
+                    submitted_at=submitted,
+                    channel=Channel.PORTAL,
+                    actor=actor,
+                )
                 if e.status != Status.ACCEPTED:
-                    raise CommandError(f"{p.employee_number} deferral election {plan_year} refused: {e.rule} {e.message}")
+                    raise CommandError(
+                        f"{p.employee_number} deferral election {plan_year} refused: {e.rule} {e.message}"
+                    )
                 return "elections"
+
             actions.append(Action(submitted.date(), 1, elect))
 
         # Distribution elections are filed with the first deferral into an account (EDCP 5.1(c), 5.2(c)).
@@ -412,36 +634,60 @@ class Demo:
 
                 def distribute(account=account, form=form, installments=installments):
                     kind, _, month = account.partition(":")
-                    if DistributionElection.objects.filter(participation=participation, account_kind=kind,
-                                                           specified_month=parse_month(month) if month else None,
-                                                           status=Status.ACCEPTED).exists():
+                    if DistributionElection.objects.filter(
+                        participation=participation,
+                        account_kind=kind,
+                        specified_month=parse_month(month) if month else None,
+                        status=Status.ACCEPTED,
+                    ).exists():
                         return None
                     e = elections.distribution_election_submit(
-                        participation=participation, account=account, form=form, installments=installments,
-                        lump_sum_percent=None, submitted_at=filed, channel=Channel.PORTAL, actor=actor)
+                        participation=participation,
+                        account=account,
+                        form=form,
+                        installments=installments,
+                        lump_sum_percent=None,
+                        submitted_at=filed,
+                        channel=Channel.PORTAL,
+                        actor=actor,
+                    )
                     if e.status != Status.ACCEPTED:
-                        raise CommandError(f"{p.employee_number} distribution election refused: {e.rule} {e.message}")
+                        raise CommandError(
+                            f"{p.employee_number} distribution election refused: {e.rule} {e.message}"
+                        )
                     return "elections"
+
                 actions.append(Action(filed.date(), 2, distribute))
 
         # Investment elections (EDCP 7.4, RRP 3.05): effective on the next Valuation Date.
-        invest_at = [(start + dt.timedelta(days=p.index % 15), p.mix),
-                     (start + dt.timedelta(days=self.span(start) // 2), p.second_mix)]
+        invest_at = [
+            (start + dt.timedelta(days=p.index % 15), p.mix),
+            (start + dt.timedelta(days=self.span(start) // 2), p.second_mix),
+        ]
         for day, mix in invest_at:
             if not mix or day > end:
                 continue
 
             def invest(day=day, mix=mix):
                 submitted = moment(day, 10)
-                if InvestmentElection.objects.filter(participation=participation, submitted_at=submitted).exists():
+                if InvestmentElection.objects.filter(
+                    participation=participation, submitted_at=submitted
+                ).exists():
                     return None
                 e = elections.investment_election_submit(
-                    participation=participation, allocation={self.fund[(p.plan, c)].pk: pct for c, pct in mix.items()},
-                    applies_to=InvestmentElection.AppliesTo.BOTH, submitted_at=submitted, channel=Channel.PORTAL,
-                    actor=actor)
+                    participation=participation,
+                    allocation={self.fund[(p.plan, c)].pk: pct for c, pct in mix.items()},
+                    applies_to=InvestmentElection.AppliesTo.BOTH,
+                    submitted_at=submitted,
+                    channel=Channel.PORTAL,
+                    actor=actor,
+                )
                 if e.status != Status.ACCEPTED:
-                    raise CommandError(f"{p.employee_number} investment election refused: {e.rule} {e.message}")
+                    raise CommandError(
+                        f"{p.employee_number} investment election refused: {e.rule} {e.message}"
+                    )
                 return "elections"
+
             actions.append(Action(day, 3, invest))
 
         # Payroll: monthly salary on the last business day, the annual bonus with March pay (EDCP 7.1, RRP 3.03).
@@ -452,15 +698,22 @@ class Demo:
             if month.month == 3:
                 lines.append(("annual_bonus", percent_of(p.salary, p.bonus_percent)))
             for component, gross in lines if max(start, p.hire_date) <= pay_day <= end else []:
+
                 def pay(pay_day=pay_day, component=component, gross=gross):
                     try:
                         with transaction.atomic():
-                            _, created = pay_record(person=person, pay_date=pay_day, component=component,
-                                                    gross=gross, actor=PAYROLL)
+                            _, created = pay_record(
+                                person=person,
+                                pay_date=pay_day,
+                                component=component,
+                                gross=gross,
+                                actor=PAYROLL,
+                            )
                     except MissingFigure as exc:  # a year the Committee has not given its IRS figures yet
                         self.notes.add(str(exc))
                         return None
                     return "pay lines" if created else None
+
                 actions.append(Action(pay_day, 4, pay))
             month = add_months(month, 1)
 
@@ -472,21 +725,40 @@ class Demo:
                     continue
 
                 def contribute(year=year, day=day):
-                    deferred = sum(PayrollDeferral.objects.filter(participation=participation, record__plan_year=year)
-                                   .values_list("deferral", flat=True), Decimal(0))
+                    deferred = sum(
+                        PayrollDeferral.objects.filter(
+                            participation=participation, record__plan_year=year
+                        ).values_list("deferral", flat=True),
+                        Decimal(0),
+                    )
                     amount = money(min(deferred, percent_of(p.salary, 6)) / 2) or percent_of(p.salary, 2)
-                    company_contribution_credit(participation=participation, kind="matching", amount=amount,
-                                                plan_year=year, on=day, actor=admin)
+                    company_contribution_credit(
+                        participation=participation,
+                        kind="matching",
+                        amount=amount,
+                        plan_year=year,
+                        on=day,
+                        actor=admin,
+                    )
                     return None
+
                 actions.append(Action(day, 5, contribute))
 
         if p.end and p.end <= self.as_of:
+
             def event():
                 if EmploymentEvent.objects.filter(person=person, kind=p.end_kind).exists():
                     return None
-                employment_event_record(person=person, kind=p.end_kind, effective_date=p.end, reason=p.end_reason,
-                                        actor=admin, now=moment(p.end + dt.timedelta(days=1)))
+                employment_event_record(
+                    person=person,
+                    kind=p.end_kind,
+                    effective_date=p.end,
+                    reason=p.end_reason,
+                    actor=admin,
+                    now=moment(p.end + dt.timedelta(days=1)),
+                )
                 return "events"
+
             actions.append(Action(p.end, 9, event, credit_first=True))
         return actions
 
@@ -503,49 +775,85 @@ class Demo:
         def figures():
             if DefinedBenefitRecord.objects.filter(participation=participation).exists():
                 return None
-            spouse = {"spouse_name": f"{FIRST[(p.index * 7 + 3) % len(FIRST)]} {p.last_name}",
-                      "spouse_birth_date": p.birth_date.replace(year=p.birth_date.year + 2)} if p.married else {}
-            pension_figures_record(participation=participation, as_of=start, actor=admin, now=moment(start),
-                                   source="Pension Plan actuary (demo)", unlimited_annual_benefit=unlimited,
-                                   payable_annual_benefit=payable, benefit_service_years=service,
-                                   early_retirement_date=p.birth_date.replace(year=p.birth_date.year + 55),
-                                   normal_retirement_date=p.birth_date.replace(year=p.birth_date.year + 65), **spouse)
+            spouse = (
+                {
+                    "spouse_name": f"{FIRST[(p.index * 7 + 3) % len(FIRST)]} {p.last_name}",
+                    "spouse_birth_date": p.birth_date.replace(year=p.birth_date.year + 2),
+                }
+                if p.married
+                else {}
+            )
+            pension_figures_record(
+                participation=participation,
+                as_of=start,
+                actor=admin,
+                now=moment(start),
+                source="Pension Plan actuary (demo)",
+                unlimited_annual_benefit=unlimited,
+                payable_annual_benefit=payable,
+                benefit_service_years=service,
+                early_retirement_date=p.birth_date.replace(year=p.birth_date.year + 55),
+                normal_retirement_date=p.birth_date.replace(year=p.birth_date.year + 65),
+                **spouse,
+            )
             return None
 
         actions = [Action(start, 1, figures)]
         if p.end and p.end <= self.as_of:
+
             def event():
                 if EmploymentEvent.objects.filter(person=person, kind=p.end_kind).exists():
                     return None
-                employment_event_record(person=person, kind=p.end_kind, effective_date=p.end, reason=p.end_reason,
-                                        actor=admin, now=moment(p.end + dt.timedelta(days=1)))
+                employment_event_record(
+                    person=person,
+                    kind=p.end_kind,
+                    effective_date=p.end,
+                    reason=p.end_reason,
+                    actor=admin,
+                    now=moment(p.end + dt.timedelta(days=1)),
+                )
                 return "events"
+
             actions.append(Action(p.end, 9, event, credit_first=True))
         return actions
 
-    def key_employee_lists(self, people: list[DemoPerson], records: dict, start: dt.date, admin) -> list[Action]:
+    def key_employee_lists(
+        self, people: list[DemoPerson], records: dict, start: dt.date, admin
+    ) -> list[Action]:
         """EDCP 1.20: the Key Employees identified each December 31, recorded in January."""
         actions = []
         for year in range(start.year - 2, self.as_of.year):
             recorded = dt.date(year + 1, 1, 20)
             if recorded > self.as_of:
                 continue
-            employed = [p for p in people if p.hire_date <= dt.date(year, 12, 31) and (p.end is None or p.end > dt.date(year, 12, 31))]
-            top = sorted(employed, key=lambda p: (p.story != "key", -p.salary))[:max(1, len(employed) // 6)]
+            employed = [
+                p
+                for p in people
+                if p.hire_date <= dt.date(year, 12, 31) and (p.end is None or p.end > dt.date(year, 12, 31))
+            ]
+            top = sorted(employed, key=lambda p: (p.story != "key", -p.salary))[: max(1, len(employed) // 6)]
 
             def record(year=year, recorded=recorded, top=top):
                 if KeyEmployeeList.objects.filter(identification_year=year).exists():
                     return None
-                key_employee_list_record(identification_year=year, people=[records[p.employee_number] for p in top],
-                                         actor=admin, now=moment(recorded), note="Officers and top-paid employees (demo)")
+                key_employee_list_record(
+                    identification_year=year,
+                    people=[records[p.employee_number] for p in top],
+                    actor=admin,
+                    now=moment(recorded),
+                    note="Officers and top-paid employees (demo)",
+                )
                 return None
+
             actions.append(Action(max(recorded, start), 6, record))
         return actions
 
     def restoration(self, start: dt.date, committee) -> list[Action]:
         """RRP 3.02: the Committee declares a retirement restoration contribution after the plan year."""
         plan = self.plans["RRP"]
-        years = [y for y in range(start.year, self.as_of.year) if start <= dt.date(y + 1, 2, 20) <= self.as_of]
+        years = [
+            y for y in range(start.year, self.as_of.year) if start <= dt.date(y + 1, 2, 20) <= self.as_of
+        ]
         if not years:
             return []
         year = years[-1]
@@ -554,26 +862,41 @@ class Demo:
         def declare():
             if ContributionDeclaration.objects.filter(plan=plan, plan_year=year).exists():
                 return None
-            restoration_declare(plan=plan, plan_year=year, percent=Decimal("4"), declared_on=day, actor=committee)
+            restoration_declare(
+                plan=plan, plan_year=year, percent=Decimal("4"), declared_on=day, actor=committee
+            )
             return None
+
         return [Action(day, 7, declare)]
 
 
 class Command(BaseCommand):
-    help = ("Load a demo population (staff users per role, participants across EDCP, RRP and BRP with two years of "
-            "history, funds and prices, every Valuation Date credited). Idempotent; prints every login.")
+    help = (
+        "Load a demo population (staff users per role, participants across EDCP, RRP and BRP with two years of "
+        "history, funds and prices, every Valuation Date credited). Idempotent; prints every login."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--participants", type=int, default=30, help="how many participants (default 30)")
-        parser.add_argument("--months", type=int, default=24, help="months of history before the as-of date (default 24)")
-        parser.add_argument("--as-of", type=dt.date.fromisoformat, default=None,
-                            help="YYYY-MM-DD, a Valuation Date (default: the last Valuation Date before today)")
-        parser.add_argument("--force", action="store_true", help="run even with DEBUG off (never on real books)")
+        parser.add_argument(
+            "--months", type=int, default=24, help="months of history before the as-of date (default 24)"
+        )
+        parser.add_argument(
+            "--as-of",
+            type=dt.date.fromisoformat,
+            default=None,
+            help="YYYY-MM-DD, a Valuation Date (default: the last Valuation Date before today)",
+        )
+        parser.add_argument(
+            "--force", action="store_true", help="run even with DEBUG off (never on real books)"
+        )
 
     def handle(self, *args, **opts):
         if not (settings.DEBUG or getattr(settings, "TESTING", False) or opts["force"]):
-            raise CommandError("load_demo creates demo people and well-known logins: it runs only with DEBUG=true "
-                               "(or --force on a scratch database)")
+            raise CommandError(
+                "load_demo creates demo people and well-known logins: it runs only with DEBUG=true "
+                "(or --force on a scratch database)"
+            )
         as_of = opts["as_of"] or cal.previous_valuation_date(timezone.localdate())
         if not cal.is_valuation_date(as_of):
             raise CommandError(f"{as_of} is not a Valuation Date")
@@ -582,9 +905,11 @@ class Command(BaseCommand):
         with transaction.atomic():
             stats = demo.build()
         seconds = time.monotonic() - started
-        self.stdout.write(f"demo population as of {as_of} (books from {stats['start']}): {stats['people']} participants, "
-                          f"{stats['pay lines']} new pay lines, {stats['elections']} new elections, "
-                          f"{stats['events']} new employment events ({seconds:.1f} s)")
+        self.stdout.write(
+            f"demo population as of {as_of} (books from {stats['start']}): {stats['people']} participants, "
+            f"{stats['pay lines']} new pay lines, {stats['elections']} new elections, "
+            f"{stats['events']} new employment events ({seconds:.1f} s)"
+        )
         for note in sorted(demo.notes):
             self.stdout.write(f"pay skipped: {note}")
         self.stdout.write("logins (password shown is the one set when the user was created):")

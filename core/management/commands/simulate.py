@@ -1,4 +1,5 @@
 """python manage.py simulate SCENARIO.json [--json | --check] (format: shared/scenarios/FORMAT.md)."""
+
 from __future__ import annotations
 
 import json
@@ -18,10 +19,16 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("scenario")
         parser.add_argument("--json", action="store_true", help="print the result object")
-        parser.add_argument("--check", action="store_true", help="compare with the file's expect; exit 1 on any difference")
-        parser.add_argument("--sandbox", choices=["scratch", "transaction"], default="scratch",
-                            help="scratch: a throw-away copy of an empty database (default); "
-                                 "transaction: roll back at the end (needs a database without participants)")
+        parser.add_argument(
+            "--check", action="store_true", help="compare with the file's expect; exit 1 on any difference"
+        )
+        parser.add_argument(
+            "--sandbox",
+            choices=["scratch", "transaction"],
+            default="scratch",
+            help="scratch: a throw-away copy of an empty database (default); "
+            "transaction: roll back at the end (needs a database without participants)",
+        )
 
     def handle(self, *args, **opts):
         try:
@@ -59,8 +66,10 @@ class Command(BaseCommand):
         if result["payments"]:
             w("Payments:")
             for p in result["payments"]:
-                w(f"  {p['participant']:<6} {p['account']:<28} {p['kind']:<12} {p.get('number', 1)}/{p.get('of', 1)}"
-                  f"  due {p['payment_date']}  paid {p['paid_on']}  valued {p['valued_as_of']}  {p['amount']:>12}")
+                w(
+                    f"  {p['participant']:<6} {p['account']:<28} {p['kind']:<12} {p.get('number', 1)}/{p.get('of', 1)}"
+                    f"  due {p['payment_date']}  paid {p['paid_on']}  valued {p['valued_as_of']}  {p['amount']:>12}"
+                )
         if result["forfeitures"]:
             w("Forfeitures:")
             for f in result["forfeitures"]:

@@ -8,5 +8,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         stats = catalog_load()
-        self.stdout.write(f"plan catalog: {', '.join(stats['plans'])} ({stats['created']} rows created, "
-                          f"{stats['changed']} changed)")
+        self.stdout.write(
+            f"plan catalog: {', '.join(stats['plans'])} ({stats['created']} rows created, "
+            f"{stats['changed']} changed)"
+        )
