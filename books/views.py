@@ -20,6 +20,7 @@ from books.liability import plan_liabilities
 from books.models import Account, ContributionDeclaration, Forfeiture, LedgerEntry, PendingTransaction
 from core.charts import line_chart
 from core.decorators import capability_required, participant_required
+from core.inputs import date_or_none
 from core.roles import Cap
 
 RANGES = {"3m": ("3 months", 92), "1y": ("1 year", 366), "2y": ("2 years", 731), "all": ("All", None)}
@@ -124,9 +125,8 @@ def _day_asked(request, default: dt.date) -> tuple[dt.date, str]:
     text = request.GET.get("as_of", "").strip()
     if not text:
         return default, ""
-    try:
-        day = dt.date.fromisoformat(text)
-    except ValueError:
+    day = date_or_none(text)
+    if day is None:
         return default, f"{text!r} is not a date (YYYY-MM-DD); showing {default:%B %-d, %Y}."
     if day > default:
         return default, f"{day:%B %-d, %Y} is in the future; showing {default:%B %-d, %Y}."

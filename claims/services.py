@@ -57,6 +57,7 @@ from claims.selectors import (
     rules_for,
 )
 from core.audit import actor_label, audit_record
+from core.errors import ApplicationError
 from core.roles import Cap, has_cap
 from participants.models import Person
 from plans.models import Plan, PlanSection
@@ -73,7 +74,7 @@ REGULATION = "29 CFR 2560.503-1"
 log = logging.getLogger(__name__)
 
 
-class ClaimRefused(ValueError):
+class ClaimRefused(ApplicationError):
     """An action the plan or the regulation does not allow; the message names the section."""
 
 

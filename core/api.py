@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 
+from rest_framework import status
 from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from core.errors import ApplicationError
+from core.inputs import date_or_none
 
 
 def date_param(request, name: str, default: dt.date | None = None) -> dt.date | None:
@@ -12,7 +18,17 @@ def date_param(request, name: str, default: dt.date | None = None) -> dt.date | 
     raw = request.query_params.get(name, "").strip()
     if not raw:
         return default
-    try:
-        return dt.date.fromisoformat(raw)
-    except ValueError:
+    day = date_or_none(raw)
+    if day is None:
         raise ValidationError({name: f"{raw!r} is not a date in the form YYYY-MM-DD"})
+    return day
+
+
+def exception_handler(exc, context):
+    """DRF's handler, and a refusal (ApplicationError) answered 400 with its message (STYLE 12).
+
+    Anything else DRF does not know stays unhandled: Django logs it with its traceback and answers 500.
+    """
+    if isinstance(exc, ApplicationError):
+        return Response({"detail": exc.message, **exc.extra}, status=status.HTTP_400_BAD_REQUEST)
+    return drf_exception_handler(exc, context)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 
+from core.errors import InvalidInput
+
 
 def add_months(day: dt.date, months: int) -> dt.date:
     """Same day of month `months` later, clipped to the month's last day (Feb 29 -> Feb 28)."""
@@ -44,14 +46,14 @@ def first_day_of_month_after_anniversary(day: dt.date, months: int) -> dt.date:
 
 
 def parse_month(text: str) -> dt.date:
-    """'YYYY-MM' to the first day of that month; ValueError with the text otherwise."""
+    """'YYYY-MM' to the first day of that month; InvalidInput (a ValueError) naming the text otherwise."""
     try:
         year, month = text.split("-")
         if len(year) != 4 or len(month) != 2:
             raise ValueError
         return dt.date(int(year), int(month), 1)
     except (ValueError, AttributeError):
-        raise ValueError(f"{text!r} is not a month in the form YYYY-MM")
+        raise InvalidInput(f"{text!r} is not a month in the form YYYY-MM")
 
 
 def parse_date(text: object, *, field: str = "date") -> dt.date:
@@ -60,7 +62,7 @@ def parse_date(text: object, *, field: str = "date") -> dt.date:
     try:
         return dt.date.fromisoformat(str(text).strip())
     except ValueError:
-        raise ValueError(f"{field} {text!r} is not a date in the form YYYY-MM-DD")
+        raise InvalidInput(f"{field} {text!r} is not a date in the form YYYY-MM-DD")
 
 
 def years_between(start: dt.date, end: dt.date) -> int:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
+from core.errors import InvalidInput
+
 CENT = Decimal("0.01")
 UNIT_PRECISION = Decimal("0.000001")  # notional fund units
 PRICE_PRECISION = Decimal("0.000001")  # fund prices
@@ -33,26 +35,26 @@ def price(value: Decimal | int | str) -> Decimal:
 def parse_decimal(raw: object, *, field: str = "amount") -> Decimal:
     """Parse a decimal string strictly: no floats, no blanks, no thousands separators."""
     if isinstance(raw, float):
-        raise ValueError(f"{field} must be a decimal string, not a float ({raw!r})")
+        raise InvalidInput(f"{field} must be a decimal string, not a float ({raw!r})")
     if isinstance(raw, Decimal):
         value = raw
     else:
         text = str(raw).strip()
         if not text:
-            raise ValueError(f"{field} is blank")
+            raise InvalidInput(f"{field} is blank")
         try:
             value = Decimal(text)
         except InvalidOperation:
-            raise ValueError(f"{field} {text!r} is not a number")
+            raise InvalidInput(f"{field} {text!r} is not a number")
     if not value.is_finite():
-        raise ValueError(f"{field} {raw!r} is not a finite number")
+        raise InvalidInput(f"{field} {raw!r} is not a finite number")
     return value
 
 
 def parse_money(raw: object, *, field: str = "amount") -> Decimal:
     value = parse_decimal(raw, field=field)
     if value != money(value):
-        raise ValueError(f"{field} {raw!r} has more than two decimal places")
+        raise InvalidInput(f"{field} {raw!r} has more than two decimal places")
     return money(value)
 
 

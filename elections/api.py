@@ -19,6 +19,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.dates import parse_month
+from core.errors import InvalidInput
+from core.inputs import int_or_none
 from core.permissions import HasCapability, IsParticipant
 from core.roles import Cap
 from elections import selectors as S
@@ -296,8 +298,8 @@ class MyScheduleChange(APIView):
         d = _valid(ScheduleChangeIn, request.data)
         try:
             new_month = parse_month(d["new_month"]) if d.get("new_month") else None
-        except ValueError as exc:
-            raise ValidationError({"new_month": str(exc)})
+        except InvalidInput as exc:
+            raise ValidationError({"new_month": exc.message})
         return _answer(
             services.schedule_change_submit(
                 participation=_mine(request, d["plan"]),
@@ -478,8 +480,6 @@ class StaffWindows(APIView):
             return Response(
                 {"rule": exc.rule, "message": exc.message}, status=status.HTTP_422_UNPROCESSABLE_ENTITY
             )
-        except ValueError as exc:
-            raise ValidationError(str(exc))
         return Response(_window_json(window), status=status.HTTP_201_CREATED)
 
 
@@ -504,8 +504,7 @@ class StaffInForce(APIView):
     @extend_schema(responses=InForceOut(many=True))
     def get(self, request):
         plan = get_object_or_404(Plan, code=request.query_params.get("plan", ""))
-        try:
-            year = int(request.query_params.get("plan_year", ""))
-        except ValueError:
+        year = int_or_none(request.query_params.get("plan_year"))
+        if year is None:
             raise ValidationError({"plan_year": "a year is needed"})
         return Response(S.payroll_export_rows(plan=plan, plan_year=year))

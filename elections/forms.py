@@ -80,6 +80,7 @@ def distribution_arguments(data) -> dict:
 
 def schedule_change_arguments(data) -> dict:
     from core.dates import parse_month
+    from core.inputs import parse_int
 
     out: dict = {"account": _raw(data, "account")}
     month = _raw(data, "new_month")
@@ -87,11 +88,11 @@ def schedule_change_arguments(data) -> dict:
         out["new_month"] = parse_month(month)
     years = _raw(data, "delay_years")
     if years:
-        out["delay_years"] = int(years)
+        out["delay_years"] = parse_int(years, field="delay years")
     if _raw(data, "form"):
         out["form"] = _raw(data, "form")
         if _raw(data, "installments"):
-            out["installments"] = int(_raw(data, "installments"))
+            out["installments"] = parse_int(_raw(data, "installments"), field="installments")
     return out
 
 

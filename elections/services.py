@@ -28,6 +28,7 @@ from core import hooks
 from core import valuation_calendar as cal
 from core.audit import actor_label, audit_record
 from core.dates import add_months, parse_month
+from core.errors import ApplicationError, InvalidInput
 from core.models import Document
 from elections import validators as V
 from elections.models import (
@@ -51,7 +52,7 @@ EASTERN = zoneinfo.ZoneInfo("America/New_York")
 logger = logging.getLogger(__name__)
 
 
-class ElectionError(ValueError):
+class ElectionError(ApplicationError):
     """A staff action the plan does not allow; `rule` is the section it breaks."""
 
     def __init__(self, rule: str, message: str):
@@ -139,7 +140,7 @@ def enrollment_window_open(
         what = f"the plan's deadline for {plan_year} elections"
     elif kind == EnrollmentWindow.Kind.PERFORMANCE:
         if not performance_period:
-            raise ValueError("a Performance-Based Compensation window needs its performance period")
+            raise InvalidInput("a Performance-Based Compensation window needs its performance period")
         start, end = performance_period
         if not version.has("performance_election_months_before_end"):
             raise ElectionError(
@@ -155,9 +156,9 @@ def enrollment_window_open(
         deadline = V.performance_deadline(version, end)
         what = f"six months before the performance period ends ({end:%B %d, %Y})"
     else:
-        raise ValueError("first-year windows are opened by the notice of initial eligibility")
+        raise InvalidInput("first-year windows are opened by the notice of initial eligibility")
     if closes_at <= opens_at:
-        raise ValueError("a window must close after it opens")
+        raise InvalidInput("a window must close after it opens")
     if closes_at > deadline:
         raise ElectionError(cite, f"A window cannot close after {what}: {V._when(deadline)}.")
     days = sorted(
@@ -203,7 +204,7 @@ def enrollment_window_cancel(*, window: EnrollmentWindow, actor, now: dt.datetim
             "irrevocable when it closes.",
         )
     if window.kind == EnrollmentWindow.Kind.FIRST_YEAR:
-        raise ValueError("a first-year window follows the notice of eligibility and cannot be withdrawn")
+        raise InvalidInput("a first-year window follows the notice of eligibility and cannot be withdrawn")
     audit_record(
         action="enrollment_window.cancel",
         actor=actor,
@@ -685,9 +686,9 @@ def deferral_cancel(
         ends_on = dt.date(anniversary.year, 12, 31)
         label = f"401(k) hardship distribution (its {rule['hardship_months']}-month anniversary is {anniversary:%B %d, %Y})"
     else:
-        raise ValueError(f"unknown ground {ground!r}: emergency or hardship")
+        raise InvalidInput(f"unknown ground {ground!r}: emergency or hardship")
     if not reason.strip():
-        raise ValueError("give the reason the Committee recorded")
+        raise InvalidInput("give the reason the Committee recorded")
     cancellation = DeferralCancellation.objects.create(
         participation=participation,
         starts_on=event_on,

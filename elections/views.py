@@ -17,6 +17,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from core.decorators import capability_required, participant_required
+from core.errors import ApplicationError, InvalidInput
+from core.inputs import int_or_none
 from core.models import Document
 from core.pdf import document_bytes
 from core.roles import Cap, has_cap
@@ -157,9 +159,8 @@ def _enrol_context(
 def _submit_enrolment(request, participation: Participation, *, submitted_at: dt.datetime, channel: str):
     today = submitted_at.astimezone(EASTERN).date()
     version = participation.plan.version_on(today)
-    try:
-        plan_year = int(request.POST.get("plan_year", ""))
-    except ValueError:
+    plan_year = int_or_none(request.POST.get("plan_year"))
+    if plan_year is None:
         raise Http404("no plan year")
     period = None
     window_id = request.POST.get("window")
@@ -332,10 +333,7 @@ def portal_enrol(request, plan_code: str):
 
 
 def _int(text) -> int | None:
-    try:
-        return int(text)
-    except (TypeError, ValueError):
-        return None
+    return int_or_none(text)
 
 
 @participant_required
@@ -381,7 +379,7 @@ def portal_schedule_change(request, plan_code: str):
     if request.method == "POST":
         try:
             args = F.schedule_change_arguments(request.POST)
-        except ValueError as exc:
+        except InvalidInput as exc:
             messages.error(request, f"{exc}. Give the month as YYYY-MM and years as a whole number.")
             return redirect(
                 f"{reverse('elections_portal:schedule_change', args=[plan_code])}?account={request.POST.get('account', '')}"
@@ -516,8 +514,8 @@ def staff_windows(request):
                 )
             except services.ElectionError as exc:
                 form.add_error(None, f"{exc.message} ({exc.rule})")
-            except ValueError as exc:
-                form.add_error(None, str(exc))
+            except ApplicationError as exc:
+                form.add_error(None, exc.message)
             else:
                 messages.success(request, f"Window opened: {window}.")
                 return redirect("elections_staff:windows")
@@ -544,7 +542,7 @@ def staff_window_cancel(request, pk: int):
     window = get_object_or_404(EnrollmentWindow, pk=pk)
     try:
         services.enrollment_window_cancel(window=window, actor=request.user, now=timezone.now())
-    except (services.ElectionError, ValueError) as exc:
+    except ApplicationError as exc:
         messages.error(request, str(exc))
     else:
         messages.success(request, "Window withdrawn.")
@@ -726,7 +724,7 @@ def staff_paper(request, pk: int, kind: str):
     elif kind == "schedule_change":
         try:
             args = F.schedule_change_arguments(request.POST)
-        except ValueError as exc:
+        except InvalidInput as exc:
             messages.error(request, str(exc))
             return redirect("elections_staff:participant", pk=pk)
         election = services.schedule_change_submit(
@@ -798,7 +796,7 @@ def staff_cancel_deferrals(request, pk: int):
                 actor=request.user,
                 now=timezone.now(),
             )
-        except (services.ElectionError, ValueError) as exc:
+        except ApplicationError as exc:
             messages.error(request, str(exc))
         else:
             messages.success(request, f"Deferrals cancelled {c.starts_on} to {c.ends_on} ({c.cite}).")

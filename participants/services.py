@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from core import hooks
 from core.audit import actor_label, audit_record
+from core.errors import ApplicationError
 from participants.models import (
     Beneficiary,
     BeneficiaryDesignation,
@@ -22,7 +23,7 @@ from participants.models import (
 from plans.models import Plan
 
 
-class ParticipantError(ValueError):
+class ParticipantError(ApplicationError):
     pass
 
 

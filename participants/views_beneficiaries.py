@@ -17,6 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 
 from core.decorators import capability_required, participant_required
+from core.inputs import int_or_none
 from core.roles import Cap, has_cap
 from participants.models import Beneficiary, Participation
 from participants.selectors import beneficiaries_in_force
@@ -32,10 +33,8 @@ def _rows_from(data) -> list[dict]:
         percent = (data.get(f"percent_{i}") or "").strip()
         if not name and not percent:
             continue
-        try:
-            value: object = int(percent)
-        except ValueError:
-            value = percent
+        whole = int_or_none(percent)
+        value: object = percent if whole is None else whole
         rows.append(
             {
                 "tier": data.get(f"tier_{i}") or "primary",

@@ -17,6 +17,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.errors import ApplicationError
 from core.permissions import HasCapability, IsParticipant
 from core.roles import Cap
 from participants.models import Participation
@@ -282,7 +283,7 @@ class StaffOrders(APIView):
                 actor=request.user,
                 now=timezone.now(),
             )
-        except (WithdrawalError, ValueError) as exc:
+        except ApplicationError as exc:
             return _refused(exc)
         return Response(order_json(order), status=status.HTTP_201_CREATED)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from django.contrib import messages
 from django.http import Http404, HttpResponse
@@ -14,7 +14,11 @@ from django.utils import timezone
 from django.utils.html import escape
 from django.views.decorators.http import require_POST
 
+from core.dates import parse_date
 from core.decorators import capability_required, participant_required
+from core.errors import ApplicationError
+from core.inputs import date_or_none
+from core.money import parse_decimal
 from core.roles import Cap, has_cap
 from participants.models import Person
 from payments import selectors
@@ -47,14 +51,11 @@ from payments.services.withdrawals import (
     emergency_deny,
     emergency_request_record,
 )
-from payments.services.withholding import WithholdingError, withholding_rate_record
+from payments.services.withholding import withholding_rate_record
 
 
 def _date(raw: str | None, default: dt.date) -> dt.date:
-    try:
-        return dt.date.fromisoformat(raw) if raw else default
-    except ValueError:
-        return default
+    return date_or_none(raw) or default
 
 
 @capability_required(Cap.VIEW_STAFF)
@@ -459,7 +460,7 @@ def order_record(request):
             actor=request.user,
             now=timezone.now(),
         )
-    except (WithdrawalError, ValueError) as exc:
+    except ApplicationError as exc:
         messages.error(request, f"Not recorded: {exc}")
         return redirect("payments_staff:orders")
     messages.success(request, f"Order recorded: {order.total:,.2f} to {order.alternate_payee} as a lump sum.")
@@ -481,18 +482,19 @@ def withholding(request):
         if not can_edit:
             raise Http404
         try:
-            threshold = Decimal(request.POST["threshold"]) if request.POST.get("threshold") else None
+            raw_threshold = request.POST.get("threshold")
+            threshold = parse_decimal(raw_threshold, field="threshold") if raw_threshold else None
             withholding_rate_record(
                 kind=request.POST.get("kind", ""),
-                rate=Decimal(request.POST.get("rate", "")),
+                rate=parse_decimal(request.POST.get("rate", ""), field="rate"),
                 jurisdiction=request.POST.get("jurisdiction", ""),
                 threshold=threshold,
-                effective_date=dt.date.fromisoformat(request.POST.get("effective_date", "")),
+                effective_date=parse_date(request.POST.get("effective_date", ""), field="effective date"),
                 source=request.POST.get("source", ""),
                 actor=request.user,
                 now=timezone.now(),
             )
-        except (WithholdingError, InvalidOperation, ValueError) as exc:
+        except ApplicationError as exc:
             messages.error(request, f"Not recorded: {exc}")
         else:
             messages.success(request, "Rate recorded.")

@@ -13,11 +13,12 @@ import yaml
 from django.conf import settings
 from django.db import transaction
 
+from core.errors import ApplicationError
 from plans.models import DatedFigure, Plan, PlanSection, PlanTable, PlanVersion, Provision
 from plans.provisions import SPECS, ProvisionError, validate_provision
 
 
-class CatalogError(ValueError):
+class CatalogError(ApplicationError):
     pass
 
 
@@ -198,7 +199,7 @@ def catalog_load(*, directory: Path | None = None) -> dict:
 # --- committee-maintained tables: dated figures, plan tables, market closures ------------------
 
 
-class TableError(ValueError):
+class TableError(ApplicationError):
     """A change to a committee-maintained table the books refuse; the message says why."""
 
 

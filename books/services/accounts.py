@@ -10,11 +10,12 @@ from django.utils import timezone
 
 from books.models import Account, EntryKind, PendingTransaction, Source
 from core.dates import parse_month
+from core.errors import ApplicationError
 from core.money import money
 from participants.models import Participation
 
 
-class BooksError(ValueError):
+class BooksError(ApplicationError):
     """A request the books refuse; the message says why (and cites the plan where a plan rule is behind it)."""
 
 

@@ -29,6 +29,7 @@ from books.models import DefinedBenefitRecord
 from core import hooks
 from core.audit import actor_label, audit_record
 from core.dates import add_years, day_of_month_after, first_day_of_month_after_anniversary, years_between
+from core.errors import ApplicationError
 from core.money import ZERO, money
 from participants.models import Participation, Person
 from participants.selectors import key_employee_status
@@ -42,7 +43,7 @@ def _day(d: dt.date) -> str:
     return f"{d:%B} {d.day}, {d.year}"
 
 
-class BenefitError(ValueError):
+class BenefitError(ApplicationError):
     """No benefit can be computed; the message says why, with the section. `code` tells a refusal under the
     plan's rules ("not_eligible") from missing inputs staff can record ("no_figures", "no_spouse", "no_limit")."""
 

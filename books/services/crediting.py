@@ -23,6 +23,7 @@ from django.utils import timezone
 from books.models import Account, DailyValuation, EntryKind, LedgerEntry, PendingTransaction, Position, Source
 from books.selectors import last_credited_date  # noqa: F401 (re-exported: callers import it from here)
 from core import valuation_calendar as cal
+from core.errors import ApplicationError
 from core.jobs import job_locked_claim, job_progress
 from core.models import JobRun
 from core.money import ZERO, money
@@ -34,7 +35,7 @@ JOB_KIND = "crediting"
 PHASES = ("exchanges", "credits", "debits", "valuation")
 
 
-class CreditingRefused(RuntimeError):
+class CreditingRefused(ApplicationError):
     """The date cannot be credited yet (missing prices, an earlier date not credited)."""
 
 

@@ -22,6 +22,7 @@ from simple_history.utils import bulk_create_with_history
 from books.models import Account, EntryKind, PayrollDeferral, PayrollRecord, PendingTransaction, Source
 from books.services.accounts import BooksError, parse_account_name
 from core.audit import actor_label
+from core.errors import ApplicationError
 from core.money import ZERO, money, percent_of, split_by_percent
 from elections.models import DeferralCancellation, DeferralElectionLine, Status
 from elections.selectors import allocation_of, cancellation_covering, choose_deferral_line
@@ -31,7 +32,7 @@ from plans.models import Plan
 from plans.selectors import announced_percent, figure_for_year
 
 
-class PayrollError(ValueError):
+class PayrollError(ApplicationError):
     pass
 
 

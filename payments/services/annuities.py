@@ -38,6 +38,7 @@ from books.models import Account
 from core import valuation_calendar as cal
 from core.audit import actor_label, audit_record
 from core.dates import add_months, day_of_month_after, first_day_of_month_after_anniversary, first_of_month
+from core.errors import ApplicationError
 from core.money import money
 from participants.models import EmploymentEvent, Participation
 from payments.models import Annuity, PaymentSchedule, ScheduledPayment
@@ -56,7 +57,7 @@ HOLD_CODES = {
 }
 
 
-class AnnuityError(ValueError):
+class AnnuityError(ApplicationError):
     pass
 
 

@@ -20,6 +20,7 @@ from django.utils import timezone
 from books.models import EntryKind, Source
 from books.services.accounts import pending_create
 from core.audit import actor_label, audit_record
+from core.errors import ApplicationError
 from core.money import ZERO
 from core.roles import Cap, has_cap
 from payments.models import PaymentRun, ScheduledPayment
@@ -29,7 +30,7 @@ from payments.services.withholding import withholding_apply
 S = ScheduledPayment.Status
 
 
-class PaymentRunError(ValueError):
+class PaymentRunError(ApplicationError):
     """A refused run action; the message says why."""
 
 

@@ -14,6 +14,7 @@ from simple_history.utils import bulk_create_with_history
 from books.models import Account
 from core import valuation_calendar as cal
 from core.audit import actor_label, audit_record
+from core.errors import ApplicationError
 from core.money import ZERO, money, percent_of
 from core.roles import Cap, has_cap
 from participants.models import Participation
@@ -24,7 +25,7 @@ from payments.services.values import available_values, credited_through
 S = ScheduledPayment.Status
 
 
-class WithdrawalError(ValueError):
+class WithdrawalError(ApplicationError):
     """A refused emergency or order; the message cites the plan section."""
 
 

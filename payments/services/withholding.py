@@ -16,13 +16,14 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from core.audit import actor_label, audit_record
+from core.errors import ApplicationError
 from core.money import HUNDRED, ZERO, money
 from payments.models import ScheduledPayment, WithholdingRate
 
 K = WithholdingRate.Kind
 
 
-class WithholdingError(ValueError):
+class WithholdingError(ApplicationError):
     pass
 
 

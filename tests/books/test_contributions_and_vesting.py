@@ -9,6 +9,7 @@ import pytest
 
 from books.models import Account, Forfeiture, PayrollDeferral, PendingTransaction
 from books.selectors import account_value
+from books.services.accounts import BooksError
 from books.services.contributions import company_contribution_credit, restoration_declare
 from books.services.payroll import PayrollError, pay_record
 from books.services.vesting import vested_percent
@@ -202,7 +203,7 @@ def test_a_restoration_contribution_is_declared_once_per_year(rrp):
     restoration_declare(
         plan=rrp, plan_year=2026, percent=Decimal("4"), declared_on=dt.date(2027, 1, 29), actor="t"
     )
-    with pytest.raises(ValueError, match="already declared"):
+    with pytest.raises(BooksError, match="already declared"):
         restoration_declare(
             plan=rrp, plan_year=2026, percent=Decimal("4"), declared_on=dt.date(2027, 2, 1), actor="t"
         )
