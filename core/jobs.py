@@ -5,23 +5,41 @@ worker never blocks the retry. SQLite (the embedded demo) serialises writers by 
 `job_locked_claim` takes the lock, claims and runs the caller's read in one round trip, and
 `LockedRun.finish` records the end and releases the lock in one (a daily job runs thousands of
 times in a simulation); `job_lock` + `job_claim` + `job_finish` do the same in more.
+
+Every claimed run ends done, refused or failed: an exception inside the lock records `failed` with
+the error and the item the run stopped on (`job_item`, `job_progress`) before the lock is released,
+and is raised again (Celery and the logs see it with its traceback). A run whose worker vanished
+(SIGKILL, a lost machine) stays `running` with an old heartbeat: `job_is_stale` tells it, the staff
+pages show it, and a retry claims it again (the advisory lock died with the worker's connection).
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import datetime as dt
 import hashlib
 import json
+import logging
 import os
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from django.db import connection
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Case, QuerySet, Value, When
 from django.utils import timezone
 
+from core.audit import audit_record
+from core.errors import ApplicationError
 from core.models import JobRun
+from core.schedules import JobKind, job_kinds
+
+logger = logging.getLogger(__name__)
+
+# The runs claimed under the innermost job_lock, so that an exception leaving the lock marks them failed.
+_CLAIMED: contextvars.ContextVar[list[JobRun] | None] = contextvars.ContextVar("job_claimed", default=None)
 
 
 class JobBusy(RuntimeError):
@@ -34,18 +52,48 @@ def _lock_id(name: str) -> int:
 
 @contextlib.contextmanager
 def job_lock(name: str) -> Iterator[None]:
-    if connection.vendor != "postgresql":
-        yield
-        return
-    lock_id = _lock_id(name)
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s)", [lock_id])
-        if not cursor.fetchone()[0]:
-            raise JobBusy(f"{name} is running in another worker")
+    """Hold the job's lock; a run claimed inside (job_claim) that is still running when an exception
+    leaves is recorded failed, before the lock is released."""
+    claimed: list[JobRun] = []
+    token = _CLAIMED.set(claimed)
+    try:
+        if connection.vendor != "postgresql":
+            with _failures_recorded(claimed):
+                yield
+            return
+        lock_id = _lock_id(name)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(%s)", [lock_id])
+            if not cursor.fetchone()[0]:
+                raise JobBusy(f"{name} is running in another worker")
+        try:
+            with _failures_recorded(claimed):
+                yield
+        except BaseException:
+            _unlock_quietly(lock_id)
+            raise
+        _unlock(lock_id)
+    finally:
+        _CLAIMED.reset(token)
+
+
+@contextlib.contextmanager
+def _failures_recorded(runs: list[JobRun]) -> Iterator[None]:
     try:
         yield
-    finally:
+    except Exception as exc:
+        for run in runs:
+            if run.status == JobRun.Status.RUNNING:
+                job_fail(run, error=exc)
+        raise
+
+
+def _unlock_quietly(lock_id: int) -> None:
+    """Release the lock on the way out of a failure, never hiding it (on a lost connection the lock is gone)."""
+    try:
         _unlock(lock_id)
+    except Exception:
+        logger.warning("could not release job lock %s after a failure", lock_id, exc_info=True)
 
 
 def worker_name() -> str:
@@ -57,7 +105,7 @@ INSERT INTO core_jobrun (kind, key, status, progress_done, progress_total, messa
                          started_at, heartbeat_at, stats)
 VALUES (%s, %s, 'running', 3, 4, 'valuation', 1, %s, %s, %s, '{}')
 ON CONFLICT (kind, key) DO UPDATE SET status = 'running', attempts = core_jobrun.attempts + 1,
-    worker = excluded.worker, heartbeat_at = excluded.heartbeat_at, message = ''
+    worker = excluded.worker, heartbeat_at = excluded.heartbeat_at, message = '', finished_at = NULL
 WHERE core_jobrun.status <> 'done'
 RETURNING id, attempts
 """
@@ -71,7 +119,7 @@ def job_claim(*, kind: str, key: str, now: dt.datetime | None = None) -> JobRun:
         row = cursor.fetchone()
     if row is None:
         return JobRun.objects.get(kind=kind, key=key)
-    return JobRun(
+    run = JobRun(
         id=row[0],
         kind=kind,
         key=key,
@@ -80,6 +128,10 @@ def job_claim(*, kind: str, key: str, now: dt.datetime | None = None) -> JobRun:
         started_at=now,
         heartbeat_at=now,
     )
+    claimed = _CLAIMED.get()
+    if claimed is not None:
+        claimed.append(run)
+    return run
 
 
 _LOCKED_CLAIM_SQL = """
@@ -90,7 +142,7 @@ claim AS (
     SELECT %(job_kind)s, %(job_key)s, 'running', 3, 4, 'valuation', 1, %(job_worker)s, %(job_now)s, %(job_now)s, '{{}}'
     FROM lock WHERE got
     ON CONFLICT (kind, key) DO UPDATE SET status = 'running', attempts = core_jobrun.attempts + 1,
-        worker = excluded.worker, heartbeat_at = excluded.heartbeat_at, message = ''
+        worker = excluded.worker, heartbeat_at = excluded.heartbeat_at, message = '', finished_at = NULL
     WHERE core_jobrun.status <> 'done'
     RETURNING id, attempts
 )
@@ -198,9 +250,16 @@ def job_locked_claim(
         if run_id is None:
             claimed.run = JobRun.objects.get(kind=kind, key=key)
         yield claimed
-    finally:
+    except BaseException as exc:
+        if isinstance(exc, Exception) and claimed.run.status == JobRun.Status.RUNNING:
+            # The failure is written and the lock released in one statement, as a finish is.
+            job_fail(claimed.run, error=exc, unlock=lock_id if claimed.locked else None)
+            claimed.locked = claimed.locked and claimed.run.status != JobRun.Status.FAILED
         if claimed.locked:
-            _unlock(lock_id)
+            _unlock_quietly(lock_id)
+        raise
+    if claimed.locked:
+        _unlock(lock_id)
 
 
 def _unlock(lock_id: int) -> None:
@@ -208,8 +267,14 @@ def _unlock(lock_id: int) -> None:
         cursor.execute("SELECT pg_advisory_unlock(%s)", [lock_id])
 
 
+def job_item(run: JobRun, item: str) -> None:
+    """Name what the run works on now (a phase, an account), so a failure says where it stopped. No query."""
+    run.item = item
+
+
 def job_progress(run: JobRun, *, done: int, total: int, message: str = "") -> None:
     run.progress_done, run.progress_total, run.message = done, total, message or run.message
+    job_item(run, run.message)
     with connection.cursor() as cursor:
         cursor.execute(
             "UPDATE core_jobrun SET progress_done = %s, progress_total = %s, message = %s, heartbeat_at = %s "
@@ -244,3 +309,135 @@ def job_finish(
         else:
             cursor.execute(_FINISH_UNLOCK_SQL, [*params, unlock])
     return run
+
+
+def job_fail(run: JobRun, *, error: BaseException, unlock: int | None = None) -> JobRun:
+    """Record that the run stopped on `error`, with the item it was working on; the caller raises it again.
+
+    Written in a savepoint when the caller holds a transaction (the simulator, a test), so the failure
+    survives on the connection it shares; if it cannot be written (the database itself is gone) the
+    run stays `running` and its old heartbeat makes it stale.
+    """
+    item = getattr(run, "item", "") or run.message or "start"
+    reason = f"{type(error).__name__}: {error}"
+    logger.error("%s %s failed on %s: %s", run.kind, run.key, item, reason, exc_info=error)
+    stats = {**(run.stats or {}), "error": reason, "stopped_on": item}
+    try:
+        if connection.in_atomic_block:
+            with transaction.atomic():
+                job_finish(
+                    run, status=JobRun.Status.FAILED, message=f"failed on {item}: {reason}", stats=stats
+                )
+            if unlock is not None:
+                _unlock(unlock)
+        else:
+            job_finish(
+                run,
+                status=JobRun.Status.FAILED,
+                message=f"failed on {item}: {reason}",
+                stats=stats,
+                unlock=unlock,
+            )
+    except Exception:
+        run.status = JobRun.Status.RUNNING
+        logger.warning("could not record the failure of %s %s", run.kind, run.key, exc_info=True)
+    return run
+
+
+def job_time_limit(kind: str) -> dt.timedelta:
+    """How long a run may go without progress before it is taken for stale (its worker vanished)."""
+    seconds = getattr(settings, "CELERY_TASK_TIME_LIMIT", None) or 2 * 3600
+    return dt.timedelta(seconds=seconds)
+
+
+def job_is_stale(run: JobRun, *, now: dt.datetime) -> bool:
+    """A running run without progress for longer than its time limit: its worker is gone."""
+    return run.status == JobRun.Status.RUNNING and run.heartbeat_at < now - job_time_limit(run.kind)
+
+
+# --- staff actions: retry a run, run a due day now -------------------------------------------------
+
+
+class JobRefused(ApplicationError):
+    """A retry or run-now the job pages refuse; the message says why."""
+
+
+def _job_kind(kind: str) -> JobKind:
+    job = job_kinds().get(kind)
+    if job is None:
+        raise JobRefused(f"No task starts a {kind} run from the staff pages.")
+    return job
+
+
+def _queue(job: JobKind, key: str) -> None:
+    """Queue the job's task for `key` once the transaction commits: the task claims and locks the key
+    exactly as the scheduled run does, so a run already done changes nothing."""
+    from celery import current_app
+
+    current_app.loader.import_default_modules()  # the apps' tasks modules, in a web process too
+    current_app.tasks[job.task].delay_on_commit(key)
+
+
+def _refuse_unless_free(job: JobKind, run: JobRun | None, key: str, now: dt.datetime) -> None:
+    if run is None:
+        return
+    if run.status == JobRun.Status.DONE:
+        raise JobRefused(f"{job.label} {key} is already done: nothing to run again.")
+    if run.status == JobRun.Status.RUNNING and not job_is_stale(run, now=now):
+        raise JobRefused(
+            f"{job.label} {key} is running (last progress {timezone.localtime(run.heartbeat_at):%Y-%m-%d %H:%M:%S}): "
+            "wait for it to finish; it can be retried once it has failed or gone stale."
+        )
+
+
+def job_retry(*, run: JobRun, actor, now: dt.datetime) -> JobKind:
+    """Queue a failed, refused or stale run again, for the same key."""
+    job = _job_kind(run.kind)
+    _refuse_unless_free(job, run, run.key, now)
+    audit_record(
+        action="job.retry",
+        actor=actor,
+        at=now,
+        obj=run,
+        data={"kind": run.kind, "key": run.key, "status": run.status, "stale": job_is_stale(run, now=now)},
+    )
+    _queue(job, run.key)
+    return job
+
+
+def job_run_now(*, kind: str, day: dt.date, actor, now: dt.datetime) -> JobKind:
+    """Queue a due day's job now rather than at its scheduled time (crediting for a date, the payment day)."""
+    job = _job_kind(kind)
+    if day > timezone.localdate(now):
+        raise JobRefused(f"{job.label} {day} is not due yet: a day can be run on or after it.")
+    key = day.isoformat()
+    _refuse_unless_free(job, JobRun.objects.filter(kind=kind, key=key).first(), key, now)
+    audit_record(action="job.run_now", actor=actor, at=now, data={"kind": kind, "key": key})
+    _queue(job, key)
+    return job
+
+
+def job_runs_for_staff(*, now: dt.datetime, kind: str = "") -> QuerySet[JobRun]:
+    """Job runs, those needing a person first (failed, then stale), then the most recent."""
+    stale_before = now - job_time_limit(kind)
+    attention = Case(
+        When(status=JobRun.Status.FAILED, then=Value(0)),
+        When(status=JobRun.Status.RUNNING, heartbeat_at__lt=stale_before, then=Value(1)),
+        default=Value(2),
+    )
+    runs = JobRun.objects.annotate(attention=attention).order_by("attention", "-started_at", "-id")
+    return runs.filter(kind=kind) if kind else runs
+
+
+def job_runs_marked(runs, *, now: dt.datetime, retry_allowed: bool) -> list[JobRun]:
+    """The runs with what the page shows about each: stale or not, and whether it offers a retry."""
+    kinds = job_kinds()
+    out = list(runs)
+    for run in out:
+        run.stale = job_is_stale(run, now=now)
+        run.retryable = (
+            retry_allowed
+            and run.kind in kinds
+            and (run.status in (JobRun.Status.FAILED, JobRun.Status.REFUSED) or run.stale)
+        )
+    return out

@@ -4,6 +4,10 @@
 
 `manage.py sync_schedules` (run by `make run` and at deploy) creates or updates them; staff can pause
 or move them in the admin afterwards (a later sync does not undo a paused task's `enabled`).
+
+The same module lists the JobRun-claimed jobs staff may start from the job pages (retry a failed run,
+run a due day now): `JOBS = [JobKind(kind="crediting", task="books.credit_valuation_date", ...)]`.
+The task takes the run's key (an ISO date) as its one argument and claims it as the scheduled run does.
 """
 
 from __future__ import annotations
@@ -22,17 +26,33 @@ class Schedule:
     description: str = ""
 
 
-def all_schedules() -> list[Schedule]:
-    out: list[Schedule] = []
+@dataclass(frozen=True)
+class JobKind:
+    kind: str  # JobRun.kind
+    task: str  # the Celery task run with the key (an ISO date): the same claim and lock as the beat's run
+    label: str
+    key_label: str = "Date"
+
+
+def _modules():
     for app in APPS:
         try:
-            module = importlib.import_module(f"{app}.schedules")
+            yield importlib.import_module(f"{app}.schedules")
         except ModuleNotFoundError as exc:
             if exc.name != f"{app}.schedules":
                 raise
-            continue
+
+
+def all_schedules() -> list[Schedule]:
+    out: list[Schedule] = []
+    for module in _modules():
         out.extend(getattr(module, "SCHEDULES", []))
     return out
+
+
+def job_kinds() -> dict[str, JobKind]:
+    """The jobs staff may retry or run now, by JobRun kind."""
+    return {job.kind: job for module in _modules() for job in getattr(module, "JOBS", [])}
 
 
 def schedules_sync() -> list[str]:

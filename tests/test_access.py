@@ -77,7 +77,7 @@ SIGNED_IN = {
     "claims_api:appeal",
     "claims_api:information",
 }
-URL_MODELS = {"document_download": Document, "core:job_progress": JobRun}
+URL_MODELS = {"document_download": Document, "core:job_progress": JobRun, "core:job_retry": JobRun}
 # Every claims page and endpoint that takes `pk` takes a Claim.
 URL_MODELS.update(
     {

@@ -24,7 +24,7 @@ from books.models import Account, DailyValuation, EntryKind, LedgerEntry, Pendin
 from books.selectors import last_credited_date  # noqa: F401 (re-exported: callers import it from here)
 from core import valuation_calendar as cal
 from core.errors import ApplicationError
-from core.jobs import job_locked_claim, job_progress
+from core.jobs import job_item, job_locked_claim, job_progress
 from core.models import JobRun
 from core.money import ZERO, money
 from core.money import units as q_units
@@ -578,12 +578,14 @@ def credit_valuation_date(
             job_progress(run, done=0, total=len(PHASES), message="exchanges")
             stats["exchanges"] = _exchanges(day, prices, actor)
         if work.has_credits:
+            job_item(run, "credits")
             stats["credits"] = _credits_sql(day, actor) if set_based else _credits_python(day, actor)
         if work.has_debits:
             job_progress(run, done=2, total=len(PHASES), message="debits")
             stats["debits"] = _debits(day, prices, actor)
         if work.has_exchanges or work.has_credits or work.has_debits:
             job_progress(run, done=3, total=len(PHASES), message="valuation")
+        job_item(run, "valuation")
         stats["positions_valued"] = (
             _valuations_sql(day, resuming=work.resuming) if set_based else _valuations_python(day)
         )

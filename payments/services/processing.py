@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from books.models import Account, PendingTransaction
 from core import valuation_calendar as cal
-from core.jobs import job_claim, job_finish, job_lock, job_progress
+from core.jobs import job_claim, job_finish, job_item, job_lock, job_progress
 from core.models import JobRun
 from core.money import ZERO, installment, money, percent_of
 from core.sql import portable
@@ -429,19 +429,26 @@ def payment_day_process(
         stats: dict[str, int] = {}
         job_progress(run, done=0, total=4, message="schedules")
         if work.unscheduled:
+            job_item(run, "creating payment schedules")
             stats["schedules_created"] = schedules_ensure(now=now)
         if work.provisional:
+            job_item(run, "recomputing provisional schedules")
             stats["schedules_recomputed"] = _recompute_provisional(work.credited, now)
         if work.annuities:
+            job_item(run, "extending annuities")
             stats["annuities_extended"] = annuities_extend(day=day, now=now)
         if work.held:
+            job_item(run, "rechecking holds")
             stats["holds_resolved"] = _recheck_holds(now, work.credited)
         if work.credited is not None:
+            job_item(run, "valuing due payments")
             stats.update(_value_due(work.credited, run))
         if work.uncredited:
+            job_item(run, "holding unpriced payments")
             stats["held_unpriced"] = _hold_uncreditable(day, work.credited)
         job_progress(run, done=3, total=4, message="closing paid payments")
         stats["paid"] = _close_paid() + _close_defined(day)
+        job_item(run, "settling accounts")
         settled = accounts_settle(credited=work.credited, now=now)
         stats.update(settled)
         if settled.get("residuals"):

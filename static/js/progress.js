@@ -1,15 +1,24 @@
-// Polls running jobs' progress bars every two seconds until they finish.
+// Polls the progress bars of running and queued jobs every two seconds until they finish.
 (function () {
+  var active = 'tr[data-status="running"], tr[data-status="queued"]';
   function poll() {
-    document.querySelectorAll('tr[data-status="running"] [data-progress-url]').forEach(function (bar) {
+    document.querySelectorAll(active).forEach(function (row) {
+      var bar = row.querySelector("[data-progress-url]");
+      if (!bar) { return; }
       fetch(bar.dataset.progressUrl, {credentials: "same-origin"}).then(function (r) { return r.json(); }).then(function (d) {
         bar.querySelector("span").style.width = d.percent + "%";
-        var row = bar.closest("tr");
-        row.dataset.status = d.status;
         var small = bar.parentElement.querySelector("small");
         if (small) { small.textContent = d.percent + "%"; }
+        var badge = row.querySelector("[data-badge]");
+        if (badge && d.status !== "queued") {
+          badge.textContent = d.status;
+          badge.className = "badge " + (d.status === "stale" ? "failed" : d.status);
+        }
+        var message = row.querySelector("[data-message]");
+        if (message && d.message) { message.textContent = d.message; }
+        row.dataset.status = d.status;
       });
     });
   }
-  if (document.querySelector('tr[data-status="running"]')) { setInterval(poll, 2000); }
+  if (document.querySelector(active)) { setInterval(poll, 2000); }
 })();
