@@ -26,9 +26,10 @@ import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from celery.contrib.django.task import DjangoTask
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Case, QuerySet, Value, When
+from django.db.models import Case, F, QuerySet, Value, When
 from django.utils import timezone
 
 from core.audit import audit_record
@@ -320,6 +321,8 @@ def job_fail(run: JobRun, *, error: BaseException, unlock: int | None = None) ->
     """
     item = getattr(run, "item", "") or run.message or "start"
     reason = f"{type(error).__name__}: {error}"
+    with contextlib.suppress(AttributeError):
+        error.job_run_recorded = True  # type: ignore[attr-defined]  # RecordedTask.on_failure: already told
     logger.error("%s %s failed on %s: %s", run.kind, run.key, item, reason, exc_info=error)
     stats = {**(run.stats or {}), "error": reason, "stopped_on": item}
     try:
@@ -369,13 +372,17 @@ def _job_kind(kind: str) -> JobKind:
     return job
 
 
-def _queue(job: JobKind, key: str) -> None:
-    """Queue the job's task for `key` once the transaction commits: the task claims and locks the key
-    exactly as the scheduled run does, so a run already done changes nothing."""
+def _task(name: str):
     from celery import current_app
 
     current_app.loader.import_default_modules()  # the apps' tasks modules, in a web process too
-    current_app.tasks[job.task].delay_on_commit(key)
+    return current_app.tasks[name]
+
+
+def _queue(job: JobKind, key: str) -> None:
+    """Queue the job's task for `key` once the transaction commits: the task claims and locks the key
+    exactly as the scheduled run does, so a run already done changes nothing."""
+    _task(job.task).delay_on_commit(key)
 
 
 def _refuse_unless_free(job: JobKind, run: JobRun | None, key: str, now: dt.datetime) -> None:
@@ -391,7 +398,18 @@ def _refuse_unless_free(job: JobKind, run: JobRun | None, key: str, now: dt.date
 
 
 def job_retry(*, run: JobRun, actor, now: dt.datetime) -> JobKind:
-    """Queue a failed, refused or stale run again, for the same key."""
+    """Queue a failed, refused or stale run again, for the same key (a task's failure: with its arguments)."""
+    task_name = (run.stats or {}).get("task")
+    if run.kind not in job_kinds() and task_name:
+        job = JobKind(kind=run.kind, task=task_name, label=run.kind)
+        _refuse_unless_free(job, run, run.key, now)
+        audit_record(
+            action="job.retry", actor=actor, at=now, obj=run, data={"kind": run.kind, "key": run.key}
+        )
+        _task(task_name).apply_async_on_commit(
+            args=run.stats.get("args", []), kwargs=run.stats.get("kwargs", {})
+        )
+        return job
     job = _job_kind(run.kind)
     _refuse_unless_free(job, run, run.key, now)
     audit_record(
@@ -437,7 +455,74 @@ def job_runs_marked(runs, *, now: dt.datetime, retry_allowed: bool) -> list[JobR
         run.stale = job_is_stale(run, now=now)
         run.retryable = (
             retry_allowed
-            and run.kind in kinds
+            and (run.kind in kinds or bool((run.stats or {}).get("task")))
             and (run.status in (JobRun.Status.FAILED, JobRun.Status.REFUSED) or run.stale)
         )
     return out
+
+
+# --- tasks that claim no run ------------------------------------------------------------------------
+
+
+def _task_key(args, now: dt.datetime) -> str:
+    """The run's key: the task's arguments, or the day (a periodic task runs once a day)."""
+    return ",".join(str(a) for a in args)[:60] if args else timezone.localdate(now).isoformat()
+
+
+def job_task_failed(*, task: str, args, kwargs, error: BaseException, now: dt.datetime) -> JobRun:
+    """A task that claims no JobRun (deadlines, reminders, a document) failed: record it as a failed run of
+    its own kind, with what is needed to retry it."""
+    reason = f"{type(error).__name__}: {error}"
+    fields = {
+        "status": JobRun.Status.FAILED,
+        "message": f"failed: {reason}",
+        "worker": worker_name(),
+        "heartbeat_at": now,
+        "finished_at": now,
+        "stats": {
+            "task": task,
+            "args": list(args),
+            "kwargs": dict(kwargs),
+            "error": reason,
+            "stopped_on": "task",
+        },
+    }
+    run, _ = JobRun.objects.update_or_create(
+        kind=task[:40],
+        key=_task_key(args, now),
+        defaults={**fields, "attempts": F("attempts") + 1},
+        create_defaults={**fields, "started_at": now, "attempts": 1},
+    )
+    return run
+
+
+class RecordedTask(DjangoTask):
+    """The project's task class (config/celery.py): no task fails silently (STYLE 12).
+
+    A job that claims a JobRun records its own failure (job_fail); any other task that raises leaves a
+    failed run named after the task, which staff see and retry; a later success closes it.
+    """
+
+    def on_failure(self, exc, task_id, args, kwargs, einfo):
+        if getattr(exc, "job_run_recorded", False):
+            return
+        try:
+            job_task_failed(
+                task=self.name, args=args or [], kwargs=kwargs or {}, error=exc, now=timezone.now()
+            )
+        except Exception:
+            logger.warning("could not record the failure of task %s", self.name, exc_info=True)
+
+    def on_success(self, retval, task_id, args, kwargs):
+        now = timezone.now()
+        try:
+            JobRun.objects.filter(
+                kind=self.name[:40], key=_task_key(args or [], now), status=JobRun.Status.FAILED
+            ).update(
+                status=JobRun.Status.DONE,
+                message="done on a later attempt",
+                finished_at=now,
+                heartbeat_at=now,
+            )
+        except Exception:
+            logger.warning("could not close the failed run of task %s", self.name, exc_info=True)

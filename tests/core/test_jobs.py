@@ -268,3 +268,30 @@ def test_in_production_the_failure_and_the_lock_release_are_one_committed_statem
     run = JobRun.objects.get(kind="crediting")
     assert (run.status, run.stats["stopped_on"]) == (JobRun.Status.FAILED, "credits")
     assert _lock_is_free("crediting")
+
+
+def test_a_task_that_claims_no_run_leaves_a_failed_run_that_a_retry_closes(
+    eager, monkeypatch, administrator, django_capture_on_commit_callbacks
+):
+    from claims import tasks as claims_tasks
+
+    def broken(**kwargs):
+        raise TimeoutError("mail server did not answer")
+
+    monkeypatch.setattr(claims_tasks, "claims_flag_deadlines", broken)
+    assert claims_tasks.flag_deadlines_task.apply().failed()
+
+    run = JobRun.objects.get(kind="claims.flag_deadlines")
+    assert (run.status, run.key) == (JobRun.Status.FAILED, timezone.localdate().isoformat())
+    assert "TimeoutError: mail server did not answer" in run.message
+    assert (
+        reverse("core:job_retry", args=[run.pk])
+        in administrator.get(reverse("core:job_runs")).content.decode()
+    )
+    monkeypatch.undo()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        administrator.post(reverse("core:job_retry", args=[run.pk]))
+
+    run.refresh_from_db()
+    assert (run.status, run.message) == (JobRun.Status.DONE, "done on a later attempt")
