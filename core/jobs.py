@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from celery.contrib.django.task import DjangoTask
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Case, F, QuerySet, Value, When
 from django.utils import timezone
 
@@ -316,8 +316,8 @@ def job_fail(run: JobRun, *, error: BaseException, unlock: int | None = None) ->
     """Record that the run stopped on `error`, with the item it was working on; the caller raises it again.
 
     Written in a savepoint when the caller holds a transaction (the simulator, a test), so the failure
-    survives on the connection it shares; if it cannot be written (the database itself is gone) the
-    run stays `running` and its old heartbeat makes it stale.
+    survives on the connection it shares; a worker whose connection died writes it on a new one; if it
+    cannot be written at all the run stays `running` and its old heartbeat makes it stale.
     """
     item = getattr(run, "item", "") or run.message or "start"
     reason = f"{type(error).__name__}: {error}"
@@ -325,22 +325,21 @@ def job_fail(run: JobRun, *, error: BaseException, unlock: int | None = None) ->
         error.job_run_recorded = True  # type: ignore[attr-defined]  # RecordedTask.on_failure: already told
     logger.error("%s %s failed on %s: %s", run.kind, run.key, item, reason, exc_info=error)
     stats = {**(run.stats or {}), "error": reason, "stopped_on": item}
+    message = f"failed on {item}: {reason}"
     try:
         if connection.in_atomic_block:
             with transaction.atomic():
-                job_finish(
-                    run, status=JobRun.Status.FAILED, message=f"failed on {item}: {reason}", stats=stats
-                )
+                job_finish(run, status=JobRun.Status.FAILED, message=message, stats=stats)
             if unlock is not None:
                 _unlock(unlock)
         else:
-            job_finish(
-                run,
-                status=JobRun.Status.FAILED,
-                message=f"failed on {item}: {reason}",
-                stats=stats,
-                unlock=unlock,
-            )
+            try:
+                job_finish(run, status=JobRun.Status.FAILED, message=message, stats=stats, unlock=unlock)
+            except (InterfaceError, OperationalError):
+                # The connection died (the database restarted) and its advisory lock with it: say so on a
+                # new connection rather than leave the run to go stale.
+                connection.close()
+                job_finish(run, status=JobRun.Status.FAILED, message=message, stats=stats)
     except Exception:
         run.status = JobRun.Status.RUNNING
         logger.warning("could not record the failure of %s %s", run.kind, run.key, exc_info=True)

@@ -295,3 +295,23 @@ def test_a_task_that_claims_no_run_leaves_a_failed_run_that_a_retry_closes(
 
     run.refresh_from_db()
     assert (run.status, run.message) == (JobRun.Status.DONE, "done on a later attempt")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_whose_database_connection_dies_is_recorded_failed_on_a_new_connection(credit_due, monkeypatch):
+    """The server ends the worker's session in the middle of the run (a restart): the run still says so."""
+    if connection.vendor != "postgresql":
+        pytest.skip("terminating a server session is PostgreSQL's")
+
+    def session_killed(*args, **kwargs):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(pg_backend_pid())")
+
+    monkeypatch.setattr(crediting, "_credits_sql", session_killed)
+    with pytest.raises(Exception) as raised:
+        crediting.credit_valuation_date(valuation_date=JAN15)
+
+    assert not isinstance(raised.value, AssertionError)
+    run = JobRun.objects.get(kind="crediting")
+    assert (run.status, run.stats["stopped_on"]) == (JobRun.Status.FAILED, "credits")
+    assert _lock_is_free("crediting")
