@@ -106,6 +106,7 @@ def test_the_lock_is_released_whether_the_date_is_credited_refused_or_the_run_fa
     with pytest.raises(ZeroDivisionError):
         credit_valuation_date(valuation_date=DAY)
     assert _advisory_locks_held() == 0
+    assert (_run().status, _run().stats["stopped_on"]) == ("failed", "credits")
     monkeypatch.undo()
     assert credit_valuation_date(valuation_date=DAY).status == "done"
     assert _advisory_locks_held() == 0
@@ -176,7 +177,7 @@ def test_a_run_cut_after_its_credits_resumes_without_posting_them_twice(monkeypa
     monkeypatch.setattr(crediting, "_valuations_sql", worker_lost)
     with pytest.raises(RuntimeError):
         credit_valuation_date(valuation_date=DAY)
-    assert _run().status == "running"
+    assert (_run().status, _run().stats["stopped_on"]) == ("failed", "valuation")
     assert LedgerEntry.objects.filter(valuation_date=DAY).count() == built["pending_credits"]
     assert not DailyValuation.objects.filter(valuation_date=DAY).exists()
 
@@ -198,7 +199,7 @@ def test_a_run_cut_after_its_valuation_resumes_without_writing_a_row_twice(monke
     monkeypatch.setattr(jobs, "job_finish", finish_lost)
     with pytest.raises(RuntimeError):
         credit_valuation_date(valuation_date=DAY)
-    assert _run().status == "running"
+    assert (_run().status, _run().stats["stopped_on"]) == ("failed", "valuation")
     rows = DailyValuation.objects.filter(valuation_date=DAY).count()
     assert rows == Position.objects.count()
 
