@@ -45,6 +45,8 @@ class JobRun(models.Model):
     heartbeat_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
     stats = models.JSONField(default=dict, blank=True)
+    # What the run works on now (core.jobs.job_item), named by a failure as where it stopped; not a column.
+    item: str = ""
 
     class Meta:
         ordering = ["-started_at"]
