@@ -1,7 +1,14 @@
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 
-OPEN_PREFIXES = ("/accounts/login/", "/static/", "/healthz", "/api/")
+OPEN_PREFIXES = (
+    "/accounts/login/",
+    "/accounts/password_reset/",
+    "/accounts/reset/",
+    "/static/",
+    "/healthz",
+    "/api/",
+)
 
 
 class LoginRequiredEverywhereMiddleware:

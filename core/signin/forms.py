@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth.forms import PasswordResetForm
+
+from participants.models import Person
+
+
+class TokenForm(forms.Form):
+    token = forms.CharField(
+        label="Code",
+        max_length=16,
+        widget=forms.TextInput(
+            attrs={"autocomplete": "one-time-code", "inputmode": "numeric", "autofocus": True}
+        ),
+        help_text="The 6-digit code your authenticator app shows, or one of your recovery codes.",
+    )
+
+
+class ResetByEmailForm(PasswordResetForm):
+    """Django's reset form, also reaching a participant whose address is on their Person record only."""
+
+    def get_users(self, email):
+        seen = set()
+        for user in super().get_users(email):
+            seen.add(user.pk)
+            yield user
+        people = Person.objects.filter(email__iexact=email, user__is_active=True).select_related("user")
+        for person in people:
+            user = person.user
+            if user.pk in seen or not user.has_usable_password() or user.email:
+                continue
+            user.email = person.email  # where the link goes (not saved): the address they asked with
+            yield user
