@@ -16,6 +16,7 @@ from django.views.decorators.http import require_POST
 
 from core.decorators import capability_required, participant_required
 from core.roles import Cap, has_cap
+from core.signin.decorators import fresh_second_factor_required
 from participants.models import Person
 from payments import selectors
 from payments.forms import (
@@ -136,6 +137,7 @@ def run_prepare(request):
 
 @require_POST
 @capability_required(Cap.APPROVE_PAYMENTS)
+@fresh_second_factor_required
 def run_approve(request, pk: int):
     run = get_object_or_404(PaymentRun, pk=pk)
     try:
@@ -344,6 +346,7 @@ def emergency_detail(request, pk: int):
 
 @require_POST
 @capability_required(Cap.APPROVE_EMERGENCY)
+@fresh_second_factor_required
 def emergency_decide(request, pk: int):
     emergency = get_object_or_404(EmergencyWithdrawal, pk=pk)
     form = EmergencyDecisionForm(request.POST)

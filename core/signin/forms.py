@@ -28,7 +28,11 @@ class ResetByEmailForm(PasswordResetForm):
         people = Person.objects.filter(email__iexact=email, user__is_active=True).select_related("user")
         for person in people:
             user = person.user
-            if user.pk in seen or not user.has_usable_password() or user.email:
-                continue
-            user.email = person.email  # where the link goes (not saved): the address they asked with
-            yield user
+            if user.pk not in seen and user.has_usable_password() and not user.email:
+                yield user
+
+    def send_mail(self, subject_template_name, email_template_name, context, from_email, to_email, **kwargs):
+        # The account has no address of its own: the link goes to the Person record's (the one asked with).
+        person = getattr(context["user"], "person", None)
+        to_email = to_email or (person.email if person is not None else "")
+        super().send_mail(subject_template_name, email_template_name, context, from_email, to_email, **kwargs)
