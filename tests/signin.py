@@ -35,3 +35,22 @@ def sign_in(client: Client, user, *, second_factor: bool = True) -> Client:
         session[VERIFIED_AT_SESSION_KEY] = timezone.now().timestamp()
         session.save()
     return client
+
+
+def test_key_code() -> str:
+    """The current code of an authenticator made by authenticator_of (no database: for browser tests)."""
+    return f"{totp(bytes.fromhex(TEST_KEY)):06d}"
+
+
+def browser_sign_in(page, base: str, username: str, password: str) -> None:
+    """The sign-in form, then the code page when the site asks (staff: call authenticator_of(user) first,
+    before Playwright starts)."""
+    page.goto(f"{base}/accounts/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", password)
+    page.click("button[type=submit]")
+    page.wait_for_load_state()
+    if "/accounts/two-factor/verify/" in page.url:
+        page.fill("input[name=token]", test_key_code())
+        page.click("#verify-form button[type=submit]")
+        page.wait_for_load_state()
