@@ -1,9 +1,8 @@
 from __future__ import annotations
 
 from django import forms
+from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import PasswordResetForm
-
-from participants.models import Person
 
 
 class TokenForm(forms.Form):
@@ -18,17 +17,19 @@ class TokenForm(forms.Form):
 
 
 class ResetByEmailForm(PasswordResetForm):
-    """Django's reset form, also reaching a participant whose address is on their Person record only."""
+    """Django's reset form, also reaching a participant whose address is on their Person record only
+    (through the user's reverse `person` relation, so core imports nothing from participants)."""
 
     def get_users(self, email):
         seen = set()
         for user in super().get_users(email):
             seen.add(user.pk)
             yield user
-        people = Person.objects.filter(email__iexact=email, user__is_active=True).select_related("user")
-        for person in people:
-            user = person.user
-            if user.pk not in seen and user.has_usable_password() and not user.email:
+        by_person = get_user_model()._default_manager.filter(
+            person__email__iexact=email, is_active=True, email=""
+        )
+        for user in by_person:
+            if user.pk not in seen and user.has_usable_password():
                 yield user
 
     def send_mail(self, subject_template_name, email_template_name, context, from_email, to_email, **kwargs):
