@@ -9,7 +9,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.db.models import Q
+from django.db.models import Max, Sum
 from django.shortcuts import redirect, render
 from django.urls import reverse, reverse_lazy
 from django.utils import timezone
@@ -157,11 +157,23 @@ def locks(request):
         )
         messages.success(request, f"Unlocked {username or ip_address}.")
         return redirect("core:signin_locks")
-    attempts = AccessAttempt.objects.filter(failures_since_start__gte=settings.AXES_FAILURE_LIMIT)
+    recent = AccessAttempt.objects.all()
     if settings.AXES_COOLOFF_TIME is not None:
-        attempts = attempts.filter(Q(attempt_time__gte=timezone.now() - settings.AXES_COOLOFF_TIME))
+        recent = recent.filter(attempt_time__gte=timezone.now() - settings.AXES_COOLOFF_TIME)
+    limit = settings.AXES_FAILURE_LIMIT
+    # An account is locked by its own failures, an address by the failures from it over every account tried.
+    accounts = (
+        recent.values("username")
+        .annotate(failures=Sum("failures_since_start"), last=Max("attempt_time"))
+        .filter(failures__gte=limit)
+        .order_by("-last")[:200]
+    )
+    addresses = (
+        recent.values("ip_address")
+        .annotate(failures=Sum("failures_since_start"), last=Max("attempt_time"))
+        .filter(failures__gte=limit)
+        .order_by("-last")[:200]
+    )
     return render(
-        request,
-        "core/signin_locks.html",
-        {"attempts": attempts.order_by("-attempt_time")[:200], "limit": settings.AXES_FAILURE_LIMIT},
+        request, "core/signin_locks.html", {"accounts": accounts, "addresses": addresses, "limit": limit}
     )

@@ -81,6 +81,11 @@ def test_an_address_that_tried_many_accounts_is_locked_for_every_account(client,
         password_sign_in(client, f"guess{i}", "wrong-password-1", address="203.0.113.9")
     assert password_sign_in(client, "dave", address="203.0.113.9").status_code == 429
     assert password_sign_in(client, "dave", address="203.0.113.10").status_code == 302
+    staff = sign_in(Client(), user_in("committee", "ruth"))
+    assert "203.0.113.9" in staff.get("/staff/signin/locks/").content.decode()
+    assert password_sign_in(Client(), "dave", address="203.0.113.9").status_code == 429
+    staff.post("/staff/signin/locks/", {"ip_address": "203.0.113.9", "reason": "Office proxy, checked"})
+    assert password_sign_in(Client(), "dave", address="203.0.113.9").status_code == 302
 
 
 def test_an_administrator_unlocks_an_account_from_the_staff_page_with_a_reason(client, settings):
