@@ -265,12 +265,23 @@ def test_the_emergency_decision_api_refuses_a_check_older_than_15_minutes(emerge
         assert client.post(url, DECISION, content_type="application/json").status_code in (200, 201)
 
 
-def test_approving_a_payment_run_and_deciding_an_appeal_ask_again_too():
-    from claims.views import staff_appeal_decide
-    from payments.views import emergency_decide, run_approve
-
-    for view in (run_approve, emergency_decide, staff_appeal_decide):
-        assert getattr(view, "fresh_second_factor", False), view.__name__
+@pytest.mark.parametrize(
+    "url",
+    ["/staff/payments/runs/999999/approve", "/staff/claims/999999/appeal/decide/"],
+    ids=["run", "appeal"],
+)
+def test_approving_a_payment_run_and_deciding_an_appeal_ask_again_after_15_minutes(url):
+    committee = user_in("committee", "bea")
+    client = Client()
+    with freeze_time("2026-05-05 14:00:00") as clock:
+        sign_in(client, committee)
+        clock.tick(dt.timedelta(minutes=15, seconds=1))
+        asked = client.post(url, {})
+        assert asked.status_code == 302 and asked["Location"].startswith("/accounts/two-factor/verify/")
+        sign_in(client, committee)  # the code again, just now
+        assert (
+            client.post(url, {}).status_code == 404
+        )  # past the check, the view itself answers (no such run)
 
 
 # --- password reset and password rules (finding 8) --------------------------------------------------------
