@@ -37,7 +37,7 @@ def sign_in(client: Client, user, *, second_factor: bool = True) -> Client:
     return client
 
 
-def test_key_code() -> str:
+def authenticator_code_now() -> str:
     """The current code of an authenticator made by authenticator_of (no database: for browser tests)."""
     return f"{totp(bytes.fromhex(TEST_KEY)):06d}"
 
@@ -51,6 +51,6 @@ def browser_sign_in(page, base: str, username: str, password: str) -> None:
     page.click("button[type=submit]")
     page.wait_for_load_state()
     if "/accounts/two-factor/verify/" in page.url:
-        page.fill("input[name=token]", test_key_code())
+        page.fill("input[name=token]", authenticator_code_now())
         page.click("#verify-form button[type=submit]")
         page.wait_for_load_state()
