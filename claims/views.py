@@ -51,6 +51,7 @@ from core.decorators import capability_required, participant_required
 from core.models import Document
 from core.pdf import document_bytes
 from core.roles import Cap, is_staff_user
+from core.signin.decorators import fresh_second_factor_required
 from plans.models import Plan
 
 
@@ -415,6 +416,7 @@ def staff_appeal_extend(request, pk: int):
 
 @require_POST
 @staff_page(Cap.DECIDE_APPEALS)
+@fresh_second_factor_required
 def staff_appeal_decide(request, pk: int):
     claim = get_object_or_404(Claim, pk=pk)
     return _act(

@@ -4,6 +4,7 @@ Without DATABASE_URL / REDIS_URL the app runs on an embedded default: SQLite and
 filesystem transport, so `make run` works on a machine with no servers.
 """
 
+import datetime as dt
 from pathlib import Path
 
 import environ
@@ -58,6 +59,10 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "simple_history",
     "django_celery_beat",
+    "django_otp",
+    "django_otp.plugins.otp_totp",
+    "django_otp.plugins.otp_static",
+    "axes",
     "core",
     "plans",
     "participants",
@@ -73,11 +78,16 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django_otp.middleware.OTPMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
+    "core.signin.middleware.SessionLimitsMiddleware",
     "core.middleware.LoginRequiredEverywhereMiddleware",
+    "core.signin.middleware.SecondFactorRequiredMiddleware",
     "core.middleware.ApplicationErrorMiddleware",
+    # Last, as django-axes asks: it turns a locked-out sign-in into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -124,13 +134,47 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- auth -----------------------------------------------------------------------------------
+AUTHENTICATION_BACKENDS = [
+    # django-axes first: it refuses a locked account or address before a password is checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "core.signin.passwords.NotYourNameValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+# Sessions: signed out after SESSION_IDLE_MINUTES without a request, and SESSION_MAX_HOURS after signing in
+# whatever happens (core.signin.middleware.SessionLimitsMiddleware); the cookie lives no longer than that.
+SESSION_IDLE_MINUTES = env.int("SESSION_IDLE_MINUTES", default=30)
+SESSION_MAX_HOURS = env.int("SESSION_MAX_HOURS", default=12)
+if SESSION_IDLE_MINUTES < 1 or SESSION_MAX_HOURS < 1:
+    raise ImproperlyConfigured("SESSION_IDLE_MINUTES and SESSION_MAX_HOURS must be at least 1")
+SESSION_COOKIE_AGE = SESSION_MAX_HOURS * 3600
+SESSION_EXPIRE_AT_BROWSER_CLOSE = True
+# Lockout (django-axes): AXES_FAILURE_LIMIT wrong passwords in a row lock the account, and as many from one
+# address lock the address, for AXES_COOLOFF_MINUTES or until staff unlock them (Staff > Sign-in locks, or
+# `manage.py axes_reset_username NAME` / `axes_reset_ip ADDRESS` / `axes_reset`).
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_COOLOFF_MINUTES = env.int("AXES_COOLOFF_MINUTES", default=60)
+AXES_COOLOFF_TIME = dt.timedelta(minutes=AXES_COOLOFF_MINUTES) if AXES_COOLOFF_MINUTES > 0 else None
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_VERBOSE = False
+# TOTP second factor (django-otp): required of every staff user, offered to participants; approving a
+# payment run, deciding an emergency or an appeal asks for it again once the last check is older than this.
+OTP_TOTP_ISSUER = env.str("OTP_TOTP_ISSUER", default="NQDC Plan Administration")
+SECOND_FACTOR_FRESH_MINUTES = env.int("SECOND_FACTOR_FRESH_MINUTES", default=15)
+RECOVERY_CODE_COUNT = 10
+# HTTP Basic on the API sends a password with every request and skips the second factor: development only.
+API_BASIC_AUTH = _bool("API_BASIC_AUTH", DEBUG)
+PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=3600)
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = _bool("SESSION_COOKIE_SECURE", not DEBUG and not TESTING)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
@@ -192,6 +236,18 @@ if REDIS_URL:
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=CELERY_LONGEST_TASK_SECONDS * 2),
     }
+# The cache holds the API throttle counts: shared by every gunicorn worker through Redis; tests and the
+# no-server default keep them in the process.
+if REDIS_URL and not TESTING:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "nqdc-cache",
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -206,11 +262,17 @@ CELERY_TASK_ALWAYS_EAGER = _bool("CELERY_TASK_ALWAYS_EAGER", False)
 
 # --- DRF ------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
-    ],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"]
+    + (["rest_framework.authentication.BasicAuthentication"] if API_BASIC_AUTH else []),
     "DEFAULT_PERMISSION_CLASSES": ["core.permissions.DenyAll"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env.str("API_THROTTLE_ANON", default="30/minute"),
+        "user": env.str("API_THROTTLE_USER", default="600/minute"),
+    },
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,

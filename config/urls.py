@@ -22,7 +22,7 @@ def _section(kind: str):
 urlpatterns = [
     path("", core_views.home, name="home"),
     path("healthz", core_views.healthz, name="healthz"),
-    path("accounts/", include("django.contrib.auth.urls")),
+    path("accounts/", include("core.signin.urls")),
     path("admin/", admin.site.urls),
     path("documents/<int:pk>/", core_views.document_download, name="document_download"),
     path("staff/", include(("core.urls", "core"))),

@@ -6,7 +6,14 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from core.errors import ApplicationError
 
-OPEN_PREFIXES = ("/accounts/login/", "/static/", "/healthz", "/api/")
+OPEN_PREFIXES = (
+    "/accounts/login/",
+    "/accounts/password_reset/",
+    "/accounts/reset/",
+    "/static/",
+    "/healthz",
+    "/api/",
+)
 
 
 class LoginRequiredEverywhereMiddleware:

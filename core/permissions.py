@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework.permissions import BasePermission
 
 from core.roles import Cap, has_cap, is_participant_user
+from core.signin.services import second_factor_satisfied
 
 
 class DenyAll(BasePermission):
@@ -20,11 +21,12 @@ class HasCapability(BasePermission):
             cap = getattr(view, "required_capability", None)
         else:
             cap = getattr(view, "write_capability", None)
-        return cap is not None and has_cap(request.user, Cap(cap))
+        # A staff user acts through the API only from a session that passed the second factor.
+        return cap is not None and has_cap(request.user, Cap(cap)) and second_factor_satisfied(request.user)
 
 
 class IsParticipant(BasePermission):
     """A participant reading their own records; querysets must filter on request.user.person."""
 
     def has_permission(self, request, view) -> bool:
-        return is_participant_user(request.user)
+        return is_participant_user(request.user) and second_factor_satisfied(request.user)

@@ -29,6 +29,7 @@ class Cap(StrEnum):
     APPROVE_EMERGENCY = "approve_emergency"
     DECIDE_CLAIMS = "decide_claims"  # the Committee's delegate: initial decisions
     DECIDE_APPEALS = "decide_appeals"  # the Committee: decisions on review
+    UNLOCK_ACCOUNTS = "unlock_accounts"  # lift a sign-in lockout (django-axes)
 
 
 ROLE_CAPABILITIES: dict[Role, frozenset[Cap]] = {
@@ -41,6 +42,7 @@ ROLE_CAPABILITIES: dict[Role, frozenset[Cap]] = {
             Cap.APPROVE_PAYMENTS,
             Cap.APPROVE_EMERGENCY,
             Cap.DECIDE_APPEALS,
+            Cap.UNLOCK_ACCOUNTS,
         }
     ),
     Role.ADMINISTRATOR: frozenset(
@@ -52,6 +54,7 @@ ROLE_CAPABILITIES: dict[Role, frozenset[Cap]] = {
             Cap.PREPARE_PAYMENTS,
             Cap.DECIDE_CLAIMS,
             Cap.MAINTAIN_TABLES,
+            Cap.UNLOCK_ACCOUNTS,
         }
     ),
     Role.AUDITOR: frozenset({Cap.VIEW_STAFF}),

@@ -2,6 +2,7 @@ from django.urls import path
 
 from core import views
 from core.imports import views as import_views
+from core.signin import views as signin_views
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
@@ -14,4 +15,5 @@ urlpatterns = [
     path("audit/", views.audit_log, name="audit_log"),
     path("imports/", import_views.imports, name="imports"),
     path("imports/<int:pk>/", import_views.import_detail, name="import_detail"),
+    path("signin/locks/", signin_views.locks, name="signin_locks"),
 ]

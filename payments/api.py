@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 from core.errors import ApplicationError
 from core.permissions import HasCapability, IsParticipant
 from core.roles import Cap
+from core.signin.decorators import FreshSecondFactor
 from participants.models import Participation
 from payments import selectors
 from payments.models import DomesticRelationsOrder, EmergencyWithdrawal
@@ -223,7 +224,7 @@ class StaffEmergency(APIView):
 class StaffEmergencyDecision(APIView):
     """The Committee approves an amount or denies with reasons; either may cancel deferrals (EDCP 3.7)."""
 
-    permission_classes = [HasCapability]
+    permission_classes = [HasCapability, FreshSecondFactor]
     required_capability = Cap.APPROVE_EMERGENCY
     write_capability = Cap.APPROVE_EMERGENCY
     access_model = EmergencyWithdrawal

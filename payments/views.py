@@ -20,6 +20,7 @@ from core.errors import ApplicationError
 from core.inputs import date_or_none
 from core.money import parse_decimal
 from core.roles import Cap, has_cap
+from core.signin.decorators import fresh_second_factor_required
 from participants.models import Person
 from payments import selectors
 from payments.forms import (
@@ -137,6 +138,7 @@ def run_prepare(request):
 
 @require_POST
 @capability_required(Cap.APPROVE_PAYMENTS)
+@fresh_second_factor_required
 def run_approve(request, pk: int):
     run = get_object_or_404(PaymentRun, pk=pk)
     try:
@@ -345,6 +347,7 @@ def emergency_detail(request, pk: int):
 
 @require_POST
 @capability_required(Cap.APPROVE_EMERGENCY)
+@fresh_second_factor_required
 def emergency_decide(request, pk: int):
     emergency = get_object_or_404(EmergencyWithdrawal, pk=pk)
     form = EmergencyDecisionForm(request.POST)

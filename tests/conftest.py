@@ -52,3 +52,12 @@ def rrp(db):
 
 def eastern(y, m, d, hh=12, mm=0, ss=0) -> dt.datetime:
     return dt.datetime(y, m, d, hh, mm, ss, tzinfo=EASTERN)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """The API throttle counts live in the cache: each test starts with none."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield

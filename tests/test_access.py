@@ -45,6 +45,7 @@ from core.models import Document, ImportBatch, JobRun, MarketClosure
 from core.permissions import HasCapability, IsParticipant
 from core.roles import ROLE_CAPABILITIES, Cap, Role, has_cap
 from participants.models import Person
+from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
 
@@ -69,6 +70,11 @@ SIGNED_IN = {
     "api_docs",
     "password_change",
     "password_change_done",
+    # the second factor: each shows or changes only the signed-in user's own authenticator and codes
+    "signin_overview",
+    "signin_verify",
+    "signin_enrol",
+    "signin_recovery_codes",
     # claims API: one set of endpoints for staff (HasCapability) or the claimant (IsParticipant),
     # the queryset scoped to the caller
     "claims_api:claims",
@@ -371,7 +377,7 @@ def _request(client: Client, method: str, url: str):
 def client_for(user: User | None) -> Client:
     client = Client()
     if user is not None:
-        client.force_login(user)
+        sign_in(client, user)
     return client
 
 
@@ -508,6 +514,24 @@ def population(edcp, settings, tmp_path):
         price(eq, day, value)
     MarketClosure.objects.create(date=dt.date(2024, 7, 5), reason="walker")
     _beat_schedules()
+    # Sign-in records: A's authenticator and recovery codes, a lockout and a failure log entry.
+    from axes.models import AccessAttempt, AccessFailureLog
+
+    from core.signin.services import recovery_codes_issue
+    from tests.signin import authenticator_of
+
+    authenticator_of(a.user)
+    recovery_codes_issue(user=a.user, now=now)
+    AccessAttempt.objects.create(
+        username="walker-intruder",
+        ip_address="192.0.2.1",
+        user_agent="t",
+        failures_since_start=9,
+        attempt_time=now,
+    )
+    AccessFailureLog.objects.create(
+        username="walker-intruder", ip_address="192.0.2.1", user_agent="t", locked_out=True, attempt_time=now
+    )
     for person in (a, b):
         participation = Participation.objects.create(person=person, plan=edcp, entered_on=dt.date(2011, 1, 1))
         election = el.DeferralElection.objects.create(

@@ -19,6 +19,7 @@ from plans.models import Plan
 from tests.books.test_contributions_and_vesting import cc_account
 from tests.brp.factories import brp_participation, separate
 from tests.payments.factories import staff_user
+from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
 ON = dt.date(2026, 1, 2)
@@ -112,7 +113,7 @@ def test_a_participant_who_would_not_be_eligible_is_listed_as_not_valued_never_a
 def test_the_staff_page_and_its_csv_show_every_plan(client, edcp, toy_basis, no_key_employees):
     cc_account(edcp, 2)
     brp_participation()
-    client.force_login(staff_user("aud", "auditor"))
+    sign_in(client, staff_user("aud", "auditor"))
     page = client.get("/staff/books/liability/?as_of=2026-04-30").content.decode()
     for text in ("EDCP 10.1", "RRP 8.02", "BRP 8.1", "107,916.67", "4,000.00"):
         assert text in page
@@ -134,7 +135,7 @@ def test_participants_cannot_open_the_report(client, edcp):
     user = get_user_model().objects.create_user("p1", password="x")
     part.person.user = user
     part.person.save()
-    client.force_login(user)
+    sign_in(client, user)
     assert client.get("/staff/books/liability/").status_code in (302, 403, 404)
 
 

@@ -17,6 +17,7 @@ from payments.models import ScheduledPayment
 from tests.brp.factories import brp_participation, separate
 from tests.factories import ParticipationFactory
 from tests.payments.factories import staff_user
+from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
 KIND = ImportBatch.Kind.PENSION_FIGURES
@@ -156,8 +157,8 @@ def test_the_api_takes_an_upload_from_those_who_import_and_refuses_an_auditor(tw
     first, second = two
     url = "/api/books/imports/pension-figures/?name=figures.csv"
     auditor, administrator = Client(), Client()
-    auditor.force_login(staff_user("aud", "auditor"))
-    administrator.force_login(staff_user("adm", "administrator"))
+    sign_in(auditor, staff_user("aud", "auditor"))
+    sign_in(administrator, staff_user("adm", "administrator"))
     assert auditor.post(url, good(first, second), content_type="text/csv").status_code == 403
     response = administrator.post(url, good(first, second), content_type="text/csv")
     assert response.status_code == 201 and response.json()["rows_applied"] == 2

@@ -14,13 +14,14 @@ from core.models import Document
 from core.pdf import document_bytes, pdf_text
 from tests.brp.factories import brp_participation, separate
 from tests.payments.factories import staff_user
+from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
 
 
 def client_of(user) -> Client:
     client = Client()
-    client.force_login(user)
+    sign_in(client, user)
     return client
 
 

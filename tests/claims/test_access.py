@@ -9,13 +9,14 @@ from django.urls import reverse
 from claims.models import ClaimAppeal, ClaimFileRequest, State
 from claims.services import claim_file_fulfil, claim_file_request
 from tests.claims.factories import at, deny, file_claim, participant, upload
+from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
 
 
 def client_for(user) -> Client:
     client = Client()
-    client.force_login(user)
+    sign_in(client, user)
     return client
 
 

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from claims.models import Claim, ClaimAppeal, ClaimDocument, State
 from tests.claims.factories import deny, file_claim, participant, png_bytes, upload
+from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +27,7 @@ CLAIMS = reverse("claims_api:claims")
 
 def client_for(user) -> Client:
     client = Client()
-    client.force_login(user)
+    sign_in(client, user)
     return client
 
 

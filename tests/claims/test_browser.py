@@ -13,6 +13,7 @@ from django.utils import timezone
 from claims.models import Claim, State
 from core.pdf import pdf_text
 from tests.claims.factories import PASSWORD, deny, participant, pdf_bytes, user_in
+from tests.signin import browser_sign_in
 
 # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are synchronous.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -50,11 +51,7 @@ def sign_in(browser, base: str, username: str):
     context = browser.new_context(accept_downloads=True)
     page = context.new_page()
     page.set_default_timeout(15000)
-    page.goto(f"{base}/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_load_state()
+    browser_sign_in(page, base, username, PASSWORD)
     return context, page
 
 

@@ -15,13 +15,14 @@ from claims.selectors import review_procedure_text
 from claims.services import appeal_file, claim_approve, claim_assign
 from plans.models import Plan
 from tests.claims.factories import at, deny, file_claim, png_bytes, section, upload
+from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
 
 
 def client_for(user) -> Client:
     client = Client()
-    client.force_login(user)
+    sign_in(client, user)
     return client
 
 

@@ -40,6 +40,7 @@ from claims.services import (
     claims_flag_deadlines,
 )
 from tests.claims.factories import at, deny, file_claim, section, text_of, upload
+from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
 
@@ -302,7 +303,7 @@ def test_the_queue_lists_a_tolled_claim_last_as_awaiting_the_claimants_informati
     assert [r.claim.pk for r in rows] == [running.pk, claim.pk]
     assert (rows[1].awaiting_claimant_since, rows[1].days_left, rows[1].urgency) == (DAY_80, None, "")
     client = Client()
-    client.force_login(admin_user)
+    sign_in(client, admin_user)
     html = client.get(reverse("claims_staff:queue")).content.decode()
     assert "awaiting claimant's information since Mar 31, 2025" in html
 
@@ -436,7 +437,7 @@ def _client(user):
     from django.test import Client
 
     client = Client()
-    client.force_login(user)
+    sign_in(client, user)
     return client
 
 

@@ -30,6 +30,7 @@ from payments.services.withdrawals import WithdrawalError
 from payments.services.withholding import WithholdingError
 from plans.services import CatalogError, TableError
 from tests.payments.factories import staff_user
+from tests.signin import sign_in
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -122,7 +123,7 @@ def test_any_other_exception_is_left_to_django_for_the_log_and_the_500_page():
 @pytest.mark.django_db
 def test_the_api_answers_a_refusal_400_with_its_message(edcp):
     client = Client()
-    client.force_login(staff_user("cora", "committee"))
+    sign_in(client, staff_user("cora", "committee"))
     opens = dt.datetime(2026, 11, 1, 9, tzinfo=dt.UTC)
     response = client.post(
         reverse("elections_api:windows"),

@@ -29,6 +29,7 @@ from payments.services import processing
 from payments.tasks import process_day_task
 from tests.factories import FundFactory, ParticipationFactory, price
 from tests.payments.factories import staff_user
+from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
 
@@ -141,14 +142,14 @@ def test_a_running_job_without_progress_for_longer_than_its_time_limit_is_stale(
 @pytest.fixture
 def administrator(db):
     client = Client()
-    client.force_login(staff_user("ada", "administrator"))
+    sign_in(client, staff_user("ada", "administrator"))
     return client
 
 
 @pytest.fixture
 def auditor(db):
     client = Client()
-    client.force_login(staff_user("aud", "auditor"))
+    sign_in(client, staff_user("aud", "auditor"))
     return client
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 import io
+import re
 
 import pytest
 from django.apps import apps
 from django.core.management import CommandError, call_command
+from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from books.models import DailyValuation, Forfeiture, LedgerEntry, PendingTransaction
 from core.models import JobRun
@@ -33,6 +36,13 @@ def test_load_demo_builds_credited_books_and_a_second_run_changes_nothing():
     text = out.getvalue()
     for login in ("committee", "committee2", "administrator", "auditor"):
         assert f"\n  {login} " in text
+    # Staff sign in with a second factor: the third column is the base32 key of the enrolled authenticator.
+    for login in ("committee", "committee2", "administrator", "auditor"):
+        secret = re.search(rf"\n  {login} +\S+ +([A-Z2-7]{{32}}) ", text).group(1)
+        device = TOTPDevice.objects.get(user__username=login, confirmed=True)
+        assert base64.b32decode(secret) == device.bin_key
+    participant_line = next(line for line in text.splitlines() if "participant: " in line)
+    assert re.search(r"[A-Z2-7]{32}", participant_line) is None
     assert text.count("participant: ") >= 4
     assert Person.objects.filter(employee_number__startswith="D").count() == 6
     assert set(EmploymentEvent.objects.values_list("kind", flat=True)) == {"separation", "death"}
@@ -46,6 +56,7 @@ def test_load_demo_builds_credited_books_and_a_second_run_changes_nothing():
     call_command("load_demo", *ARGS, stdout=again)
     assert counts() == first
     assert "0 new pay lines, 0 new elections, 0 new employment events" in again.getvalue()
+    assert secret in again.getvalue()  # the same key on a second run
 
 
 def test_a_run_on_a_later_day_adds_only_the_days_since():

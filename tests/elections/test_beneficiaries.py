@@ -7,6 +7,7 @@ from django.urls import reverse
 
 from participants.models import BeneficiaryDesignation
 from tests.elections.factories import participant
+from tests.signin import sign_in
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.elections.urls_with_beneficiaries")]
 
@@ -26,14 +27,14 @@ ROWS = {
 
 
 def test_without_a_designation_the_plans_definition_of_beneficiary_is_shown(client, alice):
-    client.force_login(alice.person.user)
+    sign_in(client, alice.person.user)
     page = client.get(reverse("participants_portal:beneficiaries", args=["EDCP"])).content.decode()
     assert "No designation on file" in page and "EDCP 1.2" in page
     assert "executor or administrator of your estate" in page  # Alice is single
 
 
 def test_a_participant_designates_primary_and_contingent_beneficiaries(client, alice):
-    client.force_login(alice.person.user)
+    sign_in(client, alice.person.user)
     response = client.post(reverse("participants_portal:beneficiaries", args=["EDCP"]), ROWS)
     assert response.status_code == 302
     designation = BeneficiaryDesignation.objects.get(person=alice.person)
@@ -46,7 +47,7 @@ def test_a_participant_designates_primary_and_contingent_beneficiaries(client, a
 
 
 def test_shares_that_do_not_add_up_are_refused_and_nothing_is_recorded(client, alice):
-    client.force_login(alice.person.user)
+    sign_in(client, alice.person.user)
     response = client.post(
         reverse("participants_portal:beneficiaries", args=["EDCP"]), {**ROWS, "percent_2": "30"}
     )
@@ -56,13 +57,13 @@ def test_shares_that_do_not_add_up_are_refused_and_nothing_is_recorded(client, a
 
 def test_the_beneficiary_page_of_a_plan_one_is_not_in_answers_404(client, db):
     carol = participant("RRP")
-    client.force_login(carol.person.user)
+    sign_in(client, carol.person.user)
     assert client.get(reverse("participants_portal:beneficiaries", args=["EDCP"])).status_code == 404
     assert client.post(reverse("participants_portal:beneficiaries", args=["EDCP"]), ROWS).status_code == 404
 
 
 def test_the_elections_page_links_to_the_beneficiary_page_once_it_is_mounted(client, alice):
-    client.force_login(alice.person.user)
+    sign_in(client, alice.person.user)
     page = client.get(reverse("elections_portal:home")).content.decode()
     assert reverse("participants_portal:beneficiaries", args=["EDCP"]) in page
 
@@ -71,11 +72,11 @@ def test_staff_see_designations_and_record_paper_ones_with_record_events(
     client, alice, auditor, administrator
 ):
     url = reverse("participants_staff:beneficiaries", args=[alice.pk])
-    client.force_login(auditor)
+    sign_in(client, auditor)
     assert client.get(url).status_code == 200
     assert client.post(url, ROWS).status_code == 403
-    client.force_login(administrator)
+    sign_in(client, administrator)
     assert client.post(url, ROWS).status_code == 302
     assert BeneficiaryDesignation.objects.get().recorded_by == "admin1"
-    client.force_login(alice.person.user)
+    sign_in(client, alice.person.user)
     assert client.get(url).status_code == 403

@@ -28,6 +28,7 @@ from elections.services import (
     schedule_change_submit,
 )
 from tests.elections.factories import at, default_fund, participant
+from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
 
@@ -113,7 +114,7 @@ def alice_elections(alice, fund):
 
 
 def client_for(client, user):
-    client.force_login(user)
+    sign_in(client, user)
     return client
 
 

@@ -15,6 +15,7 @@ from books.services.crediting import credit_valuation_date
 from core.roles import Role
 from tests.factories import FundFactory, ParticipationFactory, PersonFactory, price
 from tests.imports.conftest import user_with
+from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
 DAY1, DAY2 = dt.date(2024, 5, 30), dt.date(2024, 5, 31)
@@ -48,7 +49,7 @@ def books(edcp):
 
 def _client(user) -> Client:
     client = Client()
-    client.force_login(user)
+    sign_in(client, user)
     return client
 
 

@@ -14,6 +14,7 @@ from core.models import ImportBatch
 from core.roles import Role
 from plans.models import FundPrice
 from tests.imports.conftest import csv_bytes, user_with
+from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
 GOOD = csv_bytes("fund,date,price", "SV,2024-05-30,10.00", "EQ,2024-05-30,20.00")
@@ -22,7 +23,7 @@ BAD = csv_bytes("fund,date,price", "SV,2024-05-30,10.00", "XX,2024-05-30,1", "EQ
 
 def client_for(role: Role | None, name: str) -> Client:
     client = Client()
-    client.force_login(user_with(role, name))
+    sign_in(client, user_with(role, name))
     return client
 
 

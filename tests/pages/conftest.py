@@ -15,6 +15,7 @@ from books.services.accounts import credit_create
 from books.services.crediting import credit_valuation_date
 from core.roles import Role
 from tests.factories import FundFactory, ParticipationFactory, PersonFactory, price
+from tests.signin import sign_in
 
 JAN15, JAN16 = dt.date(2026, 1, 15), dt.date(2026, 1, 16)
 STAFF_ROLES = (Role.COMMITTEE, Role.ADMINISTRATOR, Role.AUDITOR)
@@ -38,7 +39,7 @@ def make_user(username: str, role: Role | None, person=None):
 def client_of(user) -> Client:
     client = Client()
     if user is not None:
-        client.force_login(user)
+        sign_in(client, user)
     return client
 
 

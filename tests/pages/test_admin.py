@@ -10,6 +10,7 @@ from django.urls import reverse
 from simple_history.admin import SimpleHistoryAdmin
 
 from books.models import DailyValuation, LedgerEntry, PendingTransaction
+from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
 APPS = ("core", "plans", "participants", "books", "elections")
@@ -33,7 +34,7 @@ def test_every_model_of_the_books_apps_is_registered_and_history_models_use_simp
 
 @pytest.fixture
 def superuser_client(client):
-    client.force_login(get_user_model().objects.create_superuser("root", "root@example.com", "x"))
+    sign_in(client, get_user_model().objects.create_superuser("root", "root@example.com", "x"))
     return client
 
 

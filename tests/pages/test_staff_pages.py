@@ -85,7 +85,8 @@ def test_every_change_needs_maintain_tables(books):
         reverse("plans_staff:closure_remove", args=[closure.pk]),
         reverse("participants_staff:key_employees_record"),
     ]
-    before = AuditEvent.objects.count()
+    business = AuditEvent.objects.exclude(action__startswith="signin.")  # signing in is recorded too
+    before = business.count()
     for client in (client_of(make_user("reader", Role.AUDITOR)), client_of(books["alice"].person.user)):
         for url in posts:
             assert (
@@ -94,7 +95,7 @@ def test_every_change_needs_maintain_tables(books):
                 ).status_code
                 == 403
             ), url
-    assert AuditEvent.objects.count() == before and MarketClosure.objects.count() == 1
+    assert business.count() == before and MarketClosure.objects.count() == 1
     writer = client_of(make_user("writer", Role.ADMINISTRATOR))
     for url in posts:
         assert writer.get(url).status_code == 405, url  # changes are POSTs only

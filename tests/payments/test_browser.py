@@ -7,6 +7,7 @@ import os
 import pytest
 
 from tests.payments.factories import deferrals, scenario, simulate, staff_user
+from tests.signin import authenticator_of, browser_sign_in
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 ARGS = [
@@ -21,10 +22,7 @@ ARGS = [
 
 def _login(browser, base: str, username: str):
     page = browser.new_context().new_page()
-    page.goto(f"{base}/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", "a-long-test-password")
-    page.click("button[type=submit]")
+    browser_sign_in(page, base, username, "a-long-test-password")
     return page
 
 
@@ -44,7 +42,9 @@ def test_a_run_prepared_by_one_staff_member_is_approved_by_another_in_the_browse
     )
     alice = staff_user("alice", "administrator")
     alice.groups.add(staff_user("spare", "committee").groups.first())  # alice could approve others' runs
-    staff_user("bob", "committee")
+    bob = staff_user("bob", "committee")
+    for user in (alice, bob):
+        authenticator_of(user)  # staff sign in with a second factor
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)

@@ -15,6 +15,7 @@ from participants.models import Beneficiary, Person
 from participants.services import beneficiaries_designate, employment_event_record
 from payments.models import PaymentSchedule, ScheduledPayment
 from tests.payments.factories import advance, deferrals, scenario, simulate, staff_user, totals
+from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
 DEATH = dt.date(2026, 7, 20)
@@ -209,7 +210,7 @@ def test_payees_show_on_the_schedule_page_the_payroll_file_and_the_register(clie
 
     _designate(p1, edcp, ("primary", "Ann Heir", 60), ("primary", "Ben Heir", 40))
     _dies(p1)
-    client.force_login(staff_user("audrey", "auditor"))
+    sign_in(client, staff_user("audrey", "auditor"))
     page = client.get(f"/staff/payments/participant/{p1.pk}/").content.decode()
     assert "to Ann Heir (60%)" in page and "to Ben Heir (40%)" in page
     advance(to="2026-08-17")
@@ -231,11 +232,11 @@ def test_a_designation_recorded_after_the_death_is_used_when_staff_compute_the_s
     _dies(p1)
     assert paid(p1) == [("Estate of Participant P1", "", "", "scheduled")]  # nobody designated: EDCP 1.2
     _designate(p1, edcp, ("primary", "Ann Heir", 100), on=dt.datetime(2026, 7, 22, tzinfo=dt.UTC))
-    client.force_login(staff_user("ada", "administrator"))
+    sign_in(client, staff_user("ada", "administrator"))
     assert client.post(f"/staff/payments/participant/{p1.pk}/recompute").status_code == 302
     advance(to="2026-08-18")
     assert paid(p1) == [("Ann Heir", "", "30000.00", "paid")]
-    client.force_login(staff_user("audrey", "auditor"))
+    sign_in(client, staff_user("audrey", "auditor"))
     assert client.post(f"/staff/payments/participant/{p1.pk}/recompute").status_code == 403
 
 

@@ -24,6 +24,7 @@ from payments.services.withdrawals import (
     emergency_request_record,
 )
 from tests.payments.factories import deferrals, scenario, simulate, staff_user
+from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
 TODAY = dt.date(2026, 5, 5)
@@ -50,7 +51,7 @@ def _portal(client, employee_number: str):
     )
     user.groups.add(Group.objects.get_or_create(name="participant")[0])
     Person.objects.filter(employee_number=employee_number).update(user=user)
-    client.force_login(user)
+    sign_in(client, user)
     return user
 
 
@@ -69,7 +70,7 @@ def _request(p1, amount="12000.00") -> EmergencyWithdrawal:
 
 
 def test_staff_record_a_request_and_a_committee_member_approves_it_on_the_staff_pages(client, p1, today):
-    client.force_login(staff_user("ada", "administrator"))
+    sign_in(client, staff_user("ada", "administrator"))
     answer = client.post(
         "/staff/payments/emergencies/record",
         {
@@ -92,7 +93,7 @@ def test_staff_record_a_request_and_a_committee_member_approves_it_on_the_staff_
     assert "30000.00" in page and "decide-emergency" not in page  # the balance available; ada cannot decide
     assert client.post(f"/staff/payments/emergencies/{emergency.pk}/decide", {}).status_code == 403
 
-    client.force_login(staff_user("bea", "committee"))
+    sign_in(client, staff_user("bea", "committee"))
     client.post(
         f"/staff/payments/emergencies/{emergency.pk}/decide",
         {
@@ -119,7 +120,7 @@ def test_staff_record_a_request_and_a_committee_member_approves_it_on_the_staff_
 
 def test_an_approval_over_the_available_balance_is_refused_citing_5_5_and_nothing_changes(client, p1, today):
     emergency = _request(p1, "40000.00")
-    client.force_login(staff_user("bea", "committee"))
+    sign_in(client, staff_user("bea", "committee"))
     answer = client.post(
         f"/staff/payments/emergencies/{emergency.pk}/decide",
         {"decision": "approve", "amount": "30000.01", "decided_on": "2026-05-05"},
@@ -287,7 +288,7 @@ def test_another_participants_request_answers_404_in_the_portal_and_the_api(clie
 
 
 def test_the_api_records_a_request_and_the_committee_decides_it(client, p1, today):
-    client.force_login(staff_user("ada", "administrator"))
+    sign_in(client, staff_user("ada", "administrator"))
     created = client.post(
         "/api/payments/emergencies/",
         {
@@ -308,7 +309,7 @@ def test_the_api_records_a_request_and_the_committee_decides_it(client, p1, toda
         ).status_code
         == 403
     )
-    client.force_login(staff_user("bea", "committee"))
+    sign_in(client, staff_user("bea", "committee"))
     refused = client.post(
         f"/api/payments/emergencies/{pk}/decision/",
         {"decision": "approve", "amount": "30000.01", "decided_on": "2026-05-05"},
@@ -358,7 +359,7 @@ def test_staff_record_an_order_and_its_lump_sum_goes_through_the_run_to_the_book
     from payments.services.runs import payment_run_approve, payment_run_prepare
     from plans.models import Fund, FundPrice
 
-    client.force_login(staff_user("ada", "administrator"))
+    sign_in(client, staff_user("ada", "administrator"))
     answer = client.post(
         "/staff/payments/orders/record",
         {
@@ -403,7 +404,7 @@ def test_staff_record_an_order_and_its_lump_sum_goes_through_the_run_to_the_book
 def test_an_order_for_more_than_the_account_is_refused_with_a_clear_message_and_nothing_changes(
     client, p1, today
 ):
-    client.force_login(staff_user("ada", "administrator"))
+    sign_in(client, staff_user("ada", "administrator"))
     answer = client.post(
         "/staff/payments/orders/record",
         {
@@ -437,7 +438,7 @@ def test_an_order_for_more_than_the_account_is_refused_with_a_clear_message_and_
 
 
 def test_recording_an_order_needs_record_events_and_a_future_date_is_refused(client, p1, today):
-    client.force_login(staff_user("bea", "committee"))
+    sign_in(client, staff_user("bea", "committee"))
     form = {
         "employee_number": "P1",
         "plan": "EDCP",
@@ -446,6 +447,6 @@ def test_recording_an_order_needs_record_events_and_a_future_date_is_refused(cli
         "amount": "1.00",
     }
     assert client.post("/staff/payments/orders/record", form).status_code == 403
-    client.force_login(staff_user("ada", "administrator"))
+    sign_in(client, staff_user("ada", "administrator"))
     answer = client.post("/staff/payments/orders/record", form, follow=True)
     assert "date in the future" in answer.content.decode() and not DomesticRelationsOrder.objects.exists()

@@ -8,6 +8,7 @@ from django.contrib.auth.models import Group
 
 from participants.models import Person
 from tests.payments.factories import deferrals, scenario, simulate, staff_user
+from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
 
@@ -32,7 +33,7 @@ def _participant_client(client, employee_number: str):
     )
     user.groups.add(Group.objects.get_or_create(name="participant")[0])
     Person.objects.filter(employee_number=employee_number).update(user=user)
-    client.force_login(user)
+    sign_in(client, user)
     return client
 
 
@@ -45,7 +46,7 @@ def test_the_portal_calendar_shows_each_payment_with_its_reason_and_section_and_
 
 
 def test_staff_pages_answer_for_staff_and_refuse_participants(client, two_people):
-    client.force_login(staff_user("audrey", "auditor"))
+    sign_in(client, staff_user("audrey", "auditor"))
     for url in (
         "/staff/payments/?start=2026-05-01&end=2026-05-31",
         "/staff/payments/held/",
@@ -63,6 +64,6 @@ def test_staff_pages_answer_for_staff_and_refuse_participants(client, two_people
 
 
 def test_the_forecast_chart_is_server_rendered_svg(client, two_people):
-    client.force_login(staff_user("audrey", "auditor"))
+    sign_in(client, staff_user("audrey", "auditor"))
     page = client.get("/staff/payments/forecast/").content.decode()
     assert page.count("<svg") == 2 and "<script" not in page.split("<main", 1)[1]

@@ -42,6 +42,7 @@ from core.dates import add_months, end_of_month, parse_month
 from core.money import money, percent_of
 from core.money import price as q_price
 from core.roles import Role
+from core.signin.services import demo_authenticator_enrol, secret_base32
 from elections import services as elections
 from elections.models import Channel, DeferralElection, DistributionElection, InvestmentElection, Status
 from participants.models import BeneficiaryDesignation, EmploymentEvent, KeyEmployeeList, Person
@@ -192,6 +193,15 @@ def demo_password(username: str) -> str:
     return base64.b32encode(digest).decode().lower()[:16]
 
 
+def demo_totp_key(username: str) -> str:
+    """A demo staff user's authenticator key (20 bytes, hex), derived like the password: stable per installation."""
+    return (
+        hmac.new(settings.SECRET_KEY.encode(), f"load_demo:totp:{username}".encode(), hashlib.sha256)
+        .digest()[:20]
+        .hex()
+    )
+
+
 def moment(day: dt.date, hour: int = 12) -> dt.datetime:
     return dt.datetime(day.year, day.month, day.day, hour, tzinfo=EASTERN)
 
@@ -242,7 +252,7 @@ class Demo:
             raise CommandError(
                 f"the plan catalog is not loaded ({', '.join(sorted(missing))} missing): run load_catalog"
             )
-        self.logins: list[tuple[str, str, str]] = []
+        self.logins: list[tuple[str, str, str, str]] = []
         self.notes: set[str] = set()
 
     # --- users ----------------------------------------------------------------------------------
@@ -260,7 +270,13 @@ class Demo:
         if person is not None and person.user_id is None:
             person.user = user
             person.save(update_fields=["user"])
-        self.logins.append((username, password, what))
+        secret = ""
+        if role != Role.PARTICIPANT:
+            # Staff sign in with a second factor: the demo enrols their authenticator so a tester can add the
+            # printed key to an app (or a browser test can compute the code).
+            device = demo_authenticator_enrol(user=user, key_hex=demo_totp_key(username), now=timezone.now())
+            secret = secret_base32(device)
+        self.logins.append((username, password, secret, what))
         return user
 
     # --- funds and prices -----------------------------------------------------------------------
@@ -912,7 +928,10 @@ class Command(BaseCommand):
         )
         for note in sorted(demo.notes):
             self.stdout.write(f"pay skipped: {note}")
-        self.stdout.write("logins (password shown is the one set when the user was created):")
-        width = max(len(u) for u, _, _ in demo.logins)
-        for username, password, what in demo.logins:
-            self.stdout.write(f"  {username:<{width}}  {password:<16}  {what}")
+        self.stdout.write(
+            "logins (password shown is the one set when the user was created; staff add the TOTP key, base32, "
+            "to an authenticator app):"
+        )
+        width = max(len(u) for u, _, _, _ in demo.logins)
+        for username, password, secret, what in demo.logins:
+            self.stdout.write(f"  {username:<{width}}  {password:<16}  {secret or '-':<32}  {what}")
