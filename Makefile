@@ -1,4 +1,5 @@
-# The two commands of the README: `make run` and `make test`. Everything else is a helper.
+# The two commands of the README: `make run` and `make test`. `make check` is the fast tier (lint and the
+# tests not marked slow, browser or worker); `make smoke` starts the production processes and drives them.
 PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -8,7 +9,7 @@ PORT ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/nqdc
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: run test venv lint bench clean
+.PHONY: run test check smoke venv lint bench clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) is needed (Python 3.11)"; exit 1; }
@@ -37,6 +38,22 @@ test: $(STAMP) lint
 		$(PY) manage.py makemigrations --check --dry-run > /dev/null
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} TESTING=true \
 		$(PY) -m pytest $(PYTEST_ARGS)
+
+## make check: the fast tier, for every change: lint, then every test not marked slow, browser or worker
+## (under 3 minutes on a two-core machine). `make test` stays the whole suite.
+check: $(STAMP) lint
+	@DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} $(PY) scripts/check_services.py
+	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} TESTING=true \
+		$(PY) manage.py makemigrations --check --dry-run > /dev/null
+	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} TESTING=true \
+		$(PY) -m pytest -m "not slow and not browser and not worker" $(PYTEST_ARGS)
+
+## make smoke: gunicorn (DEBUG=false, whitenoise), a Celery worker and beat against PostgreSQL and Redis, started
+## as docker-compose.yml starts them; signs in, loads a portal and a staff page and their static files, credits a
+## day through the worker, and stops everything it started. Its own database (SMOKE_DATABASE_NAME) and port.
+smoke: $(STAMP)
+	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} \
+		$(PY) scripts/smoke.py
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

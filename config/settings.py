@@ -248,6 +248,8 @@ if REDIS_URL and not TESTING:
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# Payments the daily payment job values or closes per committed batch (the crash tests use a few).
+PAYMENT_JOB_BATCH = env.int("PAYMENT_JOB_BATCH", default=2000)
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

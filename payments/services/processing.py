@@ -19,6 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from decimal import Decimal
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -39,7 +40,6 @@ from payments.services.schedules import schedules_ensure, schedules_recompute
 from payments.services.values import available_values
 
 JOB_KIND = "payments"
-BATCH = 2000
 S = ScheduledPayment.Status
 SH = ScheduledPayment.Share
 
@@ -228,7 +228,7 @@ def _value_due(credited: dt.date, run: JobRun) -> dict[str, int]:
         batch = list(
             ScheduledPayment.objects.filter(status=S.SCHEDULED, valuable_on__lte=credited)
             .select_related("participation__person")
-            .order_by("account_id", "payment_date", "number", "id")[:BATCH]
+            .order_by("account_id", "payment_date", "number", "id")[: settings.PAYMENT_JOB_BATCH]
         )
         if not batch:
             return stats
@@ -337,7 +337,9 @@ def _close_paid() -> int:
             "pending", "participation__person"
         )
         batch = list(
-            released.exclude(pending__status=PendingTransaction.Status.PENDING).order_by("id")[:BATCH]
+            released.exclude(pending__status=PendingTransaction.Status.PENDING).order_by("id")[
+                : settings.PAYMENT_JOB_BATCH
+            ]
         )
         if not batch:
             return done

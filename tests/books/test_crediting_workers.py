@@ -218,6 +218,7 @@ def test_a_valuation_hint_that_missed_rows_already_written_falls_back_to_skippin
 
 
 @pytest.mark.slow
+@pytest.mark.worker
 def test_a_worker_killed_in_the_middle_of_crediting_loses_and_duplicates_nothing(tmp_path):
     # Big enough that the credits and the valuation take seconds (10,000 credits, 60,000 positions).
     built = generate(participants=5_000, paid=1.0)
@@ -264,7 +265,7 @@ def test_a_worker_killed_in_the_middle_of_crediting_loses_and_duplicates_nothing
     assert_credited_exactly_once(built["pending_credits"])
 
 
-@pytest.mark.slow
+@pytest.mark.worker
 def test_a_task_that_finds_crediting_busy_comes_back_instead_of_dropping_the_date(tmp_path):
     # A killed worker's last statement can still be running on the server when the task is redelivered.
     built = generate(participants=50, paid=1.0)

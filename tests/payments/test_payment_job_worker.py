@@ -17,7 +17,7 @@ from payments.services.schedules import schedules_recompute
 from payments.tasks import process_day_task
 from tests.workers import celery_worker, purge_queue, unique_queue, wait_for
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 
 def _due():
@@ -34,14 +34,18 @@ def _run() -> JobRun | None:
     return JobRun.objects.filter(kind="payments", key=bench.DAY.isoformat()).first()
 
 
+# The smallest books that reach the kill window: 600 participants, 5% separated the month before, so 30
+# payments due on the day, valued by the workers in batches of 20 (each batch committed on its own).
+PARTICIPANTS, DUE, BATCH = 600, 30, 20
+WORKER_ENV = {"PAYMENT_JOB_BATCH": str(BATCH)}
+
+
 def test_a_worker_killed_in_the_middle_of_the_payment_job_loses_and_duplicates_nothing(tmp_path):
-    # 60,000 participants, 5% separated the month before: 3,000 payments due on the day, valued by the job in
-    # batches of 2,000 (each batch committed on its own).
-    bench._setup(60_000)
+    bench._setup(PARTICIPANTS)
     separated = list(Account.objects.filter(participation__person__employment_events__kind="separation"))
     schedules_recompute(accounts=separated, because="separations recorded", now=timezone.now())
     due = list(_due().order_by("account_id", "payment_date", "number", "id"))
-    assert len(due) == 3000
+    assert len(due) == DUE
     scheduled_total = ScheduledPayment.objects.count()
     last = due[-1]  # in the job's second batch
     queue = unique_queue("test-payments")
@@ -49,10 +53,10 @@ def test_a_worker_killed_in_the_middle_of_the_payment_job_loses_and_duplicates_n
         with transaction.atomic():
             # Hold the second batch back: the first worker commits one batch, then waits on this row.
             ScheduledPayment.objects.select_for_update().get(pk=last.pk)
-            with celery_worker(queue=queue, log=tmp_path / "first.log") as first:
+            with celery_worker(queue=queue, log=tmp_path / "first.log", env=WORKER_ENV) as first:
                 process_day_task.apply_async(args=[bench.DAY.isoformat()], queue=queue)
                 wait_for(
-                    lambda: _valued() >= 2000,
+                    lambda: _valued() >= BATCH,
                     timeout=60,
                     interval=0.2,
                     worker=first,
@@ -61,10 +65,10 @@ def test_a_worker_killed_in_the_middle_of_the_payment_job_loses_and_duplicates_n
                 first.kill()
         killed = _run()
         assert killed.status == "running" and killed.attempts == 1
-        assert _valued() == 2000  # the first batch is kept; the second was never committed
+        assert _valued() == BATCH  # the first batch is kept; the second was never committed
 
         with celery_worker(
-            queue=queue, log=tmp_path / "second.log", env={"CELERY_VISIBILITY_TIMEOUT": "1"}
+            queue=queue, log=tmp_path / "second.log", env={**WORKER_ENV, "CELERY_VISIBILITY_TIMEOUT": "1"}
         ) as second:
             wait_for(
                 lambda: _run().status == "done",

@@ -160,7 +160,7 @@ def test_the_payment_job_run_twice_for_a_day_pays_once():
     assert JobRun.objects.filter(kind="payments", key="2026-05-02").count() == 1
 
 
-def test_a_job_killed_in_the_middle_resumes_without_losing_or_duplicating(monkeypatch):
+def test_a_job_killed_in_the_middle_resumes_without_losing_or_duplicating(monkeypatch, settings):
     people = {f"P{i}": {"birth_date": "1968-04-10", "hire_date": "2012-03-01"} for i in range(1, 4)}
     events = []
     for pid in people:
@@ -171,7 +171,7 @@ def test_a_job_killed_in_the_middle_resumes_without_losing_or_duplicating(monkey
     from books.services.crediting import credit_valuation_date
 
     credit_valuation_date(valuation_date=dt.date(2026, 5, 1))
-    monkeypatch.setattr(processing, "BATCH", 1)
+    settings.PAYMENT_JOB_BATCH = 1
     real = processing._value_batch
     calls = {"n": 0}
 
