@@ -68,9 +68,19 @@ def _setup(n: int) -> dict:
         c.execute(
             """INSERT INTO books_dailyvaluation (position_id, account_id, fund_id, valuation_date, units, price,
                          value, flow, earnings)
-                     SELECT p.id, p.account_id, p.fund_id, d, 6000 + (p.id %% 94000), 10, (6000 + (p.id %% 94000)) * 10, 0, 0
+                     SELECT p.id, p.account_id, p.fund_id, d, 6000 + (p.id %% 94000), 10, (6000 + (p.id %% 94000)) * 10,
+                            CASE WHEN d = %s THEN (6000 + (p.id %% 94000)) * 10 ELSE 0 END, 0
                      FROM books_position p CROSS JOIN unnest(%s::date[]) AS d""",
-            [[d for d in days if d <= CREDITED_THROUGH]],
+            [days[0], [d for d in days if d <= CREDITED_THROUGH]],
+        )
+        # The books prove (verify_books): the units came in as one deferral on the first day (that row's flow).
+        c.execute(
+            """INSERT INTO books_ledgerentry (position_id, account_id, kind, source, effective_date, valuation_date,
+                         units, price, amount, idempotency_key, actor, posted_at, memo)
+                     SELECT p.id, p.account_id, 'credit', 'deferral', %s, %s, 6000 + (p.id %% 94000), 10,
+                            (6000 + (p.id %% 94000)) * 10, 'bench-opening-' || p.id, 'bench', %s, 'bench opening'
+                     FROM books_position p""",
+            [days[0], days[0], now],
         )
         c.execute(
             """INSERT INTO core_jobrun (kind, key, status, progress_done, progress_total, message, attempts, worker,
