@@ -259,7 +259,8 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = CELERY_LONGEST_TASK_SECONDS
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "America/New_York"
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# django-celery-beat's database schedule; a task due while Redis is down is sent when it returns (core.beat).
+CELERY_BEAT_SCHEDULER = "core.beat:DatabaseScheduler"
 CELERY_TASK_ALWAYS_EAGER = _bool("CELERY_TASK_ALWAYS_EAGER", False)
 
 # --- DRF ------------------------------------------------------------------------------------

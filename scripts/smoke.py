@@ -304,7 +304,7 @@ def run(env: dict[str, str], base: str, processes: Processes, queue: str) -> Non
             "beat",
             "--loglevel=INFO",
             "--scheduler",
-            "django_celery_beat.schedulers:DatabaseScheduler",
+            "core.beat:DatabaseScheduler",
             "--max-interval",
             "1",
         ],
