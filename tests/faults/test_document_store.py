@@ -1,0 +1,116 @@
+"""The document store unwritable while a confirmation PDF renders in a real worker: the task fails naming the
+reason and stores nothing; once the store is writable again, the retry stores the same bytes as a render now
+gives, under their hash, and a second retry finds that same document. verify_books finds nothing.
+
+Unwritable: the media folder is made immutable (chattr +i), which refuses writes even to root, as a read-only
+volume does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from core.models import Document
+from core.pdf import render_pdf
+from elections import services as elections_services
+from elections.pdf import confirmation_context
+from elections.services import deferral_election_submit
+from elections.tasks import election_confirmation_task
+from tests.elections.factories import at, participant
+from tests.faults.conftest import verify_books_command
+from tests.workers import celery_worker, purge_queue, unique_queue, wait_for
+
+pytestmark = [pytest.mark.slow, pytest.mark.worker]
+
+
+@contextlib.contextmanager
+def unwritable(folder: Path):
+    if shutil.which("chattr") is None:
+        pytest.skip("chattr is not installed")
+    made = subprocess.run(["chattr", "+i", str(folder)], capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"this file system cannot make a folder immutable: {made.stderr.strip()}")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+
+
+def test_an_unwritable_document_store_fails_the_render_with_its_reason_and_the_retry_stores_the_same_bytes(
+    fault_books, tmp_path, monkeypatch
+):
+    # The test sends the render task itself, to its own worker's queue.
+    monkeypatch.setattr(elections_services, "confirmation_queue", lambda election: None)
+    election = deferral_election_submit(
+        participation=participant(username="alice", first_name="Alice", last_name="Archer"),
+        plan_year=2027,
+        percentages={"base_salary": 12},
+        accounts={"retirement_termination": 100},
+        submitted_at=at(2026, 11, 20, 14, 5),
+        channel="portal",
+        actor="alice",
+    )
+    context = confirmation_context(election)
+    expected = render_pdf(context["template"], context)
+    connection.close()
+    media = tmp_path / "media"
+    media.mkdir()
+    queue = unique_queue("fault-documents")
+    args = [election._meta.label, election.pk]
+    try:
+        with celery_worker(
+            queue=queue, log=tmp_path / "worker.log", env={"MEDIA_ROOT": str(media)}
+        ) as worker:
+            with unwritable(media):
+                election_confirmation_task.apply_async(args=args, queue=queue)
+                wait_for(
+                    lambda: re.search(
+                        r"elections\.render_confirmation\[[^\]]+\] raised unexpected", worker.output()
+                    ),
+                    timeout=60,
+                    worker=worker,
+                    what="the render to fail",
+                )
+            # The reason, with the folder it could not write, is in the worker's log (with the traceback).
+            assert (
+                f"PermissionError: [Errno 1] Operation not permitted: '{media / 'documents'}'"
+                in worker.output()
+            )
+            assert not Document.objects.exists() and not any(media.iterdir())  # nothing half-stored
+            connection.close()
+
+            election_confirmation_task.apply_async(args=args, queue=queue)  # the retry
+            wait_for(
+                lambda: Document.objects.exists(),
+                timeout=60,
+                worker=worker,
+                what="the retry to store the document",
+            )
+            election_confirmation_task.apply_async(args=args, queue=queue)  # and again: the same document
+            wait_for(
+                lambda: (
+                    len(re.findall(r"elections\.render_confirmation\[[^\]]+\] succeeded", worker.output()))
+                    == 2
+                ),
+                timeout=60,
+                worker=worker,
+                what="the second retry",
+            )
+    finally:
+        purge_queue(queue)
+
+    documents = list(Document.objects.all())
+    assert len(documents) == 1, [(d.kind, d.sha256, d.created_by, d.created_at) for d in documents]
+    document = documents[0]
+    stored = (media / document.path).read_bytes()
+    assert stored == expected and document.sha256 == hashlib.sha256(expected).hexdigest()
+    verified = verify_books_command(fault_books)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
