@@ -40,7 +40,10 @@ def _event_problems(scenario, result) -> list[str]:
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("name", FILES)
+# The first file in make check; every generated file (a replay of years, tens of seconds) in the slow tier.
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=() if n == FILES[0] else pytest.mark.slow) for n in FILES]
+)
 def test_the_scenarios_election_statuses_and_rules_hold(name):
     scenario = load_scenario(_path(name))
     assert scenario.expect.get("events"), f"{name} expects no event statuses"

@@ -27,8 +27,14 @@ def run(path: Path) -> tuple[dict, list[str]]:
     return result, check_result(scenario, result)
 
 
+# The smallest sample in make check; every other whole replay (tens of seconds each) in the slow tier (make test).
+FAST_SAMPLE = "edcp_lump_sum_after_separation.json"
+
+
 @pytest.mark.django_db(transaction=False)
-@pytest.mark.parametrize("name", OURS)
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=() if n == FAST_SAMPLE else pytest.mark.slow) for n in OURS]
+)
 def test_our_scenarios_pass_check(name):
     result, problems = run(SCENARIOS / name)
     assert problems == []
