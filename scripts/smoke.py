@@ -13,8 +13,8 @@
 6. Everything it started is stopped and its database dropped, also when a step fails (exit status 1).
 
 Staff sign-in: the script creates the staff member's session server-side (`staff_session_cookie`), as
-Django's test client `force_login` does, so a second factor on the staff login form does not stop the
-smoke test; the participant uses the real form. Set SMOKE_KEEP=1 to keep the logs directory.
+Django's test client `force_login` and tests/signin.py do, with a confirmed TOTP authenticator and the
+session keys of a passed second factor; the participant (no authenticator) uses the real login form. Set SMOKE_KEEP=1 to keep the logs directory.
 """
 
 from __future__ import annotations
@@ -195,17 +195,25 @@ def assets_load(browser: Browser, page: str, body: str) -> list[str]:
 
 
 def staff_session_cookie(user) -> tuple[str, str]:
-    """A signed-in session for a staff member, created on the server as Django's test client force_login does.
-
-    When staff sign-in requires a second factor, add here the session key its verification sets."""
+    """A signed-in session for a staff member that has passed the second factor, created on the server as the
+    tests' sign_in (tests/signin.py) does: force_login's keys, a confirmed TOTP authenticator, and the keys
+    django-otp and core.signin set when its code is accepted (the code itself cannot be typed by a script)."""
     from django.conf import settings
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from django.contrib.sessions.backends.db import SessionStore
+    from django.utils import timezone
+    from django_otp import DEVICE_ID_SESSION_KEY
+    from django_otp.plugins.otp_totp.models import TOTPDevice
 
+    from core.signin.services import VERIFIED_AT_SESSION_KEY
+
+    device = TOTPDevice.objects.create(user=user, name="smoke authenticator", confirmed=True)
     session = SessionStore()
     session[SESSION_KEY] = str(user.pk)
-    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[-1]
     session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    session[DEVICE_ID_SESSION_KEY] = device.persistent_id
+    session[VERIFIED_AT_SESSION_KEY] = timezone.now().timestamp()
     session.create()
     return settings.SESSION_COOKIE_NAME, session.session_key
 
