@@ -67,7 +67,7 @@ def emergency_json(e: EmergencyWithdrawal, *, staff: bool) -> dict:
         "deferrals_cancelled": e.deferrals_cancelled,
         "payments": [payment_json(p) for p in selectors.emergency_payments(e)],
     }
-    if e.cancellation_id:
+    if e.cancellation is not None:
         out["deferrals_cancelled_through"] = e.cancellation.ends_on.isoformat()
     if staff:
         out.update(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 
 from participants.models import Participation
 from payments.models import PaymentSchedule, ScheduledPayment
@@ -61,10 +62,8 @@ def person_schedules(person) -> list[PaymentSchedule]:
     )
 
 
-def payment_estimates(payments: list[ScheduledPayment], *, on: dt.date) -> dict[int, object]:
+def payment_estimates(payments: list[ScheduledPayment], *, on: dt.date) -> dict[int, Decimal]:
     """Gross amount of each payment: its valued amount, else an estimate from today's available value."""
-    from decimal import Decimal
-
     from core.money import ZERO, installment, money, percent_of
     from payments.services.values import available_values, credited_through
 

@@ -210,7 +210,7 @@ def plan_payments(t: Terms, through: dt.date) -> tuple[list[Due], bool]:
         if (
             t.survivor_percent
             and t.survivor_monthly
-            and not (t.survivor_death and t.survivor_death < t.death)
+            and not (t.survivor_death and t.death and t.survivor_death < t.death)
         ):
             end = first_of_month(t.survivor_death) if t.survivor_death else None
             for day in _stream(after_death, end, through):
@@ -300,7 +300,7 @@ def _beneficiary_name(participation: Participation) -> str:
 
 def _cites(version) -> dict[str, str]:
     survivor = version.provision("db_survivor", None) or {}
-    delay = next(
+    delay: dict = next(
         (
             r["key_employee_delay"]
             for r in version.provision("distribution", []) or []
@@ -333,16 +333,16 @@ def _fresh(
     person = participation.person
     sep, death = events.get(EmploymentEvent.Kind.SEPARATION), events.get(EmploymentEvent.Kind.DEATH)
     anchor = sep or death
-    version = participation.plan.version_on(anchor)
-    cites = _cites(version)
-    if sep is None and death is None:
+    if anchor is None:
         return Outcome(
             status=Annuity.Status.NOT_PAYABLE,
-            summary=f"Payable after separation from service ({cites['start']}).",
+            summary=f"Payable after separation from service ({_cites(participation.plan.version_on(as_of))['start']}).",
         )
-    in_force = annuity_in_force(participation=participation, as_of=sep or death)
+    version = participation.plan.version_on(anchor)
+    cites = _cites(version)
+    in_force = annuity_in_force(participation=participation, as_of=anchor)
     commencement = benefit_commencement_date(sep, in_force.defer_years) if sep else None
-    if commencement is not None:
+    if sep is not None and commencement is not None:
         at_start = annuity_in_force(participation=participation, as_of=commencement)
         if at_start.defer_years != in_force.defer_years:
             commencement = benefit_commencement_date(sep, at_start.defer_years)
@@ -406,6 +406,8 @@ def _fresh(
                 "notes": sq.notes,
             },
         )
+    # A death before commencement was answered above, so there was a separation.
+    assert sep is not None and commencement is not None
     try:
         quote = brp_benefit_quote(
             participation=participation,
@@ -523,6 +525,13 @@ def _refused(exc, expected: dt.date, prefix: str, trigger: str) -> Outcome:
 
 def _stored(annuity: Annuity, participation: Participation, events: dict[str, dt.date]) -> Outcome:
     """The terms already fixed (a payment was released): only deaths change what is paid."""
+    if (
+        annuity.event_date is None
+        or annuity.commencement_date is None
+        or annuity.first_payment_date is None
+        or annuity.monthly is None
+    ):
+        raise ValueError(f"annuity {annuity.pk} has a payment released but its terms were never fixed")
     version = participation.plan.version_on(annuity.event_date)
     cites = _cites(version)
     death = events.get(EmploymentEvent.Kind.DEATH)
@@ -618,7 +627,7 @@ def _recompute(account: Account, *, because: str, now: dt.datetime, as_of: dt.da
             .first()
         )
         created = schedule is None
-        if created:
+        if schedule is None:
             schedule = PaymentSchedule.objects.create(
                 participation=participation,
                 account=account,

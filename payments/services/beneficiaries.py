@@ -18,6 +18,7 @@ import datetime as dt
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import TypeVar
 
 from core.money import HUNDRED, PERCENT_PRECISION, split_by_percent
 
@@ -39,19 +40,22 @@ class Payees:
         return len(self.payees) > 1
 
 
-def normalise_percents(parts: Sequence[tuple[Hashable, Decimal | int]]) -> list[tuple[Hashable, Decimal]]:
+Key = TypeVar("Key", bound=Hashable)
+
+
+def normalise_percents(parts: Sequence[tuple[Key, Decimal | int]]) -> list[tuple[Key, Decimal]]:
     """Scale percentages to add up to exactly 100: 4 places each, the last takes the remainder."""
     total = sum((Decimal(p) for _, p in parts), Decimal(0))
     if total <= 0:
         raise ValueError("nothing to share: the percentages add up to zero")
-    out: list[tuple[Hashable, Decimal]] = []
+    out: list[tuple[Key, Decimal]] = []
     for key, pct in parts[:-1]:
         out.append((key, (Decimal(pct) * HUNDRED / total).quantize(PERCENT_PRECISION)))
     out.append((parts[-1][0], HUNDRED - sum((p for _, p in out), Decimal(0))))
     return out
 
 
-def split_among(amount: Decimal, parts: Sequence[tuple[Hashable, Decimal | int]]) -> dict[Hashable, Decimal]:
+def split_among(amount: Decimal, parts: Sequence[tuple[Key, Decimal | int]]) -> dict[Key, Decimal]:
     """Split `amount` by the parts' percentages (scaled to 100 if they are a subset); remainder on the last."""
     if not parts:
         return {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from core.dates import (
     add_months,
@@ -20,6 +21,10 @@ from core.dates import (
     end_of_previous_month,
     first_day_of_month_after_anniversary,
 )
+from payments.services.beneficiaries import Payees
+
+if TYPE_CHECKING:
+    from plans.models import PlanVersion
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,7 @@ class AccountFacts:
     kind: str
     name: str
     label: str
-    version: object  # plans.models.PlanVersion (provisions cached)
+    version: PlanVersion  # provisions cached
     separation: dt.date | None = None
     death: dt.date | None = None
     disability: dt.date | None = None
@@ -64,7 +69,7 @@ class AccountFacts:
     value_at_separation: Decimal | None = None
     value_known_through: dt.date | None = None
     separation_valuation_date: dt.date | None = None
-    death_payees: object = None  # payments.services.beneficiaries.Payees, loaded when there is a death
+    death_payees: Payees | None = None  # loaded when there is a death
 
 
 PART_SHARES = ("part", "liquidate_part")
@@ -141,7 +146,7 @@ def key_employee_date(rule: dict, separation: dt.date) -> dt.date:
     raise ValueError(f"unknown Key Employee delay rule {rule['rule']!r}")
 
 
-def valuation_date_for(rule: str, *, event: dt.date | None, payment_date: dt.date) -> dt.date | None:
+def valuation_date_for(rule: str, *, event: dt.date, payment_date: dt.date) -> dt.date | None:
     """The date a payment is valued as of; None = on its release date (everything is sold that day)."""
     if rule == "end_of_event_month":
         return end_of_month(event)
@@ -241,6 +246,7 @@ def _override(
 ) -> list[Planned]:
     """A lump sum of everything on separation (change in control 5.6, small balance 5.7)."""
     sep = f.separation
+    assert sep is not None, "a change in control or small balance lump sum follows a separation"
     standard = day_of_month_after(sep, spec.get("payment_day", 15), spec.get("payment_months", 1))
     date, key_cite = _delayed_for_key(f, spec.get("key_employee_delay"), standard, sep)
     reason = f"{why}: {_describe({'rule': 'day_of_month_after_event', 'day': spec.get('payment_day', 15), 'months': spec.get('payment_months', 1)}, 'separation')}"
@@ -292,7 +298,7 @@ def _series(
     benefit = rule["name"]
     delayed = first != standard
     out: list[Planned] = []
-    if form == "lump_sum" or (form != "lump_sum" and not n):
+    if form == "lump_sum" or not n:
         rule_name = (
             valuation.get("delayed_lump_sum", valuation["lump_sum"]) if delayed else valuation["lump_sum"]
         )

@@ -9,7 +9,7 @@ from books.models import Account
 from core import valuation_calendar as cal
 from elections.models import DistributionElection, ScheduleChange, Status
 from participants.models import ChangeInControl, EmploymentEvent, KeyEmployeeList
-from payments.services.beneficiaries import death_payees
+from payments.services.beneficiaries import Payees, death_payees
 from payments.services.engine import AccountFacts, Change, Election, KeyStatus
 from payments.services.values import available_values, known_valuation_date
 from plans.models import Plan
@@ -153,22 +153,22 @@ def load_facts(
                     key=lst is not None and person_id in members[lst.id],
                     identification_year=year,
                 )
-    payees: dict[tuple[int, int], object] = {}
+    payees: dict[tuple[int, int], Payees] = {}
     for a in accounts:
         f = facts[a.id]
         if f.death is None:
             continue
-        key = (a.participation.person_id, a.participation.plan_id)
-        if key not in payees:  # a few queries per death: deaths are rare
-            payees[key] = death_payees(
+        person_plan = (a.participation.person_id, a.participation.plan_id)
+        if person_plan not in payees:  # a few queries per death: deaths are rare
+            payees[person_plan] = death_payees(
                 person=a.participation.person,
                 plan=plans[a.participation.plan_id],
                 version=f.version,
                 death=f.death,
             )
-        f.death_payees = payees[key]
-    for day, account_ids in small_by_day.items():
-        values = available_values(account_ids, on=day, credited=credited, only_effective=True)
-        for account_id in account_ids:
+        f.death_payees = payees[person_plan]
+    for day, small_ids in small_by_day.items():
+        values = available_values(small_ids, on=day, credited=credited, only_effective=True)
+        for account_id in small_ids:
             facts[account_id].value_at_separation = values[account_id]
     return facts

@@ -345,13 +345,13 @@ def _close_paid() -> int:
         if shared:  # the payees of one liquidation are closed together
             seen = {p.id for p in batch}
             batch += [p for p in released.filter(pending_id__in=shared).order_by("id") if p.id not in seen]
-        by_pending: dict[int, list[ScheduledPayment]] = defaultdict(list)
+        by_pending: dict[PendingTransaction, list[ScheduledPayment]] = defaultdict(list)
         for p in batch:
-            by_pending[p.pending_id].append(p)
+            if p.pending is not None:  # always: `released` has a pending transaction
+                by_pending[p.pending].append(p)
         relooked = []
         with transaction.atomic():
-            for rows in by_pending.values():
-                t = rows[0].pending
+            for t, rows in by_pending.items():
                 applied = -(t.applied_amount or ZERO)
                 parts = (
                     split_among(
@@ -451,7 +451,7 @@ def payment_day_process(
         job_item(run, "settling accounts")
         settled = accounts_settle(credited=work.credited, now=now)
         stats.update(settled)
-        if settled.get("residuals"):
+        if settled.get("residuals") and work.credited is not None:
             stats["residuals_valued"] = _value_due(work.credited, run)["valued"]
         return job_finish(run, status=JobRun.Status.DONE, message="processed", stats=stats)
 

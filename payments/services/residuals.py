@@ -116,7 +116,7 @@ def _credited_after(
         applied_on__lte=credited,
     ).values_list("account_id", "applied_on")
     for account_id, day in rows:
-        if day > since[account_id] and day > out.get(account_id, dt.date.min):
+        if day is not None and day > since[account_id] and day > out.get(account_id, dt.date.min):
             out[account_id] = day
     return out
 

@@ -77,21 +77,21 @@ def available_values(
         reflected = Q(status=PendingTransaction.Status.PENDING)
         if last is not None:
             reflected |= Q(status=PendingTransaction.Status.APPLIED, applied_on__gt=last)
-        for row in (
+        for credit in (
             PendingTransaction.objects.filter(
                 reflected, account_id__in=chunk, kind=EntryKind.CREDIT, effective_date__lte=on
             )
             .values("account_id")
             .annotate(t=Sum("amount"))
         ):
-            out[row["account_id"]] += row["t"]
+            out[credit["account_id"]] += credit["t"]
         debits = PendingTransaction.objects.filter(reflected, account_id__in=chunk, amount__lt=0).exclude(
             kind=EntryKind.CREDIT
         )
         if only_effective:
             debits = debits.filter(effective_date__lte=on)
-        for row in debits.values("account_id").annotate(t=Sum("amount")):
-            out[row["account_id"]] += row["t"]
+        for debit in debits.values("account_id").annotate(t=Sum("amount")):
+            out[debit["account_id"]] += debit["t"]
         if only_effective:
             continue
         promised = ScheduledPayment.objects.filter(
@@ -102,8 +102,8 @@ def available_values(
         ).exclude(share__in=ScheduledPayment.LIQUIDATING)
         if excluded:
             promised = promised.exclude(id__in=excluded)
-        for row in promised.values("account_id").annotate(t=Sum("amount")):
-            out[row["account_id"]] -= row["t"]
+        for promise in promised.values("account_id").annotate(t=Sum("amount")):
+            out[promise["account_id"]] -= promise["t"]
     return {k: max(ZERO, money(v)) for k, v in out.items()}
 
 

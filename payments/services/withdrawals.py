@@ -409,7 +409,7 @@ def dro_record(
     parts: list[tuple[Account, Decimal]] = []
     if percent is not None:
         parts = [(a, percent_of(values[a.id], percent)) for a in accounts]
-    else:
+    elif amount is not None:  # exactly one of the two, checked above
         amount = money(amount)
         if amount <= 0:
             raise WithdrawalError("The amount must be positive.")
