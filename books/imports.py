@@ -108,7 +108,7 @@ class PayrollImport(Importer):
                         f"employee {number} was not employed on the pay date {pay_date} ({status.reason})",
                         "pay_date",
                     )
-            if not row.bad:
+            if not row.bad and person is not None and pay_date is not None and gross is not None:
                 prepared.lines.append(
                     PayLine(
                         row.line,

@@ -285,7 +285,7 @@ def _in_pay(
             cite,
         )
     survivor_monthly = annuity.survivor_monthly or ZERO
-    if _alive(death, as_of):
+    if death is None or _alive(death, as_of):
         due = _monthly_dates_through(start, as_of)
         owed = max(
             ZERO, monthly * due - paid

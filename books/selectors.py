@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from decimal import Decimal
+from typing import Any, TypedDict
 
 from django.db.models import Count, Max, Q, Sum
 
@@ -123,7 +124,14 @@ def _positions_of(account_ids: list[int]) -> dict[int, int]:
     return dict(Position.objects.filter(account_id__in=account_ids).values_list("id", "account_id"))
 
 
-def holdings_on(accounts: list[Account], on: dt.date) -> dict[int, dict]:
+class Holding(TypedDict):
+    value: Decimal
+    invested: Decimal
+    waiting: Decimal
+    positions: list[dict[str, Any]]  # fund, units, price, value, earnings, valuation_date
+
+
+def holdings_on(accounts: list[Account], on: dt.date) -> dict[int, Holding]:
     """account id -> {"value", "invested", "waiting", "positions": [{fund, units, price, value, earnings}]} at the end of `on`.
 
     Like account_values(), but at the last *credited* Valuation Date on or before `on`: on a weekday before
@@ -132,7 +140,9 @@ def holdings_on(accounts: list[Account], on: dt.date) -> dict[int, dict]:
     from books.services.crediting import last_credited_date
 
     ids = [a.id for a in accounts]
-    out = {i: {"value": ZERO, "invested": ZERO, "waiting": ZERO, "positions": []} for i in ids}
+    out: dict[int, Holding] = {
+        i: {"value": ZERO, "invested": ZERO, "waiting": ZERO, "positions": []} for i in ids
+    }
     last = last_credited_date(before=on + dt.timedelta(days=1))
     positions = _positions_of(ids)
     if last is not None and positions:
@@ -185,7 +195,7 @@ def person_books(person, on: dt.date) -> list[dict]:
     holdings = holdings_on(accounts, on)
     out = []
     for participation in participations:
-        rows = []
+        rows: list[dict[str, Any]] = []
         for account in (a for a in accounts if a.participation_id == participation.id):
             h = holdings[account.id]
             percent, cite = vested_percent(account, on)
@@ -254,7 +264,7 @@ def books_totals(on: dt.date) -> dict:
 
     last = last_credited_date(before=on + dt.timedelta(days=1))
     funds = {f.id: f for f in Fund.objects.select_related("plan")}
-    by_fund = []
+    by_fund: list[dict[str, Any]] = []
     if last is not None:
         for row in (
             DailyValuation.objects.filter(valuation_date=last)

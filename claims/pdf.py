@@ -13,6 +13,7 @@ import hashlib
 import io
 import logging
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 
@@ -224,7 +225,7 @@ def claim_file_bundle(
     images = []
     for doc in uploads:
         data = _upload_bytes(doc)
-        entry = {
+        entry: dict[str, Any] = {
             "label": label(),
             "title": doc.original_name,
             "what": doc.get_kind_display(),
@@ -256,6 +257,7 @@ def claim_file_bundle(
     for d in decisions:
         for s in d.provisions.all():
             cited[s.pk] = quoted_section(s, rules.version)
+    assert request.fulfilled_on is not None  # the bundle answers a request the caller has just fulfilled
     context = _letter(
         claim,
         rules,

@@ -503,9 +503,10 @@ def late_decisions() -> QuerySet[ClaimDecision]:
     )
 
 
-def average_days_to_decision() -> list[dict]:
-    return list(
-        ClaimDecision.objects.values("claim__plan__code", "level")
+def average_days_to_decision() -> list[dict[str, object]]:
+    return [
+        dict(row)
+        for row in ClaimDecision.objects.values("claim__plan__code", "level")
         .annotate(n=Count("id"), average=Avg("days_taken"), late=Count("id", filter=Q(late=True)))
         .order_by("claim__plan__code", "level")
-    )
+    ]

@@ -621,6 +621,7 @@ def claim_information_receive(
         _store(upload, claim=claim, kind=ClaimDocument.Kind.INFORMATION, now=now, actor=actor)
     _refresh_deadlines(claim)
     due = claim.review_due_on if level == Level.REVIEW else claim.decision_due_on
+    assert due is not None  # the information arrived: _refresh_deadlines() restarted the period
     days = extension.days_tolled
     _log(
         claim,
@@ -693,10 +694,13 @@ def _decide(
     today = local_date(now, rules)
     # A period still tolled for the claimant's information counts as tolled up to today: deciding then is on time.
     deadlines = claim_deadlines(claim, deciding_on=today)
+    deadline = deadlines.decision if level == Level.INITIAL else deadlines.review
+    # deciding_on=today counts a period still tolled up to today, so a pending decision has its date
+    assert deadline is not None and deadline.due_on is not None
     if level == Level.INITIAL:
-        due, start, body = deadlines.decision.due_on, claim.received_on, "the Committee's delegate"
+        due, start, body = deadline.due_on, claim.received_on, "the Committee's delegate"
     else:
-        due, start, body = deadlines.review.due_on, claim.appeal.received_on, "the Committee"
+        due, start, body = deadline.due_on, claim.appeal.received_on, "the Committee"
     delivery = delivery or claim.delivery
     decision = ClaimDecision.objects.create(
         claim=claim,
@@ -913,7 +917,7 @@ def appeal_file(
             raise ClaimRefused(
                 f"only the claimant or their duly authorized representative may appeal ({cite})"
             )
-        if claim.state == State.DENIED and received_on > claim.appeal_due_on:
+        if claim.state == State.DENIED and claim.appeal_due_on and received_on > claim.appeal_due_on:
             _abandon(claim, now=now, actor="system", rules=rules, late_appeal_on=received_on)
             late = (
                 f"the appeal window closed on {claim.appeal_due_on:%B %-d, %Y} ({rules.appeal_days} days after "
@@ -1143,7 +1147,7 @@ def claim_file_fulfil(*, request: ClaimFileRequest, now: dt.datetime, actor) -> 
 
 # --- the daily job ------------------------------------------------------------------------------------
 def _reviewer_emails(claim: Claim) -> list[str]:
-    if claim.reviewer_id and claim.reviewer.email:
+    if claim.reviewer is not None and claim.reviewer.email:
         return [claim.reviewer.email]
     cap = Cap.DECIDE_APPEALS if claim.state in AWAITING_REVIEW else Cap.DECIDE_CLAIMS
     users = get_user_model().objects.filter(is_active=True).exclude(email="").prefetch_related("groups")
@@ -1164,13 +1168,14 @@ def claims_flag_deadlines(*, now: dt.datetime) -> dict:
             with transaction.atomic():
                 claim = _locked(Claim(pk=pk))
                 rules = claim_rules(claim)
-                if claim.state == State.DENIED and local_date(now, rules) > claim.appeal_due_on:
+                due = claim.appeal_due_on
+                if claim.state == State.DENIED and due is not None and local_date(now, rules) > due:
                     _abandon(claim, now=now, actor="system", rules=rules)
                     ClaimFlag.objects.get_or_create(
                         claim=claim,
                         kind=ClaimFlag.Kind.ABANDONED,
                         deadline_kind="appeal",
-                        deadline_on=claim.appeal_due_on,
+                        deadline_on=due,
                         defaults={"flagged_on": local_date(now, rules)},
                     )
                     stats["abandoned"] += 1
@@ -1186,6 +1191,8 @@ def claims_flag_deadlines(*, now: dt.datetime) -> dict:
     for claim in pending:
         rules = claim_rules(claim)
         today = local_date(now, rules)
+        if claim.next_deadline_on is None:  # never: filtered on it above
+            continue
         days_left = (claim.next_deadline_on - today).days
         if days_left > WARN_DAYS:
             continue

@@ -17,7 +17,7 @@ def capability_required(cap: Cap):
                 raise PermissionDenied(f"this page needs the {cap.value} capability")
             return view(request, *args, **kwargs)
 
-        wrapped.required_capability = cap  # type: ignore[attr-defined]  # a marker on the view function, read by tests/test_access.py
+        wrapped.required_capability = cap
         return wrapped
 
     return decorator
@@ -32,5 +32,5 @@ def participant_required(view):
             raise PermissionDenied("this page is for participants")
         return view(request, *args, **kwargs)
 
-    wrapped.participant_only = True  # type: ignore[attr-defined]  # a marker on the view function, read by tests/test_access.py
+    wrapped.participant_only = True
     return wrapped

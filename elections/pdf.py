@@ -131,7 +131,9 @@ def _deferral(e: DeferralElection, v: PlanVersion) -> dict:
             "performance_period": f"{day(e.performance_period_start)} to {day(e.performance_period_end)}"
             if e.performance_period_end
             else "",
-            "window": f"{when(e.window.opens_at)} to {when(e.window.closes_at)}" if e.window_id else "",
+            "window": f"{when(e.window.opens_at)} to {when(e.window.closes_at)}"
+            if e.window is not None
+            else "",
             "evergreen": bool(v.provision("evergreen", False)),
             "quotes": provision_quotes(v, cites),
         }

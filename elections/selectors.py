@@ -191,11 +191,7 @@ def election_chances(*, participation: Participation, now: dt.datetime) -> list[
     today = now.astimezone(EASTERN).date()
     chances: list[ElectionChance] = []
     for window in windows_open_for(participation=participation, now=now):
-        period = (
-            (window.performance_period_start, window.performance_period_end)
-            if window.kind == EnrollmentWindow.Kind.PERFORMANCE
-            else None
-        )
+        period = window.performance_period if window.kind == EnrollmentWindow.Kind.PERFORMANCE else None
         chances.append(ElectionChance(window.plan_year, window.kind, window.closes_at, window, period))
     years_with_windows = set(
         EnrollmentWindow.objects.filter(
@@ -482,7 +478,8 @@ def schedule_accounts(*, participation: Participation, as_of: dt.date) -> list[d
 
 # --- what staff see ----------------------------------------------------------------------------------------------
 
-ELECTION_MODELS = {
+Election = DeferralElection | DistributionElection | ScheduleChange | InvestmentElection | AnnuityElection
+ELECTION_MODELS: dict[str, type[Election]] = {
     "deferral": DeferralElection,
     "distribution": DistributionElection,
     "schedule_change": ScheduleChange,
@@ -496,9 +493,9 @@ def kind_of(election) -> str:
     return KIND_OF_MODEL[type(election)]
 
 
-def elections_of(*, person: Person) -> list:
+def elections_of(*, person: Person) -> list[Election]:
     """Every election of a person, newest first (refused ones too: they are the participant's record)."""
-    out = []
+    out: list[Election] = []
     for model in ELECTION_MODELS.values():
         out.extend(model.objects.filter(participation__person=person).select_related("participation__plan"))
     return sorted(out, key=lambda e: (e.submitted_at, e.pk), reverse=True)
@@ -518,7 +515,7 @@ def confirmation_of(election) -> Document | None:
 
 def refused_elections(*, plan: Plan | None = None, submitted_in: int | None = None) -> list:
     """Refused elections of every kind, with the section and the reason, newest first."""
-    out = []
+    out: list[Election] = []
     for model in ELECTION_MODELS.values():
         qs = model.objects.filter(status=Status.REJECTED).select_related(
             "participation__person", "participation__plan"
@@ -576,7 +573,9 @@ def plan_year_summary(*, plan: Plan, plan_year: int) -> PlanYearSummary:
                 "code": comp["code"],
                 "label": comp["label"],
                 "count": len(values),
-                "average": (sum(values) / len(values)).quantize(Decimal("0.1")) if values else None,
+                "average": (sum(values, Decimal(0)) / len(values)).quantize(Decimal("0.1"))
+                if values
+                else None,
                 "min": min(values) if values else None,
                 "max": max(values) if values else None,
             }

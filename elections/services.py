@@ -349,8 +349,9 @@ def _has_elected(participation: Participation, window: EnrollmentWindow) -> bool
 def _window_audience(window: EnrollmentWindow, today: dt.date) -> list[Participation]:
     from participants.selectors import employment_status_on
 
+    people: list[Participation]
     if window.kind == EnrollmentWindow.Kind.FIRST_YEAR:
-        people = [window.participation]
+        people = [window.participation] if window.participation is not None else []
     else:
         people = list(
             Participation.objects.filter(plan=window.plan, eligible=True).select_related("person", "plan")
@@ -359,8 +360,11 @@ def _window_audience(window: EnrollmentWindow, today: dt.date) -> list[Participa
     for p in people:
         if not p.eligible or not employment_status_on(p.person, today).employed:
             continue
-        if window.kind == EnrollmentWindow.Kind.PERFORMANCE and not V.employed_throughout(
-            p.person, window.performance_period_start, today
+        start = window.performance_period_start
+        if (
+            window.kind == EnrollmentWindow.Kind.PERFORMANCE
+            and start
+            and not V.employed_throughout(p.person, start, today)
         ):
             continue  # EDCP 3.2(c): only those employed since the performance period began may elect
         out.append(p)
@@ -436,11 +440,12 @@ def _store_lines(election: DeferralElection, percentages: dict, accounts: dict |
     for comp, pct in percentages.items():
         DeferralElectionLine.objects.create(election=election, component=comp, percent=Decimal(str(pct)))
     for name, pct in (accounts or {}).items():
-        if not _whole(pct):
+        whole = _whole(pct)
+        if not whole:
             continue
         kind_name, month = _split_account(name)
         DeferralAllocation.objects.create(
-            election=election, account_kind=kind_name, specified_month=month, percent=_whole(pct)
+            election=election, account_kind=kind_name, specified_month=month, percent=whole
         )
 
 
@@ -455,10 +460,11 @@ def _deferral_violation(req: V.DeferralRequest) -> tuple[V.Violation | None, Enr
 def _irrevocable_at(req: V.DeferralRequest, kind: str, window: EnrollmentWindow | None) -> dt.datetime:
     if window is not None:
         return window.closes_at  # the Committee's earlier deadline (EDCP 3.2(b): "such earlier date")
-    if kind == "first_year":
-        return V.first_year_window_end(req.version, req.participation.eligible_on)
+    eligible_on = req.participation.eligible_on
+    if kind == "first_year" and eligible_on is not None:  # election_kind(): first-year follows a notice
+        return V.first_year_window_end(req.version, eligible_on)
     if kind == "performance":
-        return V.performance_deadline(req.version, req.performance_period[1])
+        return V.performance_deadline(req.version, req.period[1])
     return V.annual_deadline(req.version, req.plan_year)
 
 
@@ -563,7 +569,7 @@ def deferral_election_stop(
 ) -> DeferralElection:
     """Revoke an evergreen election for a plan year in time (EDCP 3.2(d)): an election of 0% of every component."""
     version = participation.plan.version_on(_local_date(submitted_at))
-    zeros = {c["code"]: 0 for c in version.provision("deferral_components", []) or []}
+    zeros: dict[str, object] = {c["code"]: 0 for c in version.provision("deferral_components", []) or []}
     return deferral_election_submit(
         participation=participation,
         plan_year=plan_year,
@@ -1061,7 +1067,7 @@ def annuity_election_submit(
     *,
     participation: Participation,
     form: str,
-    defer_years: int,
+    defer_years: int | str,  # as typed: anything but a whole number is refused with the section
     submitted_at: dt.datetime,
     channel: str,
     actor,

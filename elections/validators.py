@@ -9,12 +9,16 @@ import datetime as dt
 import zoneinfo
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from core.dates import add_months, add_years
 from participants.models import Participation
 from participants.selectors import employment_status_on
 from plans.models import PlanVersion
 from plans.selectors import MissingFigure, announced_percent
+
+if TYPE_CHECKING:
+    from elections.models import EnrollmentWindow
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,13 @@ class DeferralRequest:
 
     def __post_init__(self) -> None:
         self.version = self.participation.plan.version_on(self.submitted_on)
+
+    @property
+    def period(self) -> tuple[dt.date, dt.date]:
+        """The performance period of a performance-based election (election_kind() "performance")."""
+        if self.performance_period is None:
+            raise ValueError("not an election for a performance period")
+        return self.performance_period
 
     @property
     def tz(self) -> zoneinfo.ZoneInfo:
@@ -147,6 +158,10 @@ def max_percent(req: DeferralRequest, comp: dict) -> tuple[Decimal, str]:
 def v_percent_limits(req: DeferralRequest) -> Violation | None:
     for code, pct in req.percentages.items():
         comp = req.version.component(code)
+        if comp is None:
+            return Violation(
+                req.version.cite("deferral_components"), f"{code} is not a pay component of the plan."
+            )
         value = Decimal(str(pct))
         try:
             top, cite = max_percent(req, comp)
@@ -193,7 +208,7 @@ def v_timing(req: DeferralRequest) -> Violation | None:
     kind = election_kind(req)
     v = req.version
     if kind == "performance":
-        start, end = req.performance_period
+        start, end = req.period
         cite = v.cite("performance_election_months_before_end")
         min_months = v.provision("performance_period_min_months", 12)
         if add_months(start, min_months) > end + dt.timedelta(days=1):
@@ -225,13 +240,14 @@ def v_timing(req: DeferralRequest) -> Violation | None:
                 "Your pay for this period follows the annual election deadline instead.",
             )
         return None
-    if kind == "first_year":
-        end = first_year_window_end(v, req.participation.eligible_on)
-        if req.submitted_on < req.participation.eligible_on:
+    eligible_on = req.participation.eligible_on
+    if kind == "first_year" and eligible_on is not None:  # election_kind(): first-year follows a notice
+        end = first_year_window_end(v, eligible_on)
+        if req.submitted_on < eligible_on:
             return Violation(
                 v.cite("first_year_window_days"),
                 f"Your first-year election can be made only after the Committee's notice of your initial "
-                f"eligibility, dated {req.participation.eligible_on:%B %d, %Y}.",
+                f"eligibility, dated {eligible_on:%B %d, %Y}.",
                 f"Elect from that date until {end:%B %d, %Y}.",
             )
         if req.submitted_at > end:
@@ -276,7 +292,7 @@ KIND_PROVISION = {
 }
 
 
-def windows_for(req: DeferralRequest) -> tuple[list, object | None]:
+def windows_for(req: DeferralRequest) -> tuple[list[EnrollmentWindow], EnrollmentWindow | None]:
     """(the Committee's windows that govern this election, the one it falls in or None)."""
     from elections.models import EnrollmentWindow
 
@@ -290,9 +306,7 @@ def windows_for(req: DeferralRequest) -> tuple[list, object | None]:
     for w in windows:
         if not w.is_open(req.submitted_at):
             continue
-        if kind == "performance" and (w.performance_period_start, w.performance_period_end) != tuple(
-            req.performance_period
-        ):
+        if kind == "performance" and (w.performance_period_start, w.performance_period_end) != req.period:
             continue
         return windows, w
     return windows, None
@@ -313,13 +327,9 @@ def v_window(req: DeferralRequest) -> Violation | None:
     cite = req.version.cite(KIND_PROVISION[kind])
     later = [w for w in windows if w.opens_at > req.submitted_at]
     if kind == "performance":
-        period = [
-            w
-            for w in windows
-            if (w.performance_period_start, w.performance_period_end) == tuple(req.performance_period)
-        ]
+        period = [w for w in windows if (w.performance_period_start, w.performance_period_end) == req.period]
         if not period:
-            start, end = req.performance_period
+            start, end = req.period
             return Violation(
                 cite,
                 f"The Committee has not opened elections for a performance period from "
@@ -360,13 +370,13 @@ def v_not_yet_irrevocable(req: DeferralRequest) -> Violation | None:
         irrevocable_at__lt=req.submitted_at,
     )
     if kind == "performance":
-        fixed = fixed.filter(performance_period_end=req.performance_period[1])
-    fixed = fixed.order_by("irrevocable_at").first()
-    if fixed is None:
+        fixed = fixed.filter(performance_period_end=req.period[1])
+    first_fixed = fixed.order_by("irrevocable_at").first()
+    if first_fixed is None or first_fixed.irrevocable_at is None:  # never None: filtered on it above
         return None
     return Violation(
         req.version.cite(KIND_PROVISION[kind]),
-        f"Your election for {req.plan_year} became irrevocable on {_when(fixed.irrevocable_at)} and can no "
+        f"Your election for {req.plan_year} became irrevocable on {_when(first_fixed.irrevocable_at)} and can no "
         f"longer be replaced.",
         f"You can elect for {req.plan_year + 1} instead.",
     )
@@ -562,7 +572,7 @@ def check_distribution(
     participation: Participation,
     account_kind: str,
     specified_month: dt.date | None,
-    form: str,
+    form: str | None,
     installments: int | None,
     lump_sum_percent: int | None,
     delay_months: int,
@@ -692,7 +702,7 @@ def check_annuity(
     *,
     participation: Participation,
     form: str,
-    defer_years: int,
+    defer_years: int | str,  # as typed: anything but a whole number is refused
     current_form: str,
     current_defer_years: int,
     commencement: dt.date | None,

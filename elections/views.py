@@ -168,7 +168,7 @@ def _submit_enrolment(request, participation: Participation, *, submitted_at: dt
         window = get_object_or_404(
             EnrollmentWindow, pk=window_id, plan=participation.plan, kind=EnrollmentWindow.Kind.PERFORMANCE
         )
-        period = (window.performance_period_start, window.performance_period_end)
+        period = window.performance_period
     components = [c["code"] for c in version.provision("deferral_components", []) or []]
     default_account = version.provision("default_deferral_account", None)
     spec = version.account_spec("specified_date")
@@ -421,12 +421,11 @@ def portal_investments(request, plan_code: str):
 def portal_annuity(request, plan_code: str):
     participation = _participation_of(request, plan_code)
     if request.method == "POST":
+        raw_years = request.POST.get("defer_years") or "0"
         election = services.annuity_election_submit(
             participation=participation,
             form=request.POST.get("form", ""),
-            defer_years=_int(request.POST.get("defer_years") or "0")
-            if _int(request.POST.get("defer_years") or "0") is not None
-            else request.POST.get("defer_years"),
+            defer_years=years if (years := _int(raw_years)) is not None else raw_years,
             submitted_at=timezone.now(),
             channel=Channel.PORTAL,
             actor=request.user,

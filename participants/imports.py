@@ -412,7 +412,7 @@ class KeyEmployeesImport(Importer):
                 row.problem(
                     f"employee {number} is not on file (load the participant first)", "employee_number"
                 )
-            if not row.bad:
+            if not row.bad and year is not None:
                 parsed.append((row, year, person))
         lists = {
             lst.identification_year: {p.pk for p in lst.members.all()}

@@ -7,7 +7,7 @@ import contextvars
 import datetime as dt
 from decimal import Decimal
 
-from plans.models import DatedFigure, Plan, PlanTable
+from plans.models import DatedFigure, FundPrice, Plan, PlanTable
 
 
 class MissingFigure(LookupError):
@@ -73,10 +73,8 @@ def provisions_in_order(version) -> list:
     return sorted(version.provisions.all(), key=lambda p: (order.get(p.key, len(order)), p.key))
 
 
-def latest_prices(plan: Plan, on: dt.date) -> dict[int, object]:
+def latest_prices(plan: Plan, on: dt.date) -> dict[int, FundPrice | None]:
     """fund id -> the last FundPrice on or before `on`."""
-    from plans.models import FundPrice
-
     out = {}
     for fund in plan.funds.all():
         out[fund.id] = FundPrice.objects.filter(fund=fund, date__lte=on).order_by("-date").first()

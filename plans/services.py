@@ -187,7 +187,7 @@ def catalog_codes(directory: Path | None = None) -> list[str]:
 def catalog_load(*, directory: Path | None = None) -> dict:
     """Load (or refresh) the shipped catalog. Running it twice changes nothing the second time."""
     directory = Path(directory or settings.PLAN_CATALOG_DIR)
-    stats = {"created": 0, "changed": 0, "plans": []}
+    stats: dict[str, Any] = {"created": 0, "changed": 0, "plans": []}
     _load_figures(directory, stats)
     for path in catalog_plan_files(directory):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))

@@ -44,7 +44,7 @@ def plan_detail(request, code: str):
     on = form.cleaned_data["on"] if form.is_valid() and form.cleaned_data.get("on") else today
     version = plan.version_on(on)
     tables = list(plan.tables.all())
-    in_force = {}
+    in_force: dict[str, PlanTable] = {}
     for t in tables:
         if t.effective_date <= on and (
             t.code not in in_force or in_force[t.code].effective_date < t.effective_date

@@ -80,10 +80,10 @@ class BenefitQuote:
     single_life_annual: Decimal
     maximum_benefit: Decimal
     capped: bool
-    annual: Decimal
-    monthly: Decimal
+    annual: Decimal | None  # None: a joint form without the Spouse's date of birth
+    monthly: Decimal | None
     missed_payments: int
-    first_payment: Decimal
+    first_payment: Decimal | None
     lump_sum_value: Decimal
     basis: str
     steps: list[tuple[str, str, str]] = field(default_factory=list)  # (what, amount, citation)
@@ -374,9 +374,12 @@ def brp_benefit_sheet(
     missed = (
         (first_payment_date.year - commencement.year) * 12 + first_payment_date.month - commencement.month
     )
+    annual: Decimal | None
+    monthly: Decimal | None
+    first: Decimal | None
     if form == "lump_sum":
         annual = monthly = first = lump
-    elif chosen.annual is None:
+    elif chosen.annual is None or chosen.monthly is None:
         annual = monthly = first = None
     else:
         annual, monthly = chosen.annual, chosen.monthly

@@ -23,6 +23,7 @@ from books.models import Account, EntryKind, PayrollDeferral, PayrollRecord, Pen
 from books.services.accounts import BooksError, parse_account_name
 from core.audit import actor_label
 from core.errors import ApplicationError
+from core.models import ImportBatch
 from core.money import ZERO, money, percent_of, split_by_percent
 from elections.models import DeferralCancellation, DeferralElectionLine, Status
 from elections.selectors import allocation_of, cancellation_covering, choose_deferral_line
@@ -51,7 +52,7 @@ class PayLine:
     performance_period_end: dt.date | None = None
     net_available: Decimal | None = None
     sequence: int = 1
-    batch: object = None
+    batch: ImportBatch | None = None
     line_number: int | None = None
 
 
@@ -429,7 +430,7 @@ class PayrollRun:
             for row, credits in c.deferrals:
                 row.record = c.record
                 deferrals.append(row)
-                key = f"pay:{c.record.pk}:{row.participation.pk}"
+                line_key = f"pay:{c.record.pk}:{row.participation.pk}"
                 for credit in credits:
                     pending.append(
                         PendingTransaction(
@@ -438,7 +439,7 @@ class PayrollRun:
                             source=credit.source,
                             amount=credit.amount,
                             effective_date=c.record.pay_date,
-                            idempotency_key=f"{key}:{credit.key_suffix}",
+                            idempotency_key=f"{line_key}:{credit.key_suffix}",
                             actor=self.actor,
                             created_at=self.now,
                             memo=credit.memo[:300],
@@ -496,5 +497,9 @@ def pay_record(
         )
     except BooksError as exc:
         raise PayrollError(str(exc))
+    if record is None:  # recorded by a concurrent import since the check above
+        return PayrollRecord.objects.get(
+            person=person, pay_date=pay_date, component=component, sequence=sequence
+        ), False
     run.save()
     return record, True

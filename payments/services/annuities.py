@@ -418,6 +418,7 @@ def _fresh(
         )
     except BenefitError as exc:
         return _refused(exc, commencement, f"Separation on {_day(sep)} ({cites['start']}): ", "separation")
+    assert quote.monthly is not None  # brp_benefit_quote refuses a form it cannot price ("no_spouse")
     if quote.provisional and any("limit" in p for p in quote.provisional):
         note = next(p for p in quote.provisional if "limit" in p)
         return Outcome(

@@ -24,6 +24,7 @@ import zoneinfo
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -480,7 +481,7 @@ class Demo:
                 actions += self.pension(p, person, participation, start, admin)
         actions += self.key_employee_lists(demo_people, records, start, admin)
         actions += self.restoration(start, committee)
-        stats = {"pay lines": 0, "elections": 0, "events": 0}
+        stats: dict[str, Any] = {"pay lines": 0, "elections": 0, "events": 0}
         for action in sorted(actions):
             if action.credit_first:
                 # An event is recorded after its day is credited: forfeiture values the accounts on that day.
@@ -517,8 +518,8 @@ class Demo:
             if work.for_job:
                 payment_day_process(day=day, now=moment(day, 7), work=work)
             if payments_ready(period_end=day).exists():
-                run = payment_run_prepare(period_end=day, actor=preparer, now=moment(day, 8))
-                payment_run_approve(run=run, actor=approver, now=moment(day, 10))
+                payment_run = payment_run_prepare(period_end=day, actor=preparer, now=moment(day, 8))
+                payment_run_approve(run=payment_run, actor=approver, now=moment(day, 10))
             if cal.is_valuation_date(day):
                 for run in credit_due_dates(through=day, actor="crediting job (demo)"):
                     if run.status != "done":
@@ -641,7 +642,9 @@ class Demo:
         # Distribution elections are filed with the first deferral into an account (EDCP 5.1(c), 5.2(c)).
         if p.plan == "EDCP":
             filed = years[0][1]
-            choices = [("retirement_termination", "installments", 5 + p.index % 5)]
+            choices: list[tuple[str, str, int | None]] = [
+                ("retirement_termination", "installments", 5 + p.index % 5)
+            ]
             if p.specified_month:
                 choices.append((f"specified_date:{p.specified_month}", "lump_sum", None))
             for account, form, installments in choices:
