@@ -259,7 +259,7 @@ def blank_form_context(plan: Plan, plan_year: int) -> dict:
             from plans.selectors import MissingFigure, announced_percent
 
             try:
-                top = f"{announced_percent(plan, 'announced_max_deferral_percent', plan_year):.0f}"
+                top = f"{announced_percent(plan=plan, code='announced_max_deferral_percent', year=plan_year):.0f}"
             except MissingFigure:
                 top = "as the Committee announces"
         components.append(

@@ -240,7 +240,9 @@ def deferral_limits(*, participation: Participation, plan_year: int, as_of: dt.d
         problem, top = "", None
         if comp["max_percent"] == "announced":
             try:
-                top = announced_percent(participation.plan, "announced_max_deferral_percent", plan_year)
+                top = announced_percent(
+                    plan=participation.plan, code="announced_max_deferral_percent", year=plan_year
+                )
             except MissingFigure as exc:
                 problem = str(exc)
         else:
@@ -414,7 +416,7 @@ def benefit_commencement(*, participation: Participation, defer_years: int = 0) 
     from core.dates import add_years, day_of_month_after
     from participants.selectors import termination_event
 
-    ended = termination_event(participation.person)
+    ended = termination_event(person=participation.person)
     if ended is None:
         return None
     return add_years(day_of_month_after(ended.effective_date, 1, 1), defer_years)

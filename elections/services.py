@@ -358,7 +358,7 @@ def _window_audience(window: EnrollmentWindow, today: dt.date) -> list[Participa
         )
     out = []
     for p in people:
-        if not p.eligible or not employment_status_on(p.person, today).employed:
+        if not p.eligible or not employment_status_on(person=p.person, day=today).employed:
             continue
         start = window.performance_period_start
         if (
@@ -744,7 +744,7 @@ def account_first_payment(
     from core.dates import day_of_month_after
     from participants.selectors import termination_event
 
-    ended = termination_event(participation.person)
+    ended = termination_event(person=participation.person)
     if ended is None or ended.kind != "separation":
         return None
     v = participation.plan.version_on(ended.effective_date)

@@ -111,7 +111,7 @@ def v_eligible(req: DeferralRequest) -> Violation | None:
             "You are no longer an Eligible Employee, so you cannot defer pay for a later plan year.",
             "Elections already irrevocable run to the end of their plan year.",
         )
-    status = employment_status_on(req.participation.person, req.submitted_on)
+    status = employment_status_on(person=req.participation.person, day=req.submitted_on)
     if not status.employed:
         return Violation(
             cite, f"You cannot make a deferral election after your employment ended ({status.reason})."
@@ -151,7 +151,9 @@ def v_whole_percentages(req: DeferralRequest) -> Violation | None:
 def max_percent(req: DeferralRequest, comp: dict) -> tuple[Decimal, str]:
     cite = comp.get("cite") or req.version.cite("deferral_components")
     if comp["max_percent"] == "announced":
-        return announced_percent(req.version.plan, "announced_max_deferral_percent", req.plan_year), cite
+        return announced_percent(
+            plan=req.version.plan, code="announced_max_deferral_percent", year=req.plan_year
+        ), cite
     return Decimal(comp["max_percent"]), cite
 
 
@@ -519,7 +521,7 @@ DEFERRAL_RULES = (
 
 def check_deferral(req: DeferralRequest) -> Violation | None:
     for rule in DEFERRAL_RULES:
-        violation = rule(req)
+        violation = rule(req=req)
         if violation:
             return violation
     return None
@@ -965,7 +967,7 @@ def check_investment(
         return Violation(
             cite, f"The fund shares add up to {total}%, not 100%.", "Make them add up to exactly 100%."
         )
-    status = employment_status_on(participation.person, submitted_on)
+    status = employment_status_on(person=participation.person, day=submitted_on)
     if not status.employed and not v.provision("investment_change_after_separation", False):
         return Violation(
             v.cite("investment_change_after_separation"),

@@ -220,7 +220,7 @@ def _investment_context(participation: Participation, today: dt.date) -> dict:
         "cite": version.cite("investment_increment_percent"),
         "default_cite": version.cite("default_fund_rule"),
         "default_rule": version.provision("default_fund_rule", ""),
-        "employed": employment_status_on(participation.person, today).employed,
+        "employed": employment_status_on(person=participation.person, day=today).employed,
         "after_separation_cite": version.cite("investment_change_after_separation"),
     }
 
@@ -272,8 +272,8 @@ def _overview(participation: Participation, *, now: dt.datetime) -> dict:
         "plan": participation.plan,
         "version": version,
         "account_balance": account_balance,
-        "employed": employment_status_on(participation.person, today).employed,
-        "beneficiaries": beneficiaries_in_force(participation.person, participation.plan),
+        "employed": employment_status_on(person=participation.person, day=today).employed,
+        "beneficiaries": beneficiaries_in_force(person=participation.person, plan=participation.plan),
         "beneficiary_definition": S.beneficiary_definition(participation.plan, today),
         "next_year": today.year + 1,
     }

@@ -31,7 +31,9 @@ def participant_list(request):
     query, plan = "", ""
     if form.is_valid():
         query, plan = form.cleaned_data["q"], form.cleaned_data["plan"]
-    page = Paginator(selectors.people_search(query, plan), PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(selectors.people_search(query=query, plan_code=plan), PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
     return render(
         request,
         "participants/list.html",
@@ -83,12 +85,17 @@ def participant_detail(request, pk: int):
             "today": today,
             "participations": participations,
             "events": person.employment_events.all(),
-            "key_years": selectors.key_employee_years(person, effective_month=month, effective_day=day),
-            "key_now": selectors.key_employee_status(person, today, effective_month=month, effective_day=day),
+            "key_years": selectors.key_employee_years(
+                person=person, effective_month=month, effective_day=day
+            ),
+            "key_now": selectors.key_employee_status(
+                person=person, on=today, effective_month=month, effective_day=day
+            ),
             "service": person.vesting_service.order_by("-through_year"),
-            "service_now": selectors.years_of_vesting_service(person, today),
+            "service_now": selectors.years_of_vesting_service(person=person, on=today),
             "beneficiaries": [
-                (p["plan"], selectors.beneficiaries_in_force(person, p["plan"])) for p in participations
+                (p["plan"], selectors.beneficiaries_in_force(person=person, plan=p["plan"]))
+                for p in participations
             ],
             "designations": person.beneficiary_designations.select_related("plan").prefetch_related(
                 "beneficiaries"

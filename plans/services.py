@@ -169,17 +169,17 @@ def _load_figures(directory: Path, stats: dict) -> None:
             stats["created"] += int(created)
 
 
-def catalog_plan_files(directory: Path | None = None) -> list[Path]:
+def catalog_plan_files(*, directory: Path | None = None) -> list[Path]:
     """The plan files of the shipped catalog (every `*.yaml` but the dated figures), in load order."""
     directory = Path(directory or settings.PLAN_CATALOG_DIR)
     return [path for path in sorted(directory.glob("*.yaml")) if path.name != "figures.yaml"]
 
 
-def catalog_codes(directory: Path | None = None) -> list[str]:
+def catalog_codes(*, directory: Path | None = None) -> list[str]:
     """The codes of the plans of the shipped catalog, read from its files (no database needed)."""
     return [
         str(yaml.safe_load(path.read_text(encoding="utf-8"))["code"])
-        for path in catalog_plan_files(directory)
+        for path in catalog_plan_files(directory=directory)
     ]
 
 
@@ -189,7 +189,7 @@ def catalog_load(*, directory: Path | None = None) -> dict:
     directory = Path(directory or settings.PLAN_CATALOG_DIR)
     stats: dict[str, Any] = {"created": 0, "changed": 0, "plans": []}
     _load_figures(directory, stats)
-    for path in catalog_plan_files(directory):
+    for path in catalog_plan_files(directory=directory):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         plan = _load_plan(data, directory, stats)
         stats["plans"].append(plan.code)
@@ -247,7 +247,7 @@ def figure_set(
     return figure
 
 
-def parse_table_rows(text: str) -> list[list[str]]:
+def parse_table_rows(*, text: str) -> list[list[str]]:
     """'2, 100' lines to [["2", "100"]]: a key (a number, a plan year or 'default') and a percent."""
     rows, seen, problems = [], set(), []
     for number, line in enumerate(text.splitlines(), start=1):

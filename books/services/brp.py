@@ -130,7 +130,7 @@ def maximum_benefit(version, year: int) -> Decimal:
     rule = version.provision("db_maximum_benefit")
     base_year, base = rule["base_year"], Decimal(rule["base_amount"])
     index = rule["indexed_by"]
-    return money(base * figure_for_year(index, year) / figure_for_year(index, base_year))
+    return money(base * figure_for_year(code=index, year=year) / figure_for_year(code=index, year=base_year))
 
 
 def maximum_benefit_for(version, year: int) -> tuple[Decimal, str]:
@@ -346,7 +346,10 @@ def brp_benefit_sheet(
     first_payment_date = commencement
     ke = version.provision("key_employee")
     status = key_employee_status(
-        person, separation_date, effective_month=ke["effective_month"], effective_day=ke["effective_day"]
+        person=person,
+        on=separation_date,
+        effective_month=ke["effective_month"],
+        effective_day=ke["effective_day"],
     )
     delay_rule = next((r for r in version.provision("distribution", []) if r.get("key_employee_delay")), None)
     if delay_rule:

@@ -60,7 +60,7 @@ def _restoration_eligible(
 ) -> tuple[bool, str]:
     """RRP 3.02: employed on the last day of the year, unless they died or Retired during it."""
     year_end = dt.date(plan_year, 12, 31)
-    ended = termination_event(participation.person, on_or_before=year_end)
+    ended = termination_event(person=participation.person, on_or_before=year_end)
     if ended is None or ended.effective_date.year > plan_year:
         return True, ""
     if not rule.get("employed_last_day", True):

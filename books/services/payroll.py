@@ -170,13 +170,13 @@ class PayrollRun:
     def figure(self, code: str, year: int) -> Decimal:
         key = (code, year)
         if key not in self._figures:
-            self._figures[key] = figure_for_year(code, year, self.limits)
+            self._figures[key] = figure_for_year(code=code, year=year, overrides=self.limits)
         return self._figures[key]
 
     def announced(self, plan: Plan, table: str, year: int) -> Decimal:
         key = (plan.pk, table, year)
         if key not in self._announced:
-            self._announced[key] = announced_percent(plan, table, year)
+            self._announced[key] = announced_percent(plan=plan, code=table, year=year)
         return self._announced[key]
 
     def _ytd_sum(self, participation: Participation, plan_year: int, pay_date: dt.date, attr: str) -> Decimal:
@@ -195,7 +195,9 @@ class PayrollRun:
         if self.is_recorded(line):
             return None
         person = line.person
-        status = employment_status_from_events(person, self.events.get(person.pk, []), line.pay_date)
+        status = employment_status_from_events(
+            person=person, events=self.events.get(person.pk, []), day=line.pay_date
+        )
         if not status.employed:
             raise PayrollError(
                 f"{person.employee_number} was not employed on {line.pay_date} ({status.reason})"

@@ -31,12 +31,14 @@ def vested_percent(account: Account, on: dt.date) -> tuple[Decimal, str]:
     cite = rule["cite"]
     if rule["rule"] == "immediate":
         return HUNDRED, cite
-    ended = termination_event(person, on_or_before=on)
+    ended = termination_event(person=person, on_or_before=on)
     employed_through = ended.effective_date if ended else on
     full_on = set(rule.get("full_on", []))
     if ended and ended.kind == EmploymentEvent.Kind.DEATH and "death_while_employed" in full_on:
         return HUNDRED, cite
-    if "change_in_control" in full_on and change_in_control_between(person.hire_date, employed_through):
+    if "change_in_control" in full_on and change_in_control_between(
+        start=person.hire_date, end=employed_through
+    ):
         return HUNDRED, cite
     if "retirement" in full_on and ended and ended.kind == EmploymentEvent.Kind.SEPARATION:
         age = participation.plan.version_on(on).provision("retirement_age", None)
@@ -45,10 +47,10 @@ def vested_percent(account: Account, on: dt.date) -> tuple[Decimal, str]:
     since = rule.get("full_if_service_on_or_after")
     if since and employed_through >= dt.date.fromisoformat(since):
         return HUNDRED, cite
-    years = years_of_vesting_service(person, employed_through)
+    years = years_of_vesting_service(person=person, on=employed_through)
     if rule["rule"] == "cliff":
         return (HUNDRED if years >= rule["cliff_years"] else ZERO), cite
-    table = plan_table(participation.plan, rule["schedule_table"], on)
+    table = plan_table(plan=participation.plan, code=rule["schedule_table"], on=on)
     return min(HUNDRED, table.step_value(Decimal(years))), cite
 
 

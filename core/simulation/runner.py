@@ -93,7 +93,7 @@ def run_scenario(scenario: Scenario) -> dict:
         by_day.setdefault(event.on, []).append(event)
     checkpoints = set(scenario.checkpoints) | {scenario.through}
     results: dict[int, dict] = {}
-    with figure_overrides(scenario.limits), pinned_version_date(scenario.plan_version):
+    with figure_overrides(limits=scenario.limits), pinned_version_date(scenario.plan_version):
         for hook in registry.SETUP_HOOKS:
             hook(ctx)
         for day in _days(scenario.start, scenario.through):

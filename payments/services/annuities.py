@@ -290,7 +290,7 @@ def _events(person) -> dict[str, dt.date]:
 def _beneficiary_name(participation: Participation) -> str:
     from participants.selectors import beneficiaries_in_force
 
-    designation = beneficiaries_in_force(participation.person, participation.plan)
+    designation = beneficiaries_in_force(person=participation.person, plan=participation.plan)
     if designation is not None:
         names = [b.name for b in designation.beneficiaries.all() if b.tier == "primary" and not b.deceased_on]
         if names:

@@ -71,7 +71,7 @@ def death_payees(*, person, plan, version, death: dt.date) -> Payees:
     from participants.models import Beneficiary, Person
     from participants.selectors import beneficiaries_in_force
 
-    designation = beneficiaries_in_force(person, plan)
+    designation = beneficiaries_in_force(person=person, plan=plan)
     cite = version.cite("default_beneficiary")
     if designation is not None:
         everyone = list(designation.beneficiaries.all())

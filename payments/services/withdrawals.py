@@ -33,7 +33,7 @@ def _check_dates(participation: Participation, day: dt.date, what: str) -> None:
     person = participation.person
     if day < person.hire_date:
         raise WithdrawalError(f"{person} was hired {person.hire_date}: {what} dated {day} is before that.")
-    death = death_of(person)
+    death = death_of(person=person)
     if death is not None and day > death.effective_date:
         raise WithdrawalError(f"{person} died {death.effective_date}: {what} dated {day} is after that.")
 
