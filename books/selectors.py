@@ -5,13 +5,18 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from decimal import Decimal
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.db.models import Count, Max, Q, Sum
 
 from books.models import Account, DailyValuation, EntryKind, PendingTransaction
 from core import valuation_calendar as cal
 from core.money import ZERO, money
+
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
+
+    from participants.models import Person
 
 
 def last_credited_date(before: dt.date | None = None) -> dt.date | None:
@@ -181,7 +186,7 @@ def holdings_on(accounts: list[Account], on: dt.date) -> dict[int, Holding]:
     return out
 
 
-def person_books(person, on: dt.date) -> list[dict]:
+def person_books(person: Person, on: dt.date) -> list[dict]:
     """A person's participations with their accounts: value, vested part (and the section deciding it), positions."""
     from books.services.vesting import vested_percent
     from core.money import HUNDRED
@@ -239,7 +244,9 @@ def value_history(account_ids: list[int], start: dt.date, end: dt.date) -> list[
     return [(r["valuation_date"], r["v"]) for r in rows]
 
 
-def daily_earnings(account_ids: list[int], *, end: dt.date | None = None, days: int = 400):
+def daily_earnings(
+    account_ids: list[int], *, end: dt.date | None = None, days: int = 400
+) -> QuerySet[DailyValuation, Any]:  # rows: valuation_date, earnings, flow, value
     """Per Valuation Date of the `days` before `end` (default: the last credited), newest first: earnings
     credited, money in or out (flow) and the closing value."""
     from books.services.crediting import last_credited_date

@@ -32,7 +32,7 @@ import datetime as dt
 import re
 import zoneinfo
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import Avg, Count, F, Q, QuerySet
 
@@ -49,6 +49,10 @@ from claims.models import (
 )
 from core.dates import add_years
 from plans.models import Plan, PlanSection, PlanVersion
+
+if TYPE_CHECKING:
+    from core.models import Document
+    from participants.models import Person
 
 # The reading of "receives the denial": days after the notice date, by delivery. A mailed notice is
 # treated as received five calendar days after its date (a common mailing presumption, generous to the
@@ -424,7 +428,7 @@ def _years(n: int) -> str:
     return "one year" if n == 1 else f"{n} years"
 
 
-def claim_notices(claim: Claim, *, with_claim_files: bool = True):
+def claim_notices(claim: Claim, *, with_claim_files: bool = True) -> list[Document]:
     """The notices issued on a claim (decisions, extensions) and, by default, the claim files furnished."""
     from core.models import Document
 
@@ -436,7 +440,7 @@ def claim_notices(claim: Claim, *, with_claim_files: bool = True):
 
 
 # --- who sees a claim ---------------------------------------------------------------------------------
-def claims_visible_to(person) -> QuerySet[Claim]:
+def claims_visible_to(person: Person) -> QuerySet[Claim]:
     """A portal user's claims: those they made as claimant and those they act in as representative."""
     return Claim.objects.filter(Q(claimant=person) | Q(representative=person)).select_related("plan")
 

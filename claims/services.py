@@ -14,9 +14,11 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 
@@ -62,6 +64,11 @@ from core.roles import Cap, has_cap
 from participants.models import Person
 from plans.models import Plan, PlanSection
 
+if TYPE_CHECKING:
+    from django.core.files.uploadedfile import UploadedFile
+
+    from core.audit import Actor
+
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
 # Allowed uploads: the extension must agree with the file's first bytes (no renamed executables).
 ALLOWED_UPLOADS: dict[str, tuple[str, bytes]] = {
@@ -88,7 +95,7 @@ class Upload:
     sha256: str
 
 
-def upload_check(file, *, what: str = "file") -> Upload:
+def upload_check(file: UploadedFile, *, what: str = "file") -> Upload:
     """A PDF, PNG or JPEG of at most 10 MB whose content matches its name; ClaimRefused otherwise."""
     name = Path(getattr(file, "name", "") or "upload").name
     extension = Path(name).suffix.lower()
@@ -120,7 +127,9 @@ def upload_check(file, *, what: str = "file") -> Upload:
     )
 
 
-def _store(upload: Upload, *, claim: Claim | None, kind: str, now: dt.datetime, actor) -> ClaimDocument:
+def _store(
+    upload: Upload, *, claim: Claim | None, kind: str, now: dt.datetime, actor: Actor
+) -> ClaimDocument:
     relative = upload_path(upload.sha256, upload.extension)
     target = Path(settings.MEDIA_ROOT) / relative
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -139,7 +148,9 @@ def _store(upload: Upload, *, claim: Claim | None, kind: str, now: dt.datetime, 
     )
 
 
-def claim_document_add(*, claim: Claim, file, kind: str, now: dt.datetime, actor) -> ClaimDocument:
+def claim_document_add(
+    *, claim: Claim, file: UploadedFile, kind: str, now: dt.datetime, actor: Actor
+) -> ClaimDocument:
     """Staff add a record relied on (or a paper submission) to the claim file."""
     if kind not in ClaimDocument.Kind.values:
         raise ClaimRefused(f"unknown document kind {kind!r}")
@@ -158,11 +169,11 @@ def claim_document_add(*, claim: Claim, file, kind: str, now: dt.datetime, actor
 
 
 # --- transitions --------------------------------------------------------------------------------------
-def _user(actor):
+def _user(actor: Actor) -> User | None:
     return None if actor is None or isinstance(actor, str) else actor
 
 
-def _require_cap(actor, cap: Cap, what: str, cite: str) -> None:
+def _require_cap(actor: Actor, cap: Cap, what: str, cite: str) -> None:
     user = _user(actor)
     if user is None or not has_cap(user, cap):
         raise ClaimRefused(f"{what} is for holders of the {cap.value} capability ({cite})")
@@ -200,7 +211,14 @@ def _refresh_deadlines(claim: Claim) -> None:
 
 
 def _log(
-    claim: Claim, *, action: str, to: str, actor, now: dt.datetime, reason: str = "", data: dict | None = None
+    claim: Claim,
+    *,
+    action: str,
+    to: str,
+    actor: Actor,
+    now: dt.datetime,
+    reason: str = "",
+    data: dict | None = None,
 ) -> ClaimTransition:
     row = ClaimTransition.objects.create(
         claim=claim,
@@ -224,7 +242,14 @@ def _log(
 
 
 def _move(
-    claim: Claim, *, to: str, action: str, actor, now: dt.datetime, reason: str = "", data: dict | None = None
+    claim: Claim,
+    *,
+    to: str,
+    action: str,
+    actor: Actor,
+    now: dt.datetime,
+    reason: str = "",
+    data: dict | None = None,
 ) -> Claim:
     _log(claim, action=action, to=to, actor=actor, now=now, reason=reason, data=data)
     claim.state = to
@@ -243,14 +268,14 @@ def claim_file(
     subject: str,
     description: str,
     now: dt.datetime,
-    actor,
+    actor: Actor,
     channel: str = Claim.Channel.PORTAL,
     participant: Person | None = None,
     claimant_name: str = "",
     claimant_address: str = "",
     filed_by: Person | None = None,
     representative: Person | None = None,
-    authorisation=None,
+    authorisation: UploadedFile | None = None,
     files: Sequence = (),
     received_on: dt.date | None = None,
     delivery: str | None = None,
@@ -363,7 +388,7 @@ def claim_file(
 
 
 @transaction.atomic
-def claim_assign(*, claim: Claim, reviewer, now: dt.datetime, actor) -> Claim:
+def claim_assign(*, claim: Claim, reviewer: User, now: dt.datetime, actor: Actor) -> Claim:
     claim = _locked(claim)
     rules = claim_rules(claim)
     _require_cap(actor, Cap.DECIDE_CLAIMS, "assigning a claim", rules.cite("filing"))
@@ -390,7 +415,7 @@ def claim_assign(*, claim: Claim, reviewer, now: dt.datetime, actor) -> Claim:
 
 
 @transaction.atomic
-def claim_start_review(*, claim: Claim, now: dt.datetime, actor, reason: str = "") -> Claim:
+def claim_start_review(*, claim: Claim, now: dt.datetime, actor: Actor, reason: str = "") -> Claim:
     claim = _locked(claim)
     cite = claim_rules(claim).cite("denial")
     _require_cap(actor, Cap.DECIDE_CLAIMS, "reviewing a claim", cite)
@@ -457,7 +482,7 @@ def claim_extend(
     special_circumstances: str,
     expected_on: dt.date,
     now: dt.datetime,
-    actor,
+    actor: Actor,
     requests_information: bool = False,
     information_requested: str = "",
 ) -> ClaimExtension:
@@ -511,7 +536,7 @@ def _extend(
     expected_on: dt.date,
     today: dt.date,
     now: dt.datetime,
-    actor,
+    actor: Actor,
     to: str,
     cite: str,
     requests_information: bool,
@@ -562,7 +587,7 @@ def claim_information_receive(
     *,
     claim: Claim,
     now: dt.datetime,
-    actor,
+    actor: Actor,
     response: str = "",
     files: Sequence = (),
     filed_by: Person | None = None,
@@ -681,10 +706,10 @@ def _decide(
     level: str,
     outcome: str,
     reasons: str,
-    sections,
-    records,
+    sections: list[PlanSection],
+    records: Iterable[ClaimDocument | int],
     now: dt.datetime,
-    actor,
+    actor: User,
     additional_material: str = "",
     review_procedure: str = "",
     approved_benefit: str = "",
@@ -726,7 +751,7 @@ def _decide(
     return decision
 
 
-def _check_decider(claim: Claim, *, actor, level: str, rules: ClaimsRules) -> None:
+def _check_decider(claim: Claim, *, actor: User, level: str, rules: ClaimsRules) -> None:
     if level == Level.INITIAL:
         _require_cap(actor, Cap.DECIDE_CLAIMS, "an initial decision", rules.cite("filing"))
     else:
@@ -740,7 +765,7 @@ def claim_approve(
     reasons: str,
     approved_benefit: str,
     now: dt.datetime,
-    actor,
+    actor: User,
     provisions: Iterable = (),
     records: Iterable = (),
 ) -> ClaimDecision:
@@ -817,7 +842,7 @@ def claim_deny(
     additional_material: str,
     review_procedure: str,
     now: dt.datetime,
-    actor,
+    actor: User,
     partial: bool = False,
     records: Iterable = (),
     delivery: str | None = None,
@@ -872,7 +897,7 @@ def claim_deny(
 
 # --- appeal -------------------------------------------------------------------------------------------
 def _abandon(
-    claim: Claim, *, now: dt.datetime, actor, rules: ClaimsRules, late_appeal_on: dt.date | None = None
+    claim: Claim, *, now: dt.datetime, actor: Actor, rules: ClaimsRules, late_appeal_on: dt.date | None = None
 ) -> Claim:
     late = (
         f" A notice of appeal received {late_appeal_on:%B %-d, %Y} came after the window and is refused."
@@ -896,7 +921,7 @@ def appeal_file(
     claim: Claim,
     issues: str,
     now: dt.datetime,
-    actor,
+    actor: Actor,
     evidence: str = "",
     files: Sequence = (),
     filed_by: Person | None = None,
@@ -961,7 +986,7 @@ def appeal_file(
 
 
 @transaction.atomic
-def appeal_start_review(*, claim: Claim, now: dt.datetime, actor, reason: str = "") -> Claim:
+def appeal_start_review(*, claim: Claim, now: dt.datetime, actor: Actor, reason: str = "") -> Claim:
     claim = _locked(claim)
     cite = claim_rules(claim).cite("decision_on_review")
     _require_cap(actor, Cap.DECIDE_APPEALS, "reviewing an appeal", cite)
@@ -983,7 +1008,7 @@ def appeal_extend(
     special_circumstances: str,
     expected_on: dt.date,
     now: dt.datetime,
-    actor,
+    actor: Actor,
     requests_information: bool = False,
     information_requested: str = "",
 ) -> ClaimExtension:
@@ -1036,7 +1061,7 @@ def appeal_decide(
     outcome: str,
     reasons: str,
     now: dt.datetime,
-    actor,
+    actor: User,
     provisions: Iterable = (),
     approved_benefit: str = "",
     records: Iterable = (),
@@ -1090,7 +1115,7 @@ def appeal_decide(
 
 
 @transaction.atomic
-def claim_close(*, claim: Claim, now: dt.datetime, actor, reason: str) -> Claim:
+def claim_close(*, claim: Claim, now: dt.datetime, actor: Actor, reason: str) -> Claim:
     claim = _locked(claim)
     cite = claim_rules(claim).cite("filing")
     _require_cap(actor, Cap.DECIDE_CLAIMS, "closing a claim", cite)
@@ -1102,7 +1127,7 @@ def claim_close(*, claim: Claim, now: dt.datetime, actor, reason: str) -> Claim:
 
 # --- claim file ---------------------------------------------------------------------------------------
 @transaction.atomic
-def claim_file_request(*, claim: Claim, now: dt.datetime, actor) -> ClaimFileRequest:
+def claim_file_request(*, claim: Claim, now: dt.datetime, actor: Actor) -> ClaimFileRequest:
     """The claimant asks for every document relevant to the claim, free ((h)(2)(iii), (m)(8); EDCP 11.3)."""
     claim = _locked(claim)
     rules = claim_rules(claim)
@@ -1121,7 +1146,7 @@ def claim_file_request(*, claim: Claim, now: dt.datetime, actor) -> ClaimFileReq
 
 
 @transaction.atomic
-def claim_file_fulfil(*, request: ClaimFileRequest, now: dt.datetime, actor) -> ClaimFileRequest:
+def claim_file_fulfil(*, request: ClaimFileRequest, now: dt.datetime, actor: Actor) -> ClaimFileRequest:
     """Assemble the claim file into one PDF and furnish it; logged with its date."""
     request = ClaimFileRequest.objects.select_for_update().get(pk=request.pk)
     if request.fulfilled_on is not None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import zoneinfo
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from django.db.models import Q
 
@@ -25,13 +27,18 @@ from elections.models import (
 from participants.models import Participation, Person
 from plans.models import Fund, Plan, PlanSection, PlanVersion
 
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
+
+    from books.models import PayrollDeferral
+
 EASTERN = zoneinfo.ZoneInfo("America/New_York")
 
 
 def choose_deferral_line(
-    lines,
+    lines: Iterable[DeferralElectionLine],
     *,
-    cancellations,
+    cancellations: Iterable[DeferralCancellation],
     evergreen: bool,
     plan_year: int,
     pay_date: dt.date,
@@ -101,7 +108,9 @@ def deferral_line_in_force(
     )
 
 
-def cancellation_covering(cancellations, day: dt.date) -> DeferralCancellation | None:
+def cancellation_covering(
+    cancellations: Iterable[DeferralCancellation], day: dt.date
+) -> DeferralCancellation | None:
     """The cancellation (EDCP 3.7) whose period holds `day`, the latest starting first."""
     covering = [c for c in cancellations if c.starts_on <= day <= c.ends_on]
     return max(covering, key=lambda c: c.starts_on) if covering else None
@@ -491,7 +500,7 @@ ELECTION_MODELS: dict[str, type[Election]] = {
 KIND_OF_MODEL = {model: kind for kind, model in ELECTION_MODELS.items()}
 
 
-def kind_of(election) -> str:
+def kind_of(election: Election) -> str:
     return KIND_OF_MODEL[type(election)]
 
 
@@ -503,7 +512,7 @@ def elections_of(*, person: Person) -> list[Election]:
     return sorted(out, key=lambda e: (e.submitted_at, e.pk), reverse=True)
 
 
-def confirmation_of(election) -> Document | None:
+def confirmation_of(election: Election) -> Document | None:
     from elections.services import CONFIRMATION_KIND
 
     return (
@@ -644,7 +653,7 @@ def payroll_export_rows(*, plan: Plan, plan_year: int) -> list[dict]:
 
 def payroll_reductions(
     *, plan: Plan, plan_year: int | None = None, participation: Participation | None = None
-):
+) -> QuerySet[PayrollDeferral]:
     """Pay lines whose deferral payroll reduced (EDCP 1.14: never more than the cash pay left after taxes) or
     cancelled (EDCP 3.7), with the reason payroll recorded."""
     from books.models import PayrollDeferral

@@ -18,6 +18,7 @@ import datetime as dt
 import logging
 import zoneinfo
 from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.mail import send_mail
@@ -48,6 +49,11 @@ from elections.models import (
 from participants.models import Participation
 from plans.models import Plan
 
+if TYPE_CHECKING:
+    from core.audit import Actor
+    from elections.selectors import Election
+    from plans.models import PlanVersion
+
 EASTERN = zoneinfo.ZoneInfo("America/New_York")
 logger = logging.getLogger(__name__)
 
@@ -55,7 +61,7 @@ logger = logging.getLogger(__name__)
 class ElectionError(ApplicationError):
     """A staff action the plan does not allow; `rule` is the section it breaks."""
 
-    def __init__(self, rule: str, message: str):
+    def __init__(self, rule: str, message: str) -> None:
         super().__init__(f"{message} ({rule})")
         self.rule = rule
         self.message = message
@@ -72,7 +78,7 @@ def _split_account(name: str) -> tuple[str, dt.date | None]:
     return name, None
 
 
-def _jsonable(value):
+def _jsonable(value: object) -> object:
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -89,13 +95,13 @@ def _lock(participation: Participation) -> None:
     Participation.objects.select_for_update().filter(pk=participation.pk).first()
 
 
-def _small(value) -> int | None:
+def _small(value: object) -> int | None:
     """A whole number small enough to store in a count column; the raw value stays in request_data."""
     n = _whole(value)
     return n if n is not None and 0 < n <= 1000 else None
 
 
-def _whole(value) -> int | None:
+def _whole(value: object) -> int | None:
     if V._is_whole(value):
         try:
             return int(Decimal(str(value)))
@@ -107,7 +113,7 @@ def _whole(value) -> int | None:
 # --- enrollment windows ------------------------------------------------------------------------------
 
 
-def _deadline_version(plan: Plan, plan_year: int):
+def _deadline_version(plan: Plan, plan_year: int) -> PlanVersion:
     return plan.version_on(dt.date(plan_year - 1, 12, 31))
 
 
@@ -118,7 +124,7 @@ def enrollment_window_open(
     plan_year: int,
     opens_at: dt.datetime,
     closes_at: dt.datetime,
-    actor,
+    actor: Actor,
     now: dt.datetime,
     kind: str = EnrollmentWindow.Kind.ANNUAL,
     performance_period: tuple[dt.date, dt.date] | None = None,
@@ -195,7 +201,7 @@ def enrollment_window_open(
 
 
 @transaction.atomic
-def enrollment_window_cancel(*, window: EnrollmentWindow, actor, now: dt.datetime) -> None:
+def enrollment_window_cancel(*, window: EnrollmentWindow, actor: Actor, now: dt.datetime) -> None:
     """A window may be withdrawn before it opens; once open its close fixes when elections become irrevocable."""
     if window.opens_at <= now:
         raise ElectionError(
@@ -229,7 +235,7 @@ def _send(
     subject: str,
     today: dt.date,
     now: dt.datetime,
-    actor,
+    actor: Actor,
 ) -> ElectionNotice | None:
     """Send one notice unless it was already sent for this window, kind and day (a rerun sends nothing)."""
     if ElectionNotice.objects.filter(
@@ -265,7 +271,7 @@ def _send(
 
 @transaction.atomic
 def eligibility_notice_send(
-    *, participation: Participation, notice_on: dt.date, actor, now: dt.datetime
+    *, participation: Participation, notice_on: dt.date, actor: Actor, now: dt.datetime
 ) -> ElectionNotice:
     """The Committee's notice of initial eligibility (EDCP 3.2(a), RRP 2.03(c)): it starts the participant's
     30-day first-year window, recorded as an EnrollmentWindow of that participant."""
@@ -371,7 +377,7 @@ def _window_audience(window: EnrollmentWindow, today: dt.date) -> list[Participa
     return out
 
 
-def election_reminders_send(*, today: dt.date, actor, now: dt.datetime) -> dict:
+def election_reminders_send(*, today: dt.date, actor: Actor, now: dt.datetime) -> dict:
     """Daily: announce windows opening today and remind those who have not elected N days before a window
     closes. Idempotent: a rerun for the same day sends nothing twice."""
     start = dt.datetime(today.year, today.month, today.day, tzinfo=EASTERN)
@@ -477,7 +483,7 @@ def deferral_election_submit(
     accounts: dict[str, object] | None,
     submitted_at: dt.datetime,
     channel: str,
-    actor,
+    actor: Actor,
     performance_period: tuple[dt.date, dt.date] | None = None,
     _violation: V.Violation | None = None,
 ) -> DeferralElection:
@@ -565,7 +571,7 @@ def _fix_pending_distribution_elections(election: DeferralElection) -> None:
 
 
 def deferral_election_stop(
-    *, participation: Participation, plan_year: int, submitted_at: dt.datetime, channel: str, actor
+    *, participation: Participation, plan_year: int, submitted_at: dt.datetime, channel: str, actor: Actor
 ) -> DeferralElection:
     """Revoke an evergreen election for a plan year in time (EDCP 3.2(d)): an election of 0% of every component."""
     version = participation.plan.version_on(_local_date(submitted_at))
@@ -591,7 +597,7 @@ def enrollment_submit(
     schedules: dict[str, dict] | None,
     submitted_at: dt.datetime,
     channel: str,
-    actor,
+    actor: Actor,
     performance_period: tuple[dt.date, dt.date] | None = None,
 ) -> tuple[DeferralElection, list[DistributionElection]]:
     """A deferral election filed with the payment schedule of each account it opens (EDCP 3.1(b)).
@@ -672,7 +678,13 @@ def account_label(participation: Participation, account: str) -> str:
 
 @transaction.atomic
 def deferral_cancel(
-    *, participation: Participation, ground: str, event_on: dt.date, reason: str, actor, now: dt.datetime
+    *,
+    participation: Participation,
+    ground: str,
+    event_on: dt.date,
+    reason: str,
+    actor: Actor,
+    now: dt.datetime,
 ) -> DeferralCancellation:
     """EDCP 3.7: the Committee cancels deferrals for the rest of the plan year of an unforeseeable emergency,
     or after a 401(k) hardship distribution through the end of the plan year holding its six-month
@@ -805,7 +817,7 @@ def distribution_election_submit(
     lump_sum_percent: int | None,
     submitted_at: dt.datetime,
     channel: str,
-    actor,
+    actor: Actor,
     delay_months: int = 0,
 ) -> DistributionElection:
     """The payment schedule of an account (EDCP 5.1(c), 5.2(c)), filed with the first deferral into it."""
@@ -921,7 +933,7 @@ def schedule_change_submit(
     account: str,
     submitted_at: dt.datetime,
     channel: str,
-    actor,
+    actor: Actor,
     new_month: dt.date | None = None,
     delay_years: int | None = None,
     form: str | None = None,
@@ -1016,7 +1028,7 @@ def investment_election_submit(
     applies_to: str,
     submitted_at: dt.datetime,
     channel: str,
-    actor,
+    actor: Actor,
 ) -> InvestmentElection:
     """EDCP 7.4, RRP 3.05: effective on the next Valuation Date after it is received."""
     _lock(participation)
@@ -1070,7 +1082,7 @@ def annuity_election_submit(
     defer_years: int | str,  # as typed: anything but a whole number is refused with the section
     submitted_at: dt.datetime,
     channel: str,
-    actor,
+    actor: Actor,
 ) -> AnnuityElection:
     """BRP 4.2(c) form of benefit; 4.2(d) a change of time or form takes effect 12 months after it is made and
     defers payment at least five years (switching between Actuarially Equivalent annuities is not such a change)."""
@@ -1135,7 +1147,7 @@ CONFIRMATION_KIND = "election_confirmation"
 BLANK_FORM_KIND = "election_form"
 
 
-def election_confirmation_render(*, election, actor, now: dt.datetime) -> Document:
+def election_confirmation_render(*, election: Election, actor: Actor, now: dt.datetime) -> Document:
     """The confirmation PDF of an accepted election: the election, the provisions it rests on (quoted), when it
     became (or becomes) irrevocable, the participant's name. Rendering again gives the same document."""
     from core.pdf import document_store
@@ -1156,7 +1168,7 @@ def election_confirmation_render(*, election, actor, now: dt.datetime) -> Docume
     )
 
 
-def blank_form_render(*, plan: Plan, plan_year: int, actor, now: dt.datetime) -> Document:
+def blank_form_render(*, plan: Plan, plan_year: int, actor: Actor, now: dt.datetime) -> Document:
     """The paper Compensation Deferral Agreement of a plan and plan year, for paper enrolment."""
     from core.pdf import document_store
     from elections.pdf import blank_form_context
@@ -1173,7 +1185,7 @@ def blank_form_render(*, plan: Plan, plan_year: int, actor, now: dt.datetime) ->
     )
 
 
-def confirmation_queue(election) -> None:
+def confirmation_queue(election: Election) -> None:
     """After the transaction commits, render the confirmation in a worker (STYLE 8). Should the broker be
     unreachable the election stands: its confirmation is rendered when first downloaded (same bytes)."""
     from elections.tasks import election_confirmation_task

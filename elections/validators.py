@@ -18,6 +18,10 @@ from plans.models import PlanVersion
 from plans.selectors import MissingFigure, announced_percent
 
 if TYPE_CHECKING:
+    from elections.models import DeferralElection
+    from participants.models import Person
+
+if TYPE_CHECKING:
     from elections.models import EnrollmentWindow
 
 
@@ -271,7 +275,7 @@ def v_timing(req: DeferralRequest) -> Violation | None:
     return None
 
 
-def employed_throughout(person, start: dt.date, end: dt.date) -> bool:
+def employed_throughout(person: Person, start: dt.date, end: dt.date) -> bool:
     """Employed on every day from `start` to `end` (EDCP 1.24: continuously since the period began)."""
     from participants.models import EmploymentEvent
 
@@ -537,7 +541,7 @@ def distribution_rule_for(version: PlanVersion, kind: str) -> dict | None:
     return None
 
 
-def _accounts_of(election, default_kind: str | None) -> set[tuple[str, dt.date | None]]:
+def _accounts_of(election: DeferralElection, default_kind: str | None) -> set[tuple[str, dt.date | None]]:
     allocations = list(election.allocations.all())
     if not allocations:
         return {(default_kind, None)} if default_kind else set()
@@ -546,7 +550,7 @@ def _accounts_of(election, default_kind: str | None) -> set[tuple[str, dt.date |
 
 def fixing_election(
     *, participation: Participation, account_kind: str, specified_month: dt.date | None, before: dt.datetime
-):
+) -> DeferralElection | None:
     """The first deferral election into this account that became irrevocable before `before`, if any:
     the account's payment schedule was fixed then (it is part of the deferral agreement, 409A)."""
     from elections.models import DeferralElection, Status
@@ -662,7 +666,7 @@ def check_distribution(
             specified_month=specified_month,
             before=submitted_at,
         )
-        if fixed is not None:
+        if fixed is not None and fixed.irrevocable_at is not None:  # it is: fixing_election filters on it
             return Violation(
                 change_cite or cite,
                 f"This account's payment schedule became part of your deferral election when that election "

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from core.dates import years_between
 from participants.models import (
@@ -12,6 +13,11 @@ from participants.models import (
     Person,
     VestingServiceCredit,
 )
+
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
+
+    from plans.models import Plan
 
 
 @dataclass(frozen=True)
@@ -101,7 +107,7 @@ def change_in_control_between(*, start: dt.date, end: dt.date) -> ChangeInContro
     )
 
 
-def beneficiaries_in_force(*, person: Person, plan) -> BeneficiaryDesignation | None:
+def beneficiaries_in_force(*, person: Person, plan: Plan) -> BeneficiaryDesignation | None:
     return (
         BeneficiaryDesignation.objects.filter(person=person, plan=plan)
         .order_by("-received_at", "-id")
@@ -109,7 +115,7 @@ def beneficiaries_in_force(*, person: Person, plan) -> BeneficiaryDesignation | 
     )
 
 
-def people_search(*, query: str = "", plan_code: str = ""):
+def people_search(*, query: str = "", plan_code: str = "") -> QuerySet[Person]:
     """People whose employee number, name or email contains the query, optionally in one plan."""
     from django.db.models import Q
 

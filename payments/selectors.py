@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from participants.models import Participation
 from payments.models import PaymentSchedule, ScheduledPayment
+
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
+
+    from participants.models import Person
+    from payments.models import DomesticRelationsOrder, EmergencyWithdrawal
 
 S = ScheduledPayment.Status
 STARTED = (S.APPROVED, S.RELEASED, S.PAID)
@@ -25,7 +32,7 @@ def account_payments_started(
     ).exists()
 
 
-def payments_upcoming(*, start: dt.date, end: dt.date):
+def payments_upcoming(*, start: dt.date, end: dt.date) -> QuerySet[ScheduledPayment]:
     return (
         ScheduledPayment.objects.filter(release_date__gte=start, release_date__lte=end)
         .exclude(status=S.CANCELLED)
@@ -34,7 +41,7 @@ def payments_upcoming(*, start: dt.date, end: dt.date):
     )
 
 
-def payments_held():
+def payments_held() -> QuerySet[ScheduledPayment]:
     """The staff work queue: every held payment, oldest Payment Date first, until its hold is resolved."""
     return (
         ScheduledPayment.objects.filter(status=S.HELD)
@@ -43,7 +50,7 @@ def payments_held():
     )
 
 
-def person_calendar(person) -> list[ScheduledPayment]:
+def person_calendar(person: Person) -> list[ScheduledPayment]:
     """Every scheduled and paid payment of one person (the portal's calendar), never anyone else's."""
     return list(
         ScheduledPayment.objects.filter(participation__person=person)
@@ -53,7 +60,7 @@ def person_calendar(person) -> list[ScheduledPayment]:
     )
 
 
-def person_schedules(person) -> list[PaymentSchedule]:
+def person_schedules(person: Person) -> list[PaymentSchedule]:
     return list(
         PaymentSchedule.objects.filter(participation__person=person)
         .select_related("participation__plan", "account")
@@ -123,19 +130,19 @@ def forecast(*, start: dt.date, months: int = 12, years: int = 10) -> dict:
 # --- unforeseeable emergencies (EDCP 5.5) and domestic relations orders (5.9) --------------------------
 
 
-def emergencies(*, status: str = ""):
+def emergencies(*, status: str = "") -> QuerySet[EmergencyWithdrawal]:
     from payments.models import EmergencyWithdrawal
 
     qs = EmergencyWithdrawal.objects.select_related("participation__person", "participation__plan")
     return qs.filter(status=status) if status else qs
 
 
-def person_emergencies(person):
+def person_emergencies(person: Person) -> QuerySet[EmergencyWithdrawal]:
     """One participant's own requests (the portal), never anyone else's."""
     return emergencies().filter(participation__person=person)
 
 
-def emergency_payments(emergency) -> list[ScheduledPayment]:
+def emergency_payments(emergency: EmergencyWithdrawal) -> list[ScheduledPayment]:
     return list(
         ScheduledPayment.objects.filter(schedule__emergency=emergency)
         .select_related("account", "run")
@@ -143,7 +150,7 @@ def emergency_payments(emergency) -> list[ScheduledPayment]:
     )
 
 
-def emergency_participations(person, *, on: dt.date) -> list[Participation]:
+def emergency_participations(person: Person, *, on: dt.date) -> list[Participation]:
     """The person's plans that pay unforeseeable emergencies (a plan version with the `emergency` provision)."""
     out = []
     for participation in Participation.objects.filter(person=person).select_related("plan", "person"):
@@ -152,13 +159,13 @@ def emergency_participations(person, *, on: dt.date) -> list[Participation]:
     return out
 
 
-def orders():
+def orders() -> QuerySet[DomesticRelationsOrder]:
     from payments.models import DomesticRelationsOrder
 
     return DomesticRelationsOrder.objects.select_related("participation__person", "participation__plan")
 
 
-def order_payments(order) -> list[ScheduledPayment]:
+def order_payments(order: DomesticRelationsOrder) -> list[ScheduledPayment]:
     return list(
         ScheduledPayment.objects.filter(schedule__dro=order).select_related("account", "run").order_by("id")
     )

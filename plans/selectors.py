@@ -5,9 +5,14 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import datetime as dt
+from collections.abc import Iterator
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from plans.models import DatedFigure, FundPrice, Plan, PlanTable
+
+if TYPE_CHECKING:
+    from plans.models import Fund, PlanVersion
 
 
 class MissingFigure(LookupError):
@@ -18,7 +23,7 @@ _overrides: contextvars.ContextVar[dict | None] = contextvars.ContextVar("figure
 
 
 @contextlib.contextmanager
-def figure_overrides(*, limits: dict | None):
+def figure_overrides(*, limits: dict | None) -> Iterator[None]:
     """Use these figures instead of the recorded ones (the simulator's `limits`)."""
     token = _overrides.set(limits or {})
     try:
@@ -65,7 +70,7 @@ def announced_percent(*, plan: Plan, code: str, year: int) -> Decimal:
     return value
 
 
-def provisions_in_order(*, version) -> list:
+def provisions_in_order(*, version: PlanVersion) -> list:
     """A version's provisions in the order plans/provisions.py declares them (grouped by subject)."""
     from plans.provisions import SPECS
 
@@ -81,7 +86,7 @@ def latest_prices(*, plan: Plan, on: dt.date) -> dict[int, FundPrice | None]:
     return out
 
 
-def price_series(*, fund, start: dt.date, end: dt.date) -> list[tuple[dt.date, Decimal]]:
+def price_series(*, fund: Fund, start: dt.date, end: dt.date) -> list[tuple[dt.date, Decimal]]:
     from plans.models import FundPrice
 
     return list(

@@ -7,7 +7,7 @@ import datetime as dt
 import re
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from django.conf import settings
@@ -16,6 +16,12 @@ from django.db import transaction
 from core.errors import ApplicationError
 from plans.models import DatedFigure, Plan, PlanSection, PlanTable, PlanVersion, Provision
 from plans.provisions import SPECS, ProvisionError, validate_provision
+
+if TYPE_CHECKING:
+    from django.db import models
+
+    from core.audit import Actor
+    from core.models import MarketClosure
 
 
 class CatalogError(ApplicationError):
@@ -39,7 +45,7 @@ def _section_sort_key(section: str) -> str:
     return ".".join(p.zfill(4) if p.isdigit() else p for p in parts)
 
 
-def _update(obj, **fields) -> bool:
+def _update(obj: models.Model, **fields: object) -> bool:
     changed = False
     for name, value in fields.items():
         if getattr(obj, name) != value:
@@ -203,7 +209,7 @@ class TableError(ApplicationError):
     """A change to a committee-maintained table the books refuse; the message says why."""
 
 
-def _changes(obj, fields: dict) -> dict:
+def _changes(obj: models.Model, fields: dict) -> dict:
     return {
         name: [str(getattr(obj, name)), str(value)]
         for name, value in fields.items()
@@ -213,7 +219,7 @@ def _changes(obj, fields: dict) -> dict:
 
 @transaction.atomic
 def figure_set(
-    *, code: str, year: int, amount: Decimal, source: str, actor, now: dt.datetime, reason: str = ""
+    *, code: str, year: int, amount: Decimal, source: str, actor: Actor, now: dt.datetime, reason: str = ""
 ) -> DatedFigure:
     """Record (or correct) an IRS dollar figure for a year. Pay already processed keeps the figure it used."""
     from core.audit import audit_record
@@ -293,7 +299,7 @@ def table_set(
     rows: list[list[str]],
     citation: str,
     description: str,
-    actor,
+    actor: Actor,
     now: dt.datetime,
     reason: str = "",
 ) -> PlanTable:
@@ -342,7 +348,7 @@ def _last_credited() -> dt.date | None:
 
 
 @transaction.atomic
-def market_closure_add(*, date: dt.date, reason: str, actor, now: dt.datetime):
+def market_closure_add(*, date: dt.date, reason: str, actor: Actor, now: dt.datetime) -> MarketClosure:
     """An ad hoc NYSE closure (EDCP 1.37, RRP 1.32): that day is no Valuation Date."""
     from core import valuation_calendar as cal
     from core.audit import audit_record
@@ -378,7 +384,9 @@ def market_closure_add(*, date: dt.date, reason: str, actor, now: dt.datetime):
 
 
 @transaction.atomic
-def market_closure_remove(*, closure, actor, now: dt.datetime, reason: str = "") -> None:
+def market_closure_remove(
+    *, closure: MarketClosure, actor: Actor, now: dt.datetime, reason: str = ""
+) -> None:
     from core import valuation_calendar as cal
     from core.audit import audit_record
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
 from django.db.models import Max
 
@@ -15,8 +16,11 @@ from books.services.brp import (
 from participants.models import EmploymentEvent, Participation
 from plans.models import Plan
 
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
 
-def brp_participations(query: str = ""):
+
+def brp_participations(query: str = "") -> QuerySet[Participation]:
     """Participants of the defined benefit plans, with the date of their latest Pension Plan figures."""
     qs = (
         Participation.objects.filter(plan__kind=Plan.Kind.DEFINED_BENEFIT)

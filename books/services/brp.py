@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.utils import timezone
@@ -36,6 +37,11 @@ from participants.selectors import key_employee_status
 from plans import actuarial
 from plans.selectors import MissingFigure, figure_for_year
 
+if TYPE_CHECKING:
+    from core.audit import Actor
+    from core.models import Document
+    from plans.models import PlanVersion
+
 JOINT_FORMS = ("qjsa", "js_100", "js_75", "js_50")
 
 
@@ -47,7 +53,7 @@ class BenefitError(ApplicationError):
     """No benefit can be computed; the message says why, with the section. `code` tells a refusal under the
     plan's rules ("not_eligible") from missing inputs staff can record ("no_figures", "no_spouse", "no_limit")."""
 
-    def __init__(self, message: str, code: str = "not_eligible"):
+    def __init__(self, message: str, code: str = "not_eligible") -> None:
         super().__init__(message)
         self.code = code
 
@@ -125,7 +131,7 @@ class SurvivorQuote:
 # --- figures ----------------------------------------------------------------------------------------
 
 
-def maximum_benefit(version, year: int) -> Decimal:
+def maximum_benefit(version: PlanVersion, year: int) -> Decimal:
     """BRP 3.4: the 2008 figure raised each January 1 by the 415(b)(1)(A) percentage (the ratio of the limits)."""
     rule = version.provision("db_maximum_benefit")
     base_year, base = rule["base_year"], Decimal(rule["base_amount"])
@@ -133,7 +139,7 @@ def maximum_benefit(version, year: int) -> Decimal:
     return money(base * figure_for_year(code=index, year=year) / figure_for_year(code=index, year=base_year))
 
 
-def maximum_benefit_for(version, year: int) -> tuple[Decimal, str]:
+def maximum_benefit_for(version: PlanVersion, year: int) -> tuple[Decimal, str]:
     """(Maximum Benefit, note). A year whose 415(b)(1)(A) limit is not recorded yet uses the latest recorded
     year before it and says so; a benefit is not fixed on such a figure (BRP 3.4(c))."""
     try:
@@ -167,7 +173,9 @@ def benefit_commencement_date(separation_date: dt.date, defer_years: int = 0) ->
     return add_years(day_of_month_after(separation_date, 1, 1), defer_years)
 
 
-def _record_or_error(participation: Participation, as_of: dt.date, version) -> DefinedBenefitRecord:
+def _record_or_error(
+    participation: Participation, as_of: dt.date, version: PlanVersion
+) -> DefinedBenefitRecord:
     record = pension_figures(participation, as_of)
     if record is None:
         raise BenefitError(
@@ -178,7 +186,7 @@ def _record_or_error(participation: Participation, as_of: dt.date, version) -> D
 
 
 def _supplemental(
-    version, record: DefinedBenefitRecord, commencement: dt.date
+    version: PlanVersion, record: DefinedBenefitRecord, commencement: dt.date
 ) -> tuple[Decimal, Decimal, Decimal, bool, list[tuple[str, str, str]], list[str]]:
     """BRP 3.2-3.4: (single life annual, Maximum Benefit, ceiling, capped, steps, notes)."""
     cite = version.cite("db_benefit")
@@ -226,7 +234,11 @@ def _supplemental(
 
 
 def _eligibility(
-    version, record: DefinedBenefitRecord, person: Person, separation_date: dt.date, commencement: dt.date
+    version: PlanVersion,
+    record: DefinedBenefitRecord,
+    person: Person,
+    separation_date: dt.date,
+    commencement: dt.date,
 ) -> None:
     """BRP 3.1: (i) 15 years of Benefit Service or the Early or Normal Retirement Date reached at termination, and
     (ii) for distributions beginning on or after January 1, 2008, termination after meeting Early or Normal Retirement."""
@@ -251,7 +263,7 @@ def _eligibility(
 
 
 def _basis(
-    version, commencement: dt.date, person: Person
+    version: PlanVersion, commencement: dt.date, person: Person
 ) -> tuple[actuarial.MortalityTable, actuarial.InterestBasis, str, list[str]]:
     rule = version.provision("actuarial_basis")
     table, table_note = actuarial.mortality_table(commencement.year)
@@ -266,10 +278,10 @@ def _basis(
 
 
 def _forms(
-    version,
+    version: PlanVersion,
     sla: Decimal,
-    table,
-    interest,
+    table: actuarial.MortalityTable,
+    interest: actuarial.InterestBasis,
     life: actuarial.Life,
     spouse: actuarial.Life | None,
     default: str,
@@ -586,10 +598,10 @@ def pension_figures_record(
     *,
     participation: Participation,
     as_of: dt.date,
-    actor,
+    actor: Actor,
     now: dt.datetime | None = None,
     source: str = "",
-    **values,
+    **values: Decimal | dt.date | str | None,
 ) -> DefinedBenefitRecord:
     """Record the Pension Plan figures of `as_of` (a correction of the same date replaces them; history keeps the
     old ones) and let the payment schedule follow (a benefit already in pay stays fixed, BRP 3.4(c))."""
@@ -629,7 +641,7 @@ def pension_figures_record(
 QUOTE_KIND = "brp_benefit_statement"
 
 
-def brp_quote_document(*, quote: BenefitQuote, as_of: dt.date, actor, now: dt.datetime):
+def brp_quote_document(*, quote: BenefitQuote, as_of: dt.date, actor: Actor, now: dt.datetime) -> Document:
     """The PDF of a quote: its steps and sections, every form side by side, the basis, the dates, the provisions
     quoted and lines for the Committee's signatures (stored by content hash: the same quote gives the same file)."""
     from books.brp.pdf import TEMPLATE, quote_context

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.utils import timezone
@@ -31,6 +33,10 @@ from participants.models import EmploymentEvent, Participation, Person
 from participants.selectors import employment_status_from_events
 from plans.models import Plan
 from plans.selectors import announced_percent, figure_for_year
+
+if TYPE_CHECKING:
+    from core.audit import Actor
+    from plans.models import PlanVersion
 
 
 class PayrollError(ApplicationError):
@@ -86,7 +92,7 @@ class PayrollRun:
     """Pay lines computed in memory and written in bulk. Use: run = PayrollRun.for_people(...); run.add(line)...;
     run.save(). A line the plans refuse raises PayrollError from add() and leaves the run as it was."""
 
-    def __init__(self, *, actor, limits: dict | None = None, now: dt.datetime | None = None):
+    def __init__(self, *, actor: Actor, limits: dict | None = None, now: dt.datetime | None = None) -> None:
         self.actor = actor_label(actor)
         self.limits = limits
         self.now = now or timezone.now()
@@ -105,9 +111,9 @@ class PayrollRun:
     @classmethod
     def for_people(
         cls,
-        people,
+        people: Iterable[Person],
         *,
-        actor,
+        actor: Actor,
         limits: dict | None = None,
         now: dt.datetime | None = None,
         years: set[int] | None = None,
@@ -249,7 +255,9 @@ class PayrollRun:
         self.computed.append(computed)
         return record
 
-    def _deferral(self, record: PayrollRecord, participation: Participation):
+    def _deferral(
+        self, record: PayrollRecord, participation: Participation
+    ) -> tuple[PayrollDeferral, list[_Credit]] | None:
         version = participation.plan.version_on(record.pay_date)
         if not version.provision("deferral_components", None):
             return None
@@ -337,7 +345,7 @@ class PayrollRun:
 
     def _matching(
         self,
-        version,
+        version: PlanVersion,
         participation: Participation,
         record: PayrollRecord,
         deferral: Decimal,
@@ -462,13 +470,13 @@ def pay_record(
     pay_date: dt.date,
     component: str,
     gross: Decimal,
-    actor,
+    actor: Actor,
     plan_year: int | None = None,
     period_start: dt.date | None = None,
     performance_period_end: dt.date | None = None,
     net_available: Decimal | None = None,
     sequence: int = 1,
-    batch=None,
+    batch: ImportBatch | None = None,
     line_number: int | None = None,
     limits: dict | None = None,
     now: dt.datetime | None = None,

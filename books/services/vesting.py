@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from books.models import Account, EntryKind, Forfeiture, Source
 from books.selectors import account_value
@@ -13,6 +14,9 @@ from core.money import HUNDRED, ZERO, money
 from participants.models import EmploymentEvent, Participation
 from participants.selectors import change_in_control_between, termination_event, years_of_vesting_service
 from plans.selectors import plan_table
+
+if TYPE_CHECKING:
+    from core.audit import Actor
 
 
 def vesting_rule(participation: Participation, kind: str, on: dt.date) -> dict:
@@ -54,7 +58,7 @@ def vested_percent(account: Account, on: dt.date) -> tuple[Decimal, str]:
     return min(HUNDRED, table.step_value(Decimal(years))), cite
 
 
-def forfeit_unvested(*, participation: Participation, on: dt.date, actor) -> list[Forfeiture]:
+def forfeit_unvested(*, participation: Participation, on: dt.date, actor: Actor) -> list[Forfeiture]:
     """At separation the unvested part of each account is forfeited (EDCP 4.2, RRP 3.06)."""
     version = participation.plan.version_on(on)
     if not version.provision("forfeit_unvested_at_separation", False):
@@ -89,7 +93,7 @@ def forfeit_unvested(*, participation: Participation, on: dt.date, actor) -> lis
     return out
 
 
-def on_employment_event(*, event: EmploymentEvent, actor) -> None:
+def on_employment_event(*, event: EmploymentEvent, actor: Actor) -> None:
     if event.kind != EmploymentEvent.Kind.SEPARATION:
         return
     for participation in event.person.participations.select_related("plan"):

@@ -29,6 +29,7 @@ import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.utils import timezone
@@ -44,6 +45,11 @@ from participants.models import EmploymentEvent, Participation
 from payments.models import Annuity, PaymentSchedule, ScheduledPayment
 from payments.services.bulk import bulk_update_fast
 from plans.models import Plan
+
+if TYPE_CHECKING:
+    from core.audit import Actor
+    from participants.models import Person
+    from plans.models import PlanVersion
 
 S = ScheduledPayment.Status
 K = ScheduledPayment.Kind
@@ -275,7 +281,7 @@ class Outcome:
     fields: dict = field(default_factory=dict)  # Annuity fields to store
 
 
-def _events(person) -> dict[str, dt.date]:
+def _events(person: Person) -> dict[str, dt.date]:
     out: dict[str, dt.date] = {}
     for kind, day in (
         EmploymentEvent.objects.filter(person=person)
@@ -298,7 +304,7 @@ def _beneficiary_name(participation: Participation) -> str:
     return f"Estate of {participation.person.full_name}"[:200]
 
 
-def _cites(version) -> dict[str, str]:
+def _cites(version: PlanVersion) -> dict[str, str]:
     survivor = version.provision("db_survivor", None) or {}
     delay: dict = next(
         (
@@ -510,7 +516,7 @@ def _fresh(
     )
 
 
-def _refused(exc, expected: dt.date, prefix: str, trigger: str) -> Outcome:
+def _refused(exc: Exception, expected: dt.date, prefix: str, trigger: str) -> Outcome:
     code = getattr(exc, "code", "not_eligible")
     if code in HOLD_CODES:
         return Outcome(
@@ -812,7 +818,7 @@ def _overpaid(have: list[ScheduledPayment], terms: Terms | None) -> str:
 # --- reactions, the daily job, staff actions -----------------------------------------------------------
 
 
-def accounts_open_on_event(*, event, actor) -> None:
+def accounts_open_on_event(*, event: EmploymentEvent, actor: Actor) -> None:
     """A separation or death makes a defined benefit payable: open the plan's record account so the benefit has a
     schedule (registered before payments' own reaction, which then recomputes it)."""
     from books.services.accounts import account_get_or_open
@@ -847,7 +853,7 @@ def annuities_extend(*, day: dt.date, now: dt.datetime) -> int:
 
 
 def annuity_survivor_death_record(
-    *, annuity: Annuity, died_on: dt.date, actor, now: dt.datetime | None = None
+    *, annuity: Annuity, died_on: dt.date, actor: Actor, now: dt.datetime | None = None
 ) -> Annuity:
     """The survivor (or the Spouse receiving 5.1) died: their payments stop after the month of death."""
     now = now or timezone.now()
@@ -876,7 +882,7 @@ def annuity_survivor_death_record(
     return annuity
 
 
-def annuities_of(person) -> list[Annuity]:
+def annuities_of(person: Person) -> list[Annuity]:
     return list(
         Annuity.objects.filter(participation__person=person)
         .select_related("schedule", "participation__plan")

@@ -18,9 +18,13 @@ import datetime as dt
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from core.money import HUNDRED, PERCENT_PRECISION, split_by_percent
+
+if TYPE_CHECKING:
+    from participants.models import Beneficiary, Person
+    from plans.models import Plan, PlanVersion
 
 
 @dataclass(frozen=True)
@@ -62,11 +66,11 @@ def split_among(amount: Decimal, parts: Sequence[tuple[Key, Decimal | int]]) -> 
     return dict(split_by_percent(amount, normalise_percents(parts)))
 
 
-def _survived(beneficiary, death: dt.date) -> bool:
+def _survived(beneficiary: Beneficiary, death: dt.date) -> bool:
     return beneficiary.deceased_on is None or beneficiary.deceased_on > death
 
 
-def death_payees(*, person, plan, version, death: dt.date) -> Payees:
+def death_payees(*, person: Person, plan: Plan, version: PlanVersion, death: dt.date) -> Payees:
     """The payees of a death benefit and their shares, with the sections that make them so."""
     from participants.models import Beneficiary, Person
     from participants.selectors import beneficiaries_in_force

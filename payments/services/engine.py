@@ -180,7 +180,7 @@ def _describe(rule: dict, event_word: str) -> str:
 # --- the engine -----------------------------------------------------------------------------------
 
 
-def _rules(version, kind: str) -> list[dict]:
+def _rules(version: PlanVersion, kind: str) -> list[dict]:
     return [r for r in (version.provision("distribution", []) or []) if kind in r["accounts"]]
 
 
@@ -188,7 +188,7 @@ def _rule(rules: list[dict], trigger: str) -> dict | None:
     return next((r for r in rules if r["trigger"] == trigger), None)
 
 
-def _key_hold(f: AccountFacts, version) -> tuple[str, str]:
+def _key_hold(f: AccountFacts, version: PlanVersion) -> tuple[str, str]:
     ks = f.key_status
     if ks is not None and not ks.known:
         return (
@@ -242,7 +242,7 @@ def _delayed_for_key(
 
 
 def _override(
-    f: AccountFacts, version, spec: dict, cite: str, trigger: str, benefit: str, why: str
+    f: AccountFacts, version: PlanVersion, spec: dict, cite: str, trigger: str, benefit: str, why: str
 ) -> list[Planned]:
     """A lump sum of everything on separation (change in control 5.6, small balance 5.7)."""
     sep = f.separation
@@ -349,7 +349,9 @@ def _series(
     return out, form, n
 
 
-def _life_schedule(f: AccountFacts, version, rules: list[dict], result: ScheduleResult) -> list[Planned]:
+def _life_schedule(
+    f: AccountFacts, version: PlanVersion, rules: list[dict], result: ScheduleResult
+) -> list[Planned]:
     """What the account pays while the participant lives (separation, disability, a Specified Date)."""
     events = []
     for trigger, day in (("separation", f.separation), ("disability", f.disability)):
@@ -528,7 +530,14 @@ def compute_schedule(f: AccountFacts) -> ScheduleResult:
 
 
 def death_lump_sums(
-    trigger: str, benefit: str, date: dt.date, valuation: str, event: dt.date, cite: str, reason: str, payees
+    trigger: str,
+    benefit: str,
+    date: dt.date,
+    valuation: str,
+    event: dt.date,
+    cite: str,
+    reason: str,
+    payees: Payees | None,
 ) -> list[Planned]:
     """The lump sum of everything, one payment per payee (EDCP 5.4 "to the Beneficiary"): each its percentage."""
     if payees is None or not payees.shared:

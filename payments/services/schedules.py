@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -24,6 +25,10 @@ from payments.services.bulk import bulk_update_fast
 from payments.services.engine import Planned, ScheduleResult, compute_schedule
 from payments.services.facts import load_facts
 from payments.services.values import credited_through
+
+if TYPE_CHECKING:
+    from core.audit import Actor
+    from participants.models import ChangeInControl, EmploymentEvent, Participation, Person
 
 S = ScheduledPayment.Status
 
@@ -258,7 +263,7 @@ def schedules_recompute(
 
 
 def participant_schedules_recompute(
-    *, person, because: str, now: dt.datetime | None = None
+    *, person: Person, because: str, now: dt.datetime | None = None
 ) -> list[PaymentSchedule]:
     accounts = list(
         Account.objects.filter(participation__person=person).select_related(
@@ -271,7 +276,7 @@ def participant_schedules_recompute(
 # --- reactions (registered in payments.apps) ---------------------------------------------------------
 
 
-def on_employment_event(*, event, actor) -> None:
+def on_employment_event(*, event: EmploymentEvent, actor: Actor) -> None:
     """After books forfeited what is unvested: the person's schedules follow the event."""
     participant_schedules_recompute(
         person=event.person,
@@ -280,7 +285,7 @@ def on_employment_event(*, event, actor) -> None:
     )
 
 
-def on_change_in_control(*, cic, actor) -> None:
+def on_change_in_control(*, cic: ChangeInControl, actor: Actor) -> None:
     from participants.models import EmploymentEvent
 
     window_end = cic.effective_date + dt.timedelta(days=31 * 36)
@@ -305,7 +310,9 @@ def on_change_in_control(*, cic, actor) -> None:
     )
 
 
-def on_schedule_election(*, participation, actor, now=None, **_) -> None:
+def on_schedule_election(
+    *, participation: Participation, actor: Actor, now: dt.datetime | None = None, **_: object
+) -> None:
     accounts = list(
         Account.objects.filter(participation=participation).select_related(
             "participation__plan", "participation__person"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.utils import timezone
@@ -21,6 +22,9 @@ from participants.models import Participation
 from participants.selectors import death_of
 from payments.models import DomesticRelationsOrder, EmergencyWithdrawal, PaymentSchedule, ScheduledPayment
 from payments.services.values import available_values, credited_through
+
+if TYPE_CHECKING:
+    from core.audit import Actor
 
 S = ScheduledPayment.Status
 
@@ -51,8 +55,8 @@ def _fixed_payment(
     now: dt.datetime,
     because: str,
     payee: str = "",
-    emergency=None,
-    dro=None,
+    emergency: EmergencyWithdrawal | None = None,
+    dro: DomesticRelationsOrder | None = None,
 ) -> tuple[PaymentSchedule, ScheduledPayment]:
     kind = PaymentSchedule.Kind.EMERGENCY if emergency else PaymentSchedule.Kind.DRO
     schedule = PaymentSchedule.objects.create(
@@ -129,7 +133,7 @@ def emergency_sources(
     values = available_values([a.id for a in accounts], on=on, credited=credited)
     firsts = _first_dates(accounts)
 
-    def order(a: Account):
+    def order(a: Account) -> tuple[int, int, int]:
         rank = spec["order"].index(a.kind)
         first = firsts.get(a.id) or (a.specified_month or dt.date.max)
         latest_first = (
@@ -173,7 +177,7 @@ def emergency_request_record(
     participation: Participation,
     amount: Decimal,
     requested_on: dt.date,
-    actor,
+    actor: Actor,
     now: dt.datetime | None = None,
     need: str = "",
     documents: str = "",
@@ -206,7 +210,7 @@ def emergency_request_record(
     return request
 
 
-def _decision_checks(emergency: EmergencyWithdrawal, *, on: dt.date, actor, cite: str) -> None:
+def _decision_checks(emergency: EmergencyWithdrawal, *, on: dt.date, actor: Actor, cite: str) -> None:
     if not has_cap(actor, Cap.APPROVE_EMERGENCY):
         raise WithdrawalError(
             f"Deciding an emergency request needs the approve-emergency capability "
@@ -221,7 +225,7 @@ def _decision_checks(emergency: EmergencyWithdrawal, *, on: dt.date, actor, cite
 
 
 def _cancel_deferrals(
-    emergency: EmergencyWithdrawal, *, on: dt.date, reason: str, actor, now: dt.datetime
+    emergency: EmergencyWithdrawal, *, on: dt.date, reason: str, actor: Actor, now: dt.datetime
 ) -> None:
     """EDCP 3.7: the Committee cancels the participant's deferrals for the rest of the plan year of the emergency."""
     from elections.services import ElectionError, deferral_cancel
@@ -246,7 +250,7 @@ def emergency_approve(
     emergency: EmergencyWithdrawal,
     amount: Decimal,
     approved_on: dt.date,
-    actor,
+    actor: Actor,
     now: dt.datetime | None = None,
     reason: str = "",
     cancel_deferrals: bool = False,
@@ -322,7 +326,7 @@ def emergency_deny(
     emergency: EmergencyWithdrawal,
     decided_on: dt.date,
     reason: str,
-    actor,
+    actor: Actor,
     now: dt.datetime | None = None,
     cancel_deferrals: bool = False,
 ) -> EmergencyWithdrawal:
@@ -363,7 +367,7 @@ def dro_record(
     participation: Participation,
     alternate_payee: str,
     order_date: dt.date,
-    actor,
+    actor: Actor,
     percent: int | None = None,
     amount: Decimal | None = None,
     account_name: str = "",

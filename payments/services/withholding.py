@@ -11,6 +11,7 @@ import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from django.db.models import Sum
 from django.utils import timezone
@@ -19,6 +20,9 @@ from core.audit import actor_label, audit_record
 from core.errors import ApplicationError
 from core.money import HUNDRED, ZERO, money
 from payments.models import ScheduledPayment, WithholdingRate
+
+if TYPE_CHECKING:
+    from core.audit import Actor
 
 K = WithholdingRate.Kind
 
@@ -134,7 +138,7 @@ def withholding_rate_record(
     kind: str,
     rate: Decimal,
     effective_date: dt.date,
-    actor,
+    actor: Actor,
     jurisdiction: str = "",
     threshold: Decimal | None = None,
     source: str = "",
