@@ -65,7 +65,7 @@ class AccountReads(generics.GenericAPIView):
         context = {
             **self.get_serializer_context(),
             "as_of": as_of,
-            "values": account_values(accounts, on=as_of),
+            "values": account_values(accounts=accounts, on=as_of),
         }
         data = AccountSerializer(accounts, many=True, context=context).data
         return self.get_paginated_response(data) if page is not None else Response(data)
@@ -76,8 +76,8 @@ class AccountReads(generics.GenericAPIView):
         context = {
             **self.get_serializer_context(),
             "as_of": as_of,
-            "values": account_values([account], on=as_of),
-            "positions": positions_on(account, as_of),
+            "values": account_values(accounts=[account], on=as_of),
+            "positions": positions_on(account=account, on=as_of),
         }
         return Response(AccountDetailSerializer(account, context=context).data)
 
@@ -88,7 +88,10 @@ class BalanceHistory(generics.GenericAPIView):
     def history(self, account_ids: list[int]) -> Response:
         end = date_param(self.request, "end", timezone.localdate())
         start = date_param(self.request, "start", end - dt.timedelta(days=365))
-        points = [{"date": day, "value": value} for day, value in balance_history(account_ids, start, end)]
+        points = [
+            {"date": day, "value": value}
+            for day, value in balance_history(account_ids=account_ids, start=start, end=end)
+        ]
         return Response(BalancePointSerializer(points, many=True).data)
 
 

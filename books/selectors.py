@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from participants.models import Person
 
 
-def last_credited_date(before: dt.date | None = None) -> dt.date | None:
+def last_credited_date(*, before: dt.date | None = None) -> dt.date | None:
     """The last Valuation Date (before `before`, if given) whose crediting is done."""
     from core.models import JobRun
 
@@ -30,7 +30,7 @@ def last_credited_date(before: dt.date | None = None) -> dt.date | None:
     return dt.date.fromisoformat(key) if key else None
 
 
-def last_credited_on_or_before(day: dt.date) -> dt.date | None:
+def last_credited_on_or_before(*, day: dt.date) -> dt.date | None:
     """The last Valuation Date on or before `day` whose crediting is done (the books' latest prices)."""
     return last_credited_date(before=day + dt.timedelta(days=1))
 
@@ -42,12 +42,12 @@ def _last_valued_on_or_before(day: dt.date) -> dt.date | None:
         calendar_day = cal.last_valuation_date(day)
     except ValueError:
         return None
-    credited = last_credited_on_or_before(calendar_day)
+    credited = last_credited_on_or_before(day=calendar_day)
     return credited if credited is not None else calendar_day
 
 
 def account_values(
-    accounts: list[Account] | None = None, *, on: dt.date, participation_ids: list[int] | None = None
+    *, accounts: list[Account] | None = None, on: dt.date, participation_ids: list[int] | None = None
 ) -> dict[int, Decimal]:
     """account id -> whole value (vested and unvested) at the end of `on`.
 
@@ -88,11 +88,11 @@ def account_values(
     return {k: money(v) for k, v in out.items()}
 
 
-def account_value(account: Account, on: dt.date) -> Decimal:
-    return account_values([account], on=on)[account.id]
+def account_value(*, account: Account, on: dt.date) -> Decimal:
+    return account_values(accounts=[account], on=on)[account.id]
 
 
-def positions_on(account: Account, on: dt.date) -> list[dict]:
+def positions_on(*, account: Account, on: dt.date) -> list[dict]:
     last = _last_valued_on_or_before(on)
     if last is None:
         return []
@@ -107,8 +107,8 @@ def positions_on(account: Account, on: dt.date) -> list[dict]:
     ]
 
 
-def balance_history(account_ids: list[int], start: dt.date, end: dt.date) -> list[tuple[dt.date, Decimal]]:
-    return value_history(account_ids, start, end)
+def balance_history(*, account_ids: list[int], start: dt.date, end: dt.date) -> list[tuple[dt.date, Decimal]]:
+    return value_history(account_ids=account_ids, start=start, end=end)
 
 
 def _valuation_dates(start: dt.date, end: dt.date) -> list[dt.date]:
@@ -136,7 +136,7 @@ class Holding(TypedDict):
     positions: list[dict[str, Any]]  # fund, units, price, value, earnings, valuation_date
 
 
-def holdings_on(accounts: list[Account], on: dt.date) -> dict[int, Holding]:
+def holdings_on(*, accounts: list[Account], on: dt.date) -> dict[int, Holding]:
     """account id -> {"value", "invested", "waiting", "positions": [{fund, units, price, value, earnings}]} at the end of `on`.
 
     Like account_values(), but at the last *credited* Valuation Date on or before `on`: on a weekday before
@@ -186,7 +186,7 @@ def holdings_on(accounts: list[Account], on: dt.date) -> dict[int, Holding]:
     return out
 
 
-def person_books(person: Person, on: dt.date) -> list[dict]:
+def person_books(*, person: Person, on: dt.date) -> list[dict]:
     """A person's participations with their accounts: value, vested part (and the section deciding it), positions."""
     from books.services.vesting import vested_percent
     from core.money import HUNDRED
@@ -197,13 +197,13 @@ def person_books(person: Person, on: dt.date) -> list[dict]:
         .select_related("participation__plan", "participation__person")
         .order_by("kind", "specified_month")
     )
-    holdings = holdings_on(accounts, on)
+    holdings = holdings_on(accounts=accounts, on=on)
     out = []
     for participation in participations:
         rows: list[dict[str, Any]] = []
         for account in (a for a in accounts if a.participation_id == participation.id):
             h = holdings[account.id]
-            percent, cite = vested_percent(account, on)
+            percent, cite = vested_percent(account=account, on=on)
             vested = money(h["value"] * percent / HUNDRED)
             rows.append(
                 {
@@ -227,7 +227,7 @@ def person_books(person: Person, on: dt.date) -> list[dict]:
     return out
 
 
-def value_history(account_ids: list[int], start: dt.date, end: dt.date) -> list[tuple[dt.date, Decimal]]:
+def value_history(*, account_ids: list[int], start: dt.date, end: dt.date) -> list[tuple[dt.date, Decimal]]:
     """Total value of the accounts on each Valuation Date in [start, end] (the balance-history chart)."""
     positions = list(_positions_of(account_ids))
     if not positions:
@@ -245,7 +245,7 @@ def value_history(account_ids: list[int], start: dt.date, end: dt.date) -> list[
 
 
 def daily_earnings(
-    account_ids: list[int], *, end: dt.date | None = None, days: int = 400
+    *, account_ids: list[int], end: dt.date | None = None, days: int = 400
 ) -> QuerySet[DailyValuation, Any]:  # rows: valuation_date, earnings, flow, value
     """Per Valuation Date of the `days` before `end` (default: the last credited), newest first: earnings
     credited, money in or out (flow) and the closing value."""
@@ -264,7 +264,7 @@ def daily_earnings(
     )
 
 
-def books_totals(on: dt.date) -> dict:
+def books_totals(*, on: dt.date) -> dict:
     """The books on the last credited Valuation Date on or before `on`: value by plan and fund, money waiting."""
     from books.services.crediting import last_credited_date
     from plans.models import Fund

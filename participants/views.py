@@ -67,7 +67,7 @@ def _key_effective(plans, on: dt.date) -> tuple[int, int]:
 def participant_detail(request, pk: int):
     person = get_object_or_404(Person, pk=pk)
     today = timezone.localdate()
-    participations = books.person_books(person, today)
+    participations = books.person_books(person=person, on=today)
     account_ids = [row["account"].id for p in participations for row in p["accounts"]]
     ledger = Paginator(
         LedgerEntry.objects.filter(account_id__in=account_ids)
@@ -75,7 +75,7 @@ def participant_detail(request, pk: int):
         .order_by("-valuation_date", "-id"),
         PAGE_SIZE,
     ).get_page(request.GET.get("page"))
-    earnings = Paginator(books.daily_earnings(account_ids), 30).get_page(request.GET.get("epage"))
+    earnings = Paginator(books.daily_earnings(account_ids=account_ids), 30).get_page(request.GET.get("epage"))
     month, day = _key_effective([p["plan"] for p in participations] or Plan.objects.all(), today)
     return render(
         request,
@@ -107,7 +107,7 @@ def participant_detail(request, pk: int):
             "ledger": ledger,
             "earnings": earnings,
             "chart": line_chart(
-                books.value_history(account_ids, today - dt.timedelta(days=730), today),
+                books.value_history(account_ids=account_ids, start=today - dt.timedelta(days=730), end=today),
                 title="Balance, all plans",
             ),
             "history": _history(person),

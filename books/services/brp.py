@@ -131,7 +131,7 @@ class SurvivorQuote:
 # --- figures ----------------------------------------------------------------------------------------
 
 
-def maximum_benefit(version: PlanVersion, year: int) -> Decimal:
+def maximum_benefit(*, version: PlanVersion, year: int) -> Decimal:
     """BRP 3.4: the 2008 figure raised each January 1 by the 415(b)(1)(A) percentage (the ratio of the limits)."""
     rule = version.provision("db_maximum_benefit")
     base_year, base = rule["base_year"], Decimal(rule["base_amount"])
@@ -139,16 +139,16 @@ def maximum_benefit(version: PlanVersion, year: int) -> Decimal:
     return money(base * figure_for_year(code=index, year=year) / figure_for_year(code=index, year=base_year))
 
 
-def maximum_benefit_for(version: PlanVersion, year: int) -> tuple[Decimal, str]:
+def maximum_benefit_for(*, version: PlanVersion, year: int) -> tuple[Decimal, str]:
     """(Maximum Benefit, note). A year whose 415(b)(1)(A) limit is not recorded yet uses the latest recorded
     year before it and says so; a benefit is not fixed on such a figure (BRP 3.4(c))."""
     try:
-        return maximum_benefit(version, year), ""
+        return maximum_benefit(version=version, year=year), ""
     except MissingFigure:
         index = version.provision("db_maximum_benefit")["indexed_by"]
         for earlier in range(year - 1, version.provision("db_maximum_benefit")["base_year"] - 1, -1):
             try:
-                return maximum_benefit(version, earlier), (
+                return maximum_benefit(version=version, year=earlier), (
                     f"the {index} limit for {year} is not recorded: the Maximum Benefit of {earlier} is used "
                     f"until the Committee records it ({version.cite('db_maximum_benefit')})"
                 )
@@ -159,7 +159,7 @@ def maximum_benefit_for(version: PlanVersion, year: int) -> tuple[Decimal, str]:
         )
 
 
-def pension_figures(participation: Participation, as_of: dt.date) -> DefinedBenefitRecord | None:
+def pension_figures(*, participation: Participation, as_of: dt.date) -> DefinedBenefitRecord | None:
     """The Pension Plan figures in force on `as_of`: the latest recorded as of that day or before."""
     return (
         DefinedBenefitRecord.objects.filter(participation=participation, as_of__lte=as_of)
@@ -168,7 +168,7 @@ def pension_figures(participation: Participation, as_of: dt.date) -> DefinedBene
     )
 
 
-def benefit_commencement_date(separation_date: dt.date, defer_years: int = 0) -> dt.date:
+def benefit_commencement_date(*, separation_date: dt.date, defer_years: int = 0) -> dt.date:
     """BRP 1.3(b), 4.2(a): the 1st day of the month after the month of separation, later by any deferral (4.2(d))."""
     return add_years(day_of_month_after(separation_date, 1, 1), defer_years)
 
@@ -176,7 +176,7 @@ def benefit_commencement_date(separation_date: dt.date, defer_years: int = 0) ->
 def _record_or_error(
     participation: Participation, as_of: dt.date, version: PlanVersion
 ) -> DefinedBenefitRecord:
-    record = pension_figures(participation, as_of)
+    record = pension_figures(participation=participation, as_of=as_of)
     if record is None:
         raise BenefitError(
             f"no Pension Plan figures are recorded for {participation.person} ({version.cite('db_benefit')})",
@@ -215,7 +215,7 @@ def _supplemental(
                 version.provision("db_benefit").get("cite_early", cite),
             )
         )
-    max_benefit, note = maximum_benefit_for(version, commencement.year)
+    max_benefit, note = maximum_benefit_for(version=version, year=commencement.year)
     ceiling = max(ZERO, max_benefit - record.payable_annual_benefit)
     capped = adjusted > ceiling
     sla = min(adjusted, ceiling)
@@ -343,7 +343,7 @@ def brp_benefit_sheet(
     version = plan.version_on(separation_date)
     person = participation.person
     record = _record_or_error(participation, as_of, version)
-    commencement = benefit_commencement_date(separation_date, defer_years)
+    commencement = benefit_commencement_date(separation_date=separation_date, defer_years=defer_years)
     _eligibility(version, record, person, separation_date, commencement)
     cites = {
         "commencement": version.cite("db_commencement"),

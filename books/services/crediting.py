@@ -104,7 +104,7 @@ def _funds(ids: list[int]) -> list[Fund]:
     return list(Fund.objects.filter(id__in=ids).select_related("plan")) if ids else []
 
 
-def allocation_in_force(participation_id: int, plan_id: int, day: dt.date) -> list[tuple[int, int]]:
+def allocation_in_force(*, participation_id: int, plan_id: int, day: dt.date) -> list[tuple[int, int]]:
     """[(fund_id, percent)] for future credits on `day`; the plan's default fund without an election (EDCP 7.5)."""
     election = (
         InvestmentElection.objects.filter(
@@ -334,7 +334,7 @@ def _credits_python(day: dt.date, actor: str) -> int:
     with transaction.atomic():
         for t in todo:
             part = t.account.participation
-            lines = allocation_in_force(part.id, part.plan_id, day)
+            lines = allocation_in_force(participation_id=part.id, plan_id=part.plan_id, day=day)
             # the same rule as the SQL: shares rounded, the last fund (highest id) takes the remainder
             parts = split_by_percent(t.amount, lines)
             for fund_id, share in parts:

@@ -43,7 +43,7 @@ class PayrollError(ApplicationError):
     pass
 
 
-def plan_year_of(pay_date: dt.date) -> int:
+def plan_year_of(*, pay_date: dt.date) -> int:
     return pay_date.year
 
 
@@ -215,7 +215,7 @@ class PayrollRun:
             pay_date=line.pay_date,
             component=line.component,
             gross=money(line.gross),
-            plan_year=line.plan_year or plan_year_of(line.pay_date),
+            plan_year=line.plan_year or plan_year_of(pay_date=line.pay_date),
             period_start=line.period_start,
             performance_period_end=line.performance_period_end,
             net_available=line.net_available,
@@ -383,7 +383,7 @@ class PayrollRun:
                     or name in planned[participation.pk]
                 ):
                     continue
-                kind, month = parse_account_name(name)
+                kind, month = parse_account_name(name=name)
                 version = participation.plan.version_on(computed.record.pay_date)
                 spec = version.account_spec(kind)
                 if spec is None:
@@ -394,7 +394,7 @@ class PayrollRun:
                 same_kind = {
                     n
                     for n in set(existing) | self.planned[participation.pk] | planned[participation.pk]
-                    if parse_account_name(n)[0] == kind
+                    if parse_account_name(name=n)[0] == kind
                 }
                 if len(same_kind) >= spec["max_count"]:
                     raise PayrollError(
@@ -420,7 +420,7 @@ class PayrollRun:
                         credit.account_name not in self.accounts[credit.participation.pk]
                         and key not in new_accounts
                     ):
-                        kind, month = parse_account_name(credit.account_name)
+                        kind, month = parse_account_name(name=credit.account_name)
                         new_accounts[key] = Account(
                             participation=credit.participation,
                             kind=kind,
@@ -487,7 +487,7 @@ def pay_record(
     ).first()
     if existing:
         return existing, False
-    year = plan_year or plan_year_of(pay_date)
+    year = plan_year or plan_year_of(pay_date=pay_date)
     run = PayrollRun.for_people([person], actor=actor, limits=limits, now=now, years={year})
     try:
         record = run.add(

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from core.audit import Actor
 
 
-def vesting_rule(participation: Participation, kind: str, on: dt.date) -> dict:
+def vesting_rule(*, participation: Participation, kind: str, on: dt.date) -> dict:
     version = participation.plan.version_on(on)
     for rule in version.provision("vesting"):
         if kind in rule["accounts"]:
@@ -27,11 +27,11 @@ def vesting_rule(participation: Participation, kind: str, on: dt.date) -> dict:
     return {"rule": "immediate", "cite": version.cite("vesting"), "accounts": [kind]}
 
 
-def vested_percent(account: Account, on: dt.date) -> tuple[Decimal, str]:
+def vested_percent(*, account: Account, on: dt.date) -> tuple[Decimal, str]:
     """(percent vested on `on`, the section that decides it)."""
     participation = account.participation
     person = participation.person
-    rule = vesting_rule(participation, account.kind, on)
+    rule = vesting_rule(participation=participation, kind=account.kind, on=on)
     cite = rule["cite"]
     if rule["rule"] == "immediate":
         return HUNDRED, cite
@@ -65,10 +65,10 @@ def forfeit_unvested(*, participation: Participation, on: dt.date, actor: Actor)
         return []
     out = []
     for account in Account.objects.filter(participation=participation).order_by("id"):
-        percent, cite = vested_percent(account, on)
+        percent, cite = vested_percent(account=account, on=on)
         if percent >= HUNDRED:
             continue
-        value = account_value(account, on)
+        value = account_value(account=account, on=on)
         amount = value if percent == 0 else money(value * (HUNDRED - percent) / HUNDRED)
         if amount <= 0:
             continue

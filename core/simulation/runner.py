@@ -72,7 +72,7 @@ def _record_balances(ctx: SimContext, day: dt.date) -> None:
             "participation__person"
         )
     )
-    values = account_values(accounts, on=day)
+    values = account_values(accounts=accounts, on=day)
     out: dict[str, dict[str, str]] = {pid: {} for pid in ctx.scenario.participants}
     for account in accounts:
         pid = ctx.participant_id(account.participation.person)

@@ -347,11 +347,13 @@ def _fresh(
     version = participation.plan.version_on(anchor)
     cites = _cites(version)
     in_force = annuity_in_force(participation=participation, as_of=anchor)
-    commencement = benefit_commencement_date(sep, in_force.defer_years) if sep else None
+    commencement = (
+        benefit_commencement_date(separation_date=sep, defer_years=in_force.defer_years) if sep else None
+    )
     if sep is not None and commencement is not None:
         at_start = annuity_in_force(participation=participation, as_of=commencement)
         if at_start.defer_years != in_force.defer_years:
-            commencement = benefit_commencement_date(sep, at_start.defer_years)
+            commencement = benefit_commencement_date(separation_date=sep, defer_years=at_start.defer_years)
         in_force = at_start
     if death is not None and (commencement is None or death < commencement):
         try:

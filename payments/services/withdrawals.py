@@ -401,7 +401,7 @@ def dro_record(
     kinds = rule["accounts"] if rule else []
     accounts = list(Account.objects.filter(participation=participation, kind__in=kinds))
     if account_name:
-        kind, month = parse_account_name(account_name)
+        kind, month = parse_account_name(name=account_name)
         accounts = [a for a in accounts if a.kind == kind and a.specified_month == month]
         if not accounts:
             raise WithdrawalError(
