@@ -36,8 +36,8 @@ EASTERN = zoneinfo.ZoneInfo("America/New_York")
 
 
 def choose_deferral_line(
-    lines: Iterable[DeferralElectionLine],
     *,
+    lines: Iterable[DeferralElectionLine],
     cancellations: Iterable[DeferralCancellation],
     evergreen: bool,
     plan_year: int,
@@ -98,7 +98,7 @@ def deferral_line_in_force(
         )
     )
     return choose_deferral_line(
-        lines,
+        lines=lines,
         cancellations=list(DeferralCancellation.objects.filter(participation=participation)),
         evergreen=version.provision("evergreen", False),
         plan_year=plan_year,
@@ -109,7 +109,7 @@ def deferral_line_in_force(
 
 
 def cancellation_covering(
-    cancellations: Iterable[DeferralCancellation], day: dt.date
+    *, cancellations: Iterable[DeferralCancellation], day: dt.date
 ) -> DeferralCancellation | None:
     """The cancellation (EDCP 3.7) whose period holds `day`, the latest starting first."""
     covering = [c for c in cancellations if c.starts_on <= day <= c.ends_on]
@@ -117,10 +117,12 @@ def cancellation_covering(
 
 
 def cancellation_on(*, participation: Participation, day: dt.date) -> DeferralCancellation | None:
-    return cancellation_covering(list(DeferralCancellation.objects.filter(participation=participation)), day)
+    return cancellation_covering(
+        cancellations=list(DeferralCancellation.objects.filter(participation=participation)), day=day
+    )
 
 
-def allocation_of(election: DeferralElection | None, default_kind: str) -> list[tuple[str, Decimal]]:
+def allocation_of(*, election: DeferralElection | None, default_kind: str) -> list[tuple[str, Decimal]]:
     """[(account name, percent)] of an election's deferrals; all to the default account without one."""
     allocations = list(election.allocations.all()) if election is not None else []
     if not allocations:
@@ -208,10 +210,12 @@ def election_chances(*, participation: Participation, now: dt.datetime) -> list[
         ).values_list("plan_year", flat=True)
     )
     next_year = today.year + 1
-    if next_year not in years_with_windows and now <= V.annual_deadline(version, next_year):
-        chances.append(ElectionChance(next_year, "annual", V.annual_deadline(version, next_year)))
+    if next_year not in years_with_windows and now <= V.annual_deadline(version=version, plan_year=next_year):
+        chances.append(
+            ElectionChance(next_year, "annual", V.annual_deadline(version=version, plan_year=next_year))
+        )
     if participation.eligible_on and version.has("first_year_window_days"):
-        end = V.first_year_window_end(version, participation.eligible_on)
+        end = V.first_year_window_end(version=version, eligible_on=participation.eligible_on)
         has_window = EnrollmentWindow.objects.filter(
             participation=participation, kind=EnrollmentWindow.Kind.FIRST_YEAR
         ).exists()
@@ -319,7 +323,7 @@ def account_schedules(*, participation: Participation, as_of: dt.date) -> list[A
         names[(kind, month)] = None
     for e in DistributionElection.objects.filter(participation=participation, status=Status.ACCEPTED):
         names[(e.account_kind, e.specified_month)] = None
-    for m in V.specified_months_in_use(participation):
+    for m in V.specified_months_in_use(participation=participation):
         names[("specified_date", m)] = None
     for kind, month in ScheduleChange.objects.filter(
         participation=participation, status=Status.ACCEPTED
@@ -330,7 +334,7 @@ def account_schedules(*, participation: Participation, as_of: dt.date) -> list[A
         names[(default_kind, None)] = None
     out = []
     for kind, month in sorted(names, key=lambda k: (k[0] != default_kind, k[0], k[1] or dt.date.min)):
-        rule = V.distribution_rule_for(version, kind)
+        rule = V.distribution_rule_for(version=version, kind=kind)
         if rule is None:
             continue
         account = f"{kind}:{month:%Y-%m}" if month else kind
@@ -416,7 +420,9 @@ def annuity_in_force(*, participation: Participation, as_of: dt.date) -> Annuity
     if effective is not None:
         return AnnuityInForce(effective.form, effective.defer_years, effective, False, cite, pending)
     married = participation.person.marital_status == Person.MaritalStatus.MARRIED
-    return AnnuityInForce(V.default_annuity_form(version, married), 0, None, True, cite, pending)
+    return AnnuityInForce(
+        V.default_annuity_form(version=version, married=married), 0, None, True, cite, pending
+    )
 
 
 def benefit_commencement(*, participation: Participation, defer_years: int = 0) -> dt.date | None:
@@ -500,7 +506,7 @@ ELECTION_MODELS: dict[str, type[Election]] = {
 KIND_OF_MODEL = {model: kind for kind, model in ELECTION_MODELS.items()}
 
 
-def kind_of(election: Election) -> str:
+def kind_of(*, election: Election) -> str:
     return KIND_OF_MODEL[type(election)]
 
 
@@ -512,7 +518,7 @@ def elections_of(*, person: Person) -> list[Election]:
     return sorted(out, key=lambda e: (e.submitted_at, e.pk), reverse=True)
 
 
-def confirmation_of(election: Election) -> Document | None:
+def confirmation_of(*, election: Election) -> Document | None:
     from elections.services import CONFIRMATION_KIND
 
     return (
@@ -690,7 +696,7 @@ def _section_candidates(section: str) -> list[str]:
     return out
 
 
-def provision_quote(version: PlanVersion, citation: str) -> Quote | None:
+def provision_quote(*, version: PlanVersion, citation: str) -> Quote | None:
     """The plan text behind a citation ('EDCP 3.2(b)'): the paragraph when the section is split into (a), (b)...,
     from this version of the plan or, where its text is missing from the catalog, the nearest version that has it."""
     code, _, section = citation.partition(" ")
@@ -730,13 +736,13 @@ def _paragraph(text: str, marks: str) -> str | None:
     return None
 
 
-def provision_quotes(version: PlanVersion, citations: list[str]) -> list[Quote]:
+def provision_quotes(*, version: PlanVersion, citations: list[str]) -> list[Quote]:
     out, seen = [], set()
     for citation in citations:
         if not citation or citation in seen:
             continue
         seen.add(citation)
-        quote = provision_quote(version, citation)
+        quote = provision_quote(version=version, citation=citation)
         if quote is not None:
             out.append(quote)
         else:
@@ -744,7 +750,7 @@ def provision_quotes(version: PlanVersion, citations: list[str]) -> list[Quote]:
     return out
 
 
-def beneficiary_definition(plan: Plan, as_of: dt.date) -> PlanSection | None:
+def beneficiary_definition(*, plan: Plan, as_of: dt.date) -> PlanSection | None:
     """The plan's definition of Beneficiary: who takes when no designated beneficiary survives."""
     version = plan.version_on(as_of)
     for v in sorted(plan.versions.all(), key=lambda x: (x.pk != version.pk, -x.effective_date.toordinal())):

@@ -141,7 +141,7 @@ def enrollment_window_open(
             raise ElectionError(
                 version.cite("deferral_components"), f"{plan.name} takes no deferral elections."
             )
-        deadline = V.annual_deadline(version, plan_year)
+        deadline = V.annual_deadline(version=version, plan_year=plan_year)
         cite = version.cite("election_deadline")
         what = f"the plan's deadline for {plan_year} elections"
     elif kind == EnrollmentWindow.Kind.PERFORMANCE:
@@ -159,7 +159,7 @@ def enrollment_window_open(
                 version.cite("performance_period_min_months"),
                 f"A performance period must last at least {min_months} months; {start} to {end} is shorter.",
             )
-        deadline = V.performance_deadline(version, end)
+        deadline = V.performance_deadline(version=version, period_end=end)
         what = f"six months before the performance period ends ({end:%B %d, %Y})"
     else:
         raise InvalidInput("first-year windows are opened by the notice of initial eligibility")
@@ -294,7 +294,7 @@ def eligibility_notice_send(
         participation.eligible_on = notice_on
         participation.save(update_fields=["eligible_on"])
     opens = dt.datetime(notice_on.year, notice_on.month, notice_on.day, tzinfo=EASTERN)
-    closes = V.first_year_window_end(version, notice_on)
+    closes = V.first_year_window_end(version=version, eligible_on=notice_on)
     window, _ = EnrollmentWindow.objects.get_or_create(
         participation=participation,
         kind=EnrollmentWindow.Kind.FIRST_YEAR,
@@ -370,7 +370,7 @@ def _window_audience(window: EnrollmentWindow, today: dt.date) -> list[Participa
         if (
             window.kind == EnrollmentWindow.Kind.PERFORMANCE
             and start
-            and not V.employed_throughout(p.person, start, today)
+            and not V.employed_throughout(person=p.person, start=start, end=today)
         ):
             continue  # EDCP 3.2(c): only those employed since the performance period began may elect
         out.append(p)
@@ -456,10 +456,10 @@ def _store_lines(election: DeferralElection, percentages: dict, accounts: dict |
 
 
 def _deferral_violation(req: V.DeferralRequest) -> tuple[V.Violation | None, EnrollmentWindow | None]:
-    violation = V.check_deferral(req)
+    violation = V.check_deferral(req=req)
     window = None
     if violation is None:
-        _, window = V.windows_for(req)
+        _, window = V.windows_for(req=req)
     return violation, window
 
 
@@ -468,10 +468,10 @@ def _irrevocable_at(req: V.DeferralRequest, kind: str, window: EnrollmentWindow 
         return window.closes_at  # the Committee's earlier deadline (EDCP 3.2(b): "such earlier date")
     eligible_on = req.participation.eligible_on
     if kind == "first_year" and eligible_on is not None:  # election_kind(): first-year follows a notice
-        return V.first_year_window_end(req.version, eligible_on)
+        return V.first_year_window_end(version=req.version, eligible_on=eligible_on)
     if kind == "performance":
-        return V.performance_deadline(req.version, req.period[1])
-    return V.annual_deadline(req.version, req.plan_year)
+        return V.performance_deadline(version=req.version, period_end=req.period[1])
+    return V.annual_deadline(version=req.version, plan_year=req.plan_year)
 
 
 @transaction.atomic
@@ -500,7 +500,7 @@ def deferral_election_submit(
     )
     violation, window = _deferral_violation(req)
     violation = violation or _violation
-    kind = V.election_kind(req)
+    kind = V.election_kind(req=req)
     election = DeferralElection(
         participation=participation,
         plan_year=plan_year,
@@ -630,7 +630,7 @@ def enrollment_submit(
         if problem:
             problem = V.Violation(
                 problem.rule,
-                f"Payment schedule of {account_label(participation, account)}: {problem.message}",
+                f"Payment schedule of {account_label(participation=participation, account=account)}: {problem.message}",
                 problem.allowed,
             )
             break
@@ -666,7 +666,7 @@ def enrollment_submit(
     return election, filed
 
 
-def account_label(participation: Participation, account: str) -> str:
+def account_label(*, participation: Participation, account: str) -> str:
     try:
         kind, month = _split_account(account)
     except ValueError:
@@ -750,7 +750,7 @@ def account_first_payment(
         if last_change and last_change.new_first_payment:
             return last_change.new_first_payment
         v = participation.plan.version_on(specified_month)
-        rule = V.distribution_rule_for(v, "specified_date")
+        rule = V.distribution_rule_for(version=v, kind="specified_date")
         day = rule["payment_date"].get("day", 15) if rule else 15
         return specified_month.replace(day=day)
     from core.dates import day_of_month_after
@@ -760,7 +760,7 @@ def account_first_payment(
     if ended is None or ended.kind != "separation":
         return None
     v = participation.plan.version_on(ended.effective_date)
-    rule = V.distribution_rule_for(v, account_kind)
+    rule = V.distribution_rule_for(version=v, kind=account_kind)
     if rule is None or rule["payment_date"]["rule"] != "day_of_month_after_event":
         return None
     pd = rule["payment_date"]
@@ -943,7 +943,11 @@ def schedule_change_submit(
     """EDCP Article VI: irrevocable on receipt (6.4); one account at a time (6.5)."""
     _lock(participation)
     kind, month, problem = _parse_account(participation, account, submitted_at, "schedule_change")
-    if problem is None and kind == "specified_date" and month not in V.specified_months_in_use(participation):
+    if (
+        problem is None
+        and kind == "specified_date"
+        and month not in V.specified_months_in_use(participation=participation)
+    ):
         problem = V.Violation(
             participation.plan.version_on(_local_date(submitted_at)).cite("schedule_change"),
             f"You have no Specified Date Account for {month:%B %Y}.",
@@ -1185,7 +1189,7 @@ def blank_form_render(*, plan: Plan, plan_year: int, actor: Actor, now: dt.datet
     )
 
 
-def confirmation_queue(election: Election) -> None:
+def confirmation_queue(*, election: Election) -> None:
     """After the transaction commits, render the confirmation in a worker (STYLE 8). Should the broker be
     unreachable the election stands: its confirmation is rendered when first downloaded (same bytes)."""
     from elections.tasks import election_confirmation_task

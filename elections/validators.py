@@ -82,7 +82,7 @@ def _is_whole(value: object) -> bool:
     return False
 
 
-def annual_deadline(version: PlanVersion, plan_year: int) -> dt.datetime:
+def annual_deadline(*, version: PlanVersion, plan_year: int) -> dt.datetime:
     """EDCP 3.2(b), RRP 2.03(b): 11:59 pm Eastern on December 31 before the plan year (the whole last minute counts)."""
     d = version.provision("election_deadline")
     tz = zoneinfo.ZoneInfo(version.provision("time_zone", "America/New_York"))
@@ -90,14 +90,14 @@ def annual_deadline(version: PlanVersion, plan_year: int) -> dt.datetime:
     return dt.datetime(year, d["month"], d["day"], d["hour"], d["minute"], 59, 999999, tzinfo=tz)
 
 
-def first_year_window_end(version: PlanVersion, eligible_on: dt.date) -> dt.datetime:
+def first_year_window_end(*, version: PlanVersion, eligible_on: dt.date) -> dt.datetime:
     """EDCP 3.2(a), RRP 2.03(c): within 30 days after the notice of initial eligibility (day 30 counts, to midnight)."""
     tz = zoneinfo.ZoneInfo(version.provision("time_zone", "America/New_York"))
     last = eligible_on + dt.timedelta(days=version.provision("first_year_window_days"))
     return dt.datetime(last.year, last.month, last.day, 23, 59, 59, 999999, tzinfo=tz)
 
 
-def performance_deadline(version: PlanVersion, period_end: dt.date) -> dt.datetime:
+def performance_deadline(*, version: PlanVersion, period_end: dt.date) -> dt.datetime:
     """EDCP 3.2(c): no later than six months before the end of the performance period (that whole day counts)."""
     tz = zoneinfo.ZoneInfo(version.provision("time_zone", "America/New_York"))
     last = add_months(period_end, -version.provision("performance_election_months_before_end"))
@@ -107,7 +107,7 @@ def performance_deadline(version: PlanVersion, period_end: dt.date) -> dt.dateti
 # --- deferral election rules ---------------------------------------------------------------------
 
 
-def v_eligible(req: DeferralRequest) -> Violation | None:
+def v_eligible(*, req: DeferralRequest) -> Violation | None:
     cite = req.version.cite("participation")
     if not req.participation.eligible:
         return Violation(
@@ -123,7 +123,7 @@ def v_eligible(req: DeferralRequest) -> Violation | None:
     return None
 
 
-def v_components(req: DeferralRequest) -> Violation | None:
+def v_components(*, req: DeferralRequest) -> Violation | None:
     codes = [c["code"] for c in req.version.provision("deferral_components", []) or []]
     cite = req.version.cite("deferral_components")
     if not codes:
@@ -140,7 +140,7 @@ def v_components(req: DeferralRequest) -> Violation | None:
     return None
 
 
-def v_whole_percentages(req: DeferralRequest) -> Violation | None:
+def v_whole_percentages(*, req: DeferralRequest) -> Violation | None:
     cite = req.version.cite("whole_percentages")
     for comp, pct in req.percentages.items():
         if not _is_whole(pct):
@@ -152,7 +152,7 @@ def v_whole_percentages(req: DeferralRequest) -> Violation | None:
     return None
 
 
-def max_percent(req: DeferralRequest, comp: dict) -> tuple[Decimal, str]:
+def max_percent(*, req: DeferralRequest, comp: dict) -> tuple[Decimal, str]:
     cite = comp.get("cite") or req.version.cite("deferral_components")
     if comp["max_percent"] == "announced":
         return announced_percent(
@@ -161,7 +161,7 @@ def max_percent(req: DeferralRequest, comp: dict) -> tuple[Decimal, str]:
     return Decimal(comp["max_percent"]), cite
 
 
-def v_percent_limits(req: DeferralRequest) -> Violation | None:
+def v_percent_limits(*, req: DeferralRequest) -> Violation | None:
     for code, pct in req.percentages.items():
         comp = req.version.component(code)
         if comp is None:
@@ -170,7 +170,7 @@ def v_percent_limits(req: DeferralRequest) -> Violation | None:
             )
         value = Decimal(str(pct))
         try:
-            top, cite = max_percent(req, comp)
+            top, cite = max_percent(req=req, comp=comp)
         except MissingFigure as exc:
             return Violation(req.version.cite("deferral_components"), str(exc))
         low = Decimal(comp.get("min_percent", "0"))
@@ -194,7 +194,7 @@ def v_percent_limits(req: DeferralRequest) -> Violation | None:
     return None
 
 
-def election_kind(req: DeferralRequest) -> str:
+def election_kind(*, req: DeferralRequest) -> str:
     """annual, first_year (within the window after the notice of eligibility), or performance.
 
     A first-year election is one for the plan year of the notice (or the next, when the 30 days run
@@ -204,14 +204,16 @@ def election_kind(req: DeferralRequest) -> str:
         return "performance"
     eligible_on = req.participation.eligible_on
     if eligible_on and req.version.has("first_year_window_days") and req.version.has("election_deadline"):
-        years = {eligible_on.year, first_year_window_end(req.version, eligible_on).year}
-        if req.plan_year in years and req.submitted_at > annual_deadline(req.version, req.plan_year):
+        years = {eligible_on.year, first_year_window_end(version=req.version, eligible_on=eligible_on).year}
+        if req.plan_year in years and req.submitted_at > annual_deadline(
+            version=req.version, plan_year=req.plan_year
+        ):
             return "first_year"
     return "annual"
 
 
-def v_timing(req: DeferralRequest) -> Violation | None:
-    kind = election_kind(req)
+def v_timing(*, req: DeferralRequest) -> Violation | None:
+    kind = election_kind(req=req)
     v = req.version
     if kind == "performance":
         start, end = req.period
@@ -230,7 +232,7 @@ def v_timing(req: DeferralRequest) -> Violation | None:
                 f"Only Performance-Based Compensation may be elected by performance period; "
                 f"{', '.join(non_pbc)} follows the annual deadline.",
             )
-        deadline = performance_deadline(v, end)
+        deadline = performance_deadline(version=v, period_end=end)
         if req.submitted_at > deadline:
             return Violation(
                 cite,
@@ -238,7 +240,7 @@ def v_timing(req: DeferralRequest) -> Violation | None:
                 f"{deadline:%B %d, %Y} (six months before the period ends).",
                 "Your next chance is the next performance period or the annual election.",
             )
-        if not employed_throughout(req.participation.person, start, req.submitted_on):
+        if not employed_throughout(person=req.participation.person, start=start, end=req.submitted_on):
             return Violation(
                 cite,
                 f"You must have been employed continuously since the performance period began "
@@ -248,7 +250,7 @@ def v_timing(req: DeferralRequest) -> Violation | None:
         return None
     eligible_on = req.participation.eligible_on
     if kind == "first_year" and eligible_on is not None:  # election_kind(): first-year follows a notice
-        end = first_year_window_end(v, eligible_on)
+        end = first_year_window_end(version=v, eligible_on=eligible_on)
         if req.submitted_on < eligible_on:
             return Violation(
                 v.cite("first_year_window_days"),
@@ -261,21 +263,21 @@ def v_timing(req: DeferralRequest) -> Violation | None:
                 v.cite("first_year_window_days"),
                 f"Your first-year election was due within {v.provision('first_year_window_days')} days of "
                 f"your notice of eligibility, by {end:%B %d, %Y}.",
-                f"You can elect for {req.plan_year + 1} until {annual_deadline(v, req.plan_year + 1):%B %d, %Y at %I:%M %p} Eastern.",
+                f"You can elect for {req.plan_year + 1} until {annual_deadline(version=v, plan_year=req.plan_year + 1):%B %d, %Y at %I:%M %p} Eastern.",
             )
         return None
-    deadline = annual_deadline(v, req.plan_year)
+    deadline = annual_deadline(version=v, plan_year=req.plan_year)
     if req.submitted_at > deadline:
         return Violation(
             v.cite("election_deadline"),
             f"Elections for pay earned in {req.plan_year} had to be made by {deadline:%I:%M %p} Eastern on "
             f"{deadline:%B %d, %Y}.",
-            f"You can still elect for {req.plan_year + 1} until {annual_deadline(v, req.plan_year + 1):%B %d, %Y}.",
+            f"You can still elect for {req.plan_year + 1} until {annual_deadline(version=v, plan_year=req.plan_year + 1):%B %d, %Y}.",
         )
     return None
 
 
-def employed_throughout(person: Person, start: dt.date, end: dt.date) -> bool:
+def employed_throughout(*, person: Person, start: dt.date, end: dt.date) -> bool:
     """Employed on every day from `start` to `end` (EDCP 1.24: continuously since the period began)."""
     from participants.models import EmploymentEvent
 
@@ -298,11 +300,11 @@ KIND_PROVISION = {
 }
 
 
-def windows_for(req: DeferralRequest) -> tuple[list[EnrollmentWindow], EnrollmentWindow | None]:
+def windows_for(*, req: DeferralRequest) -> tuple[list[EnrollmentWindow], EnrollmentWindow | None]:
     """(the Committee's windows that govern this election, the one it falls in or None)."""
     from elections.models import EnrollmentWindow
 
-    kind = election_kind(req)
+    kind = election_kind(req=req)
     qs = EnrollmentWindow.objects.filter(plan=req.participation.plan, kind=kind)
     if kind == "first_year":
         qs = qs.filter(participation=req.participation)
@@ -323,13 +325,13 @@ def _when(moment: dt.datetime) -> str:
     return f"{local:%B} {local.day}, {local.year} at {local:%I:%M %p} Eastern".replace(" 0", " ")
 
 
-def v_window(req: DeferralRequest) -> Violation | None:
+def v_window(*, req: DeferralRequest) -> Violation | None:
     """When the Committee has opened windows for the plan year, an election outside all of them is refused
     (EDCP 3.2(b): by December 31 "or such earlier date as the Committee announces"; RRP 2.03(b))."""
-    windows, match = windows_for(req)
+    windows, match = windows_for(req=req)
     if not windows or match is not None:
         return None
-    kind = election_kind(req)
+    kind = election_kind(req=req)
     cite = req.version.cite(KIND_PROVISION[kind])
     later = [w for w in windows if w.opens_at > req.submitted_at]
     if kind == "performance":
@@ -362,12 +364,12 @@ def v_window(req: DeferralRequest) -> Violation | None:
     )
 
 
-def v_not_yet_irrevocable(req: DeferralRequest) -> Violation | None:
+def v_not_yet_irrevocable(*, req: DeferralRequest) -> Violation | None:
     """An election of this plan year and kind that has become irrevocable cannot be replaced, even in a later
     window the Committee opens (EDCP 3.2: irrevocable when its window closes)."""
     from elections.models import DeferralElection, Status
 
-    kind = election_kind(req)
+    kind = election_kind(req=req)
     fixed = DeferralElection.objects.filter(
         participation=req.participation,
         plan_year=req.plan_year,
@@ -396,7 +398,7 @@ def _account_name_parts(name: str) -> tuple[str, dt.date | None]:
     return name, None
 
 
-def v_allocation(req: DeferralRequest) -> Violation | None:
+def v_allocation(*, req: DeferralRequest) -> Violation | None:
     if not req.accounts:
         return None
     v = req.version
@@ -440,7 +442,7 @@ def v_allocation(req: DeferralRequest) -> Violation | None:
 
 
 def specified_months_in_use(
-    participation: Participation, *, exclude_plan_year: int | None = None
+    *, participation: Participation, exclude_plan_year: int | None = None
 ) -> set[dt.date]:
     """The Specified Date Accounts a participant has or has committed to (accounts, elections in force)."""
     from books.models import Account
@@ -470,7 +472,7 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def v_specified_dates(req: DeferralRequest) -> Violation | None:
+def v_specified_dates(*, req: DeferralRequest) -> Violation | None:
     if not req.accounts:
         return None
     v = req.version
@@ -482,7 +484,7 @@ def v_specified_dates(req: DeferralRequest) -> Violation | None:
         return None
     cite = spec.get("cite", v.cite("accounts")) if spec else v.cite("accounts")
     # An election replacing one of the same plan year frees the accounts only that one named.
-    existing = specified_months_in_use(req.participation, exclude_plan_year=req.plan_year)
+    existing = specified_months_in_use(participation=req.participation, exclude_plan_year=req.plan_year)
     if spec and len(existing | months) > spec["max_count"]:
         return Violation(
             cite,
@@ -490,7 +492,7 @@ def v_specified_dates(req: DeferralRequest) -> Violation | None:
             f"make {len(existing | months)}.",
             f"Use one of your existing Specified Date Accounts: {', '.join(sorted(m.strftime('%Y-%m') for m in existing))}.",
         )
-    sd_rule = distribution_rule_for(v, "specified_date")
+    sd_rule = distribution_rule_for(version=v, kind="specified_date")
     for month in sorted(months):
         if month < req.submitted_on.replace(day=1) or month.year <= req.plan_year:
             return Violation(
@@ -523,7 +525,7 @@ DEFERRAL_RULES = (
 )
 
 
-def check_deferral(req: DeferralRequest) -> Violation | None:
+def check_deferral(*, req: DeferralRequest) -> Violation | None:
     for rule in DEFERRAL_RULES:
         violation = rule(req=req)
         if violation:
@@ -534,7 +536,7 @@ def check_deferral(req: DeferralRequest) -> Violation | None:
 # --- distribution elections ------------------------------------------------------------------------
 
 
-def distribution_rule_for(version: PlanVersion, kind: str) -> dict | None:
+def distribution_rule_for(*, version: PlanVersion, kind: str) -> dict | None:
     for rule in version.provision("distribution", []) or []:
         if kind in rule["accounts"] and rule["trigger"] in ("separation", "specified_date"):
             return rule
@@ -588,7 +590,7 @@ def check_distribution(
     from books.models import LedgerEntry
 
     v = participation.plan.version_on(submitted_on)
-    rule = distribution_rule_for(v, account_kind)
+    rule = distribution_rule_for(version=v, kind=account_kind)
     if rule is None:
         return Violation(
             v.cite("distribution"),
@@ -676,9 +678,9 @@ def check_distribution(
     return None
 
 
-def default_distribution(version: PlanVersion, account_kind: str) -> dict | None:
+def default_distribution(*, version: PlanVersion, account_kind: str) -> dict | None:
     """The form that applies when no election is made (EDCP 5.1(c), 5.2(c): a lump sum)."""
-    rule = distribution_rule_for(version, account_kind)
+    rule = distribution_rule_for(version=version, kind=account_kind)
     if rule is None:
         return None
     return {"form": rule.get("default_form", "lump_sum"), "cite": rule["cite"], "name": rule["name"]}
@@ -694,12 +696,12 @@ class AnnuityCheck:
     takes_effect_on: dt.date | None
 
 
-def default_annuity_form(version: PlanVersion, married: bool) -> str:
+def default_annuity_form(*, version: PlanVersion, married: bool) -> str:
     forms = version.provision("db_forms")
     return forms["default_married"] if married else forms["default_single"]
 
 
-def is_life_annuity(form: str) -> bool:
+def is_life_annuity(*, form: str) -> bool:
     # BRP 4.2(c): every form but the single lump sum is an annuity, all Actuarially Equivalent.
     return form != "lump_sum"
 
@@ -751,7 +753,7 @@ def check_annuity(
         return AnnuityCheck(
             Violation(cite, "This is the form and time already in force; nothing would change."), False, None
         )
-    if same_time and is_life_annuity(form) and is_life_annuity(current_form):
+    if same_time and is_life_annuity(form=form) and is_life_annuity(form=current_form):
         return AnnuityCheck(None, False, submitted_on)
     months, years = change_rule.get("min_months_effective", 12), change_rule.get("min_years_later", 5)
     takes_effect = add_months(submitted_on, months)
@@ -841,7 +843,7 @@ def check_schedule_change(
             None,
             None,
         )
-    d_rule = distribution_rule_for(v, account_kind)
+    d_rule = distribution_rule_for(version=v, kind=account_kind)
     if form is not None and d_rule and form not in d_rule["forms"]:
         return ScheduleChangeCheck(
             Violation(d_rule["cite"], f"{form.replace('_', ' ')} is not a form of payment for this account."),

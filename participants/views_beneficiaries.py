@@ -73,7 +73,7 @@ def _context(participation: Participation, rows: list[dict] | None = None, error
         "tiers": Beneficiary.Tier.choices,
         "error": error,
         "married": married,
-        "definition": beneficiary_definition(participation.plan, timezone.localdate()),
+        "definition": beneficiary_definition(plan=participation.plan, as_of=timezone.localdate()),
     }
 
 

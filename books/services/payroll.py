@@ -272,7 +272,7 @@ class PayrollRun:
                 return None
             plan_comp = record.gross
         line = choose_deferral_line(
-            self.lines[(participation.pk, component)],
+            lines=self.lines[(participation.pk, component)],
             cancellations=self.cancellations[participation.pk],
             evergreen=version.provision("evergreen", False),
             plan_year=record.plan_year,
@@ -282,7 +282,9 @@ class PayrollRun:
         )
         percent = line.percent if line else ZERO
         reason = ""
-        cancelled = cancellation_covering(self.cancellations[participation.pk], record.pay_date)
+        cancelled = cancellation_covering(
+            cancellations=self.cancellations[participation.pk], day=record.pay_date
+        )
         if cancelled and percent:
             reason = f"deferrals cancelled {cancelled.starts_on} to {cancelled.ends_on} ({cancelled.cite}): {cancelled.reason}"
             percent = ZERO
@@ -315,7 +317,7 @@ class PayrollRun:
         if deferral:
             default_kind = version.provision("default_deferral_account")
             for account_name, amount in split_by_percent(
-                deferral, allocation_of(line.election if line else None, default_kind)
+                deferral, allocation_of(election=line.election if line else None, default_kind=default_kind)
             ):
                 if amount:
                     credits.append(
