@@ -41,7 +41,7 @@ def claims_for(user):
     if has_cap(user, Cap.VIEW_STAFF):
         return Claim.objects.select_related("plan", "reviewer")
     if is_participant_user(user):
-        return claims_visible_to(user.person)
+        return claims_visible_to(person=user.person)
     return Claim.objects.none()
 
 
@@ -90,7 +90,7 @@ class _ClaimAccess(generics.GenericAPIView):
     def _claim_to_act_on(self, pk: int) -> tuple[Claim, bool]:
         """(the claim, whether staff record it on paper): staff reach any claim, a participant only their own (404)."""
         paper = self._records_paper()
-        return get_object_or_404(Claim if paper else claims_visible_to(self._person()), pk=pk), paper
+        return get_object_or_404(Claim if paper else claims_visible_to(person=self._person()), pk=pk), paper
 
     def _who(self, data: dict, paper: bool) -> dict:
         """Staff give the date a paper submission was received; in person it is today, filed by the caller."""

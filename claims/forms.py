@@ -125,7 +125,7 @@ class ClaimBound(forms.Form):
                     f"{q.citation} {q.section.title}".strip()
                     + (f" (text of {q.section.version.effective_date:%Y})" if q.note else ""),
                 )
-                for q in sections_for_claim(claim)
+                for q in sections_for_claim(claim=claim)
             ]
         if "records" in self.fields:
             self.fields["records"].choices = [
