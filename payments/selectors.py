@@ -50,7 +50,7 @@ def payments_held() -> QuerySet[ScheduledPayment]:
     )
 
 
-def person_calendar(person: Person) -> list[ScheduledPayment]:
+def person_calendar(*, person: Person) -> list[ScheduledPayment]:
     """Every scheduled and paid payment of one person (the portal's calendar), never anyone else's."""
     return list(
         ScheduledPayment.objects.filter(participation__person=person)
@@ -60,7 +60,7 @@ def person_calendar(person: Person) -> list[ScheduledPayment]:
     )
 
 
-def person_schedules(person: Person) -> list[PaymentSchedule]:
+def person_schedules(*, person: Person) -> list[PaymentSchedule]:
     return list(
         PaymentSchedule.objects.filter(participation__person=person)
         .select_related("participation__plan", "account")
@@ -69,14 +69,16 @@ def person_schedules(person: Person) -> list[PaymentSchedule]:
     )
 
 
-def payment_estimates(payments: list[ScheduledPayment], *, on: dt.date) -> dict[int, Decimal]:
+def payment_estimates(*, payments: list[ScheduledPayment], on: dt.date) -> dict[int, Decimal]:
     """Gross amount of each payment: its valued amount, else an estimate from today's available value."""
     from core.money import ZERO, installment, money, percent_of
     from payments.services.values import available_values, credited_through
 
     open_ = [p for p in payments if p.amount is None]
     values = (
-        available_values({p.account_id for p in open_}, on=on, credited=credited_through()) if open_ else {}
+        available_values(account_ids={p.account_id for p in open_}, on=on, credited=credited_through())
+        if open_
+        else {}
     )
     out: dict[int, Decimal] = {}
     left = dict(values)
@@ -115,7 +117,7 @@ def forecast(*, start: dt.date, months: int = 12, years: int = 10) -> dict:
         .exclude(status__in=[S.CANCELLED, S.PAID])
         .only("id", "account_id", "payment_date", "number", "of", "share", "percent", "amount", "trigger")
     )
-    amounts = payment_estimates(payments, on=start)
+    amounts = payment_estimates(payments=payments, on=start)
     by_month = {add_months(start.replace(day=1), i): ZERO for i in range(months)}
     by_year = {start.year + i: ZERO for i in range(years)}
     for p in payments:
@@ -137,12 +139,12 @@ def emergencies(*, status: str = "") -> QuerySet[EmergencyWithdrawal]:
     return qs.filter(status=status) if status else qs
 
 
-def person_emergencies(person: Person) -> QuerySet[EmergencyWithdrawal]:
+def person_emergencies(*, person: Person) -> QuerySet[EmergencyWithdrawal]:
     """One participant's own requests (the portal), never anyone else's."""
     return emergencies().filter(participation__person=person)
 
 
-def emergency_payments(emergency: EmergencyWithdrawal) -> list[ScheduledPayment]:
+def emergency_payments(*, emergency: EmergencyWithdrawal) -> list[ScheduledPayment]:
     return list(
         ScheduledPayment.objects.filter(schedule__emergency=emergency)
         .select_related("account", "run")
@@ -150,7 +152,7 @@ def emergency_payments(emergency: EmergencyWithdrawal) -> list[ScheduledPayment]
     )
 
 
-def emergency_participations(person: Person, *, on: dt.date) -> list[Participation]:
+def emergency_participations(*, person: Person, on: dt.date) -> list[Participation]:
     """The person's plans that pay unforeseeable emergencies (a plan version with the `emergency` provision)."""
     out = []
     for participation in Participation.objects.filter(person=person).select_related("plan", "person"):
@@ -165,7 +167,7 @@ def orders() -> QuerySet[DomesticRelationsOrder]:
     return DomesticRelationsOrder.objects.select_related("participation__person", "participation__plan")
 
 
-def order_payments(order: DomesticRelationsOrder) -> list[ScheduledPayment]:
+def order_payments(*, order: DomesticRelationsOrder) -> list[ScheduledPayment]:
     return list(
         ScheduledPayment.objects.filter(schedule__dro=order).select_related("account", "run").order_by("id")
     )

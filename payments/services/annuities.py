@@ -67,7 +67,7 @@ class AnnuityError(ApplicationError):
     pass
 
 
-def is_annuity_account(account: Account) -> bool:
+def is_annuity_account(*, account: Account) -> bool:
     """A defined benefit plan pays annuities, not account balances (the plan's kind, from the catalog)."""
     return account.participation.plan.kind == Plan.Kind.DEFINED_BENEFIT
 
@@ -76,7 +76,7 @@ def _day(d: dt.date) -> str:
     return f"{d:%B} {d.day}, {d.year}"
 
 
-def horizon(day: dt.date) -> dt.date:
+def horizon(*, day: dt.date) -> dt.date:
     """Payments are planned through the 1st of the month twelve months ahead (extended once a month)."""
     return add_months(first_of_month(day), HORIZON_MONTHS)
 
@@ -143,7 +143,7 @@ def _stream(start: dt.date, end: dt.date | None, through: dt.date) -> list[dt.da
     return out
 
 
-def plan_payments(t: Terms, through: dt.date) -> tuple[list[Due], bool]:
+def plan_payments(*, t: Terms, through: dt.date) -> tuple[list[Due], bool]:
     """(payments due through `through`, whether every payment of the benefit is now listed)."""
     dues: list[Due] = []
     death_month = first_of_month(t.death) if t.death else None
@@ -657,9 +657,9 @@ def _recompute(account: Account, *, because: str, now: dt.datetime, as_of: dt.da
             if started and annuity.pk
             else _fresh(participation, events, annuity, as_of)
         )
-        through = max([horizon(as_of)] + [p.payment_date for p in have])
+        through = max([horizon(day=as_of)] + [p.payment_date for p in have])
         if outcome.terms is not None:
-            dues, complete = plan_payments(outcome.terms, through)
+            dues, complete = plan_payments(t=outcome.terms, through=through)
         elif outcome.hold_code and outcome.expected_start:
             benefit = (
                 "Pre-Retirement Survivor Benefit" if outcome.trigger == "death" else "Supplemental Benefit"
@@ -778,14 +778,14 @@ def _merge(
     if updates or cancelled:
         runs = {p.run_id for p in cancelled if p.run_id}
         bulk_update_fast(
-            updates + cancelled,
-            ScheduledPayment,
-            ["status", "run", "cancelled_reason", "hold_code", "hold_reason"],
+            objs=updates + cancelled,
+            model=ScheduledPayment,
+            fields=["status", "run", "cancelled_reason", "hold_code", "hold_reason"],
         )
         if runs:
             from payments.services.runs import runs_refresh_totals
 
-            runs_refresh_totals(runs)
+            runs_refresh_totals(run_ids=runs)
     if new:
         bulk_create_with_history(
             [_row(d, schedule=schedule, revision=revision, now=now, fixed_on=fixed_on) for d in new],
@@ -841,9 +841,9 @@ def accounts_open_on_event(*, event: EmploymentEvent, actor: Actor) -> None:
 def annuities_extend(*, day: dt.date, now: dt.datetime) -> int:
     """Plan each annuity in pay twelve months ahead (the daily payment job; a rerun the same month does nothing)."""
     ids = list(
-        Annuity.objects.filter(status=Annuity.Status.IN_PAY, scheduled_through__lt=horizon(day)).values_list(
-            "schedule__account_id", flat=True
-        )
+        Annuity.objects.filter(
+            status=Annuity.Status.IN_PAY, scheduled_through__lt=horizon(day=day)
+        ).values_list("schedule__account_id", flat=True)
     )
     accounts = list(
         Account.objects.filter(id__in=ids).select_related("participation__plan", "participation__person")
@@ -884,7 +884,7 @@ def annuity_survivor_death_record(
     return annuity
 
 
-def annuities_of(person: Person) -> list[Annuity]:
+def annuities_of(*, person: Person) -> list[Annuity]:
     return list(
         Annuity.objects.filter(participation__person=person)
         .select_related("schedule", "participation__plan")
@@ -892,7 +892,7 @@ def annuities_of(person: Person) -> list[Annuity]:
     )
 
 
-def annuity_payments(annuity: Annuity) -> dict[str, list[ScheduledPayment]]:
+def annuity_payments(*, annuity: Annuity) -> dict[str, list[ScheduledPayment]]:
     rows = list(ScheduledPayment.objects.filter(schedule=annuity.schedule).order_by("payment_date", "id"))
     out: dict[str, list[ScheduledPayment]] = defaultdict(list)
     for p in rows:

@@ -47,7 +47,7 @@ class Payees:
 Key = TypeVar("Key", bound=Hashable)
 
 
-def normalise_percents(parts: Sequence[tuple[Key, Decimal | int]]) -> list[tuple[Key, Decimal]]:
+def normalise_percents(*, parts: Sequence[tuple[Key, Decimal | int]]) -> list[tuple[Key, Decimal]]:
     """Scale percentages to add up to exactly 100: 4 places each, the last takes the remainder."""
     total = sum((Decimal(p) for _, p in parts), Decimal(0))
     if total <= 0:
@@ -59,11 +59,11 @@ def normalise_percents(parts: Sequence[tuple[Key, Decimal | int]]) -> list[tuple
     return out
 
 
-def split_among(amount: Decimal, parts: Sequence[tuple[Key, Decimal | int]]) -> dict[Key, Decimal]:
+def split_among(*, amount: Decimal, parts: Sequence[tuple[Key, Decimal | int]]) -> dict[Key, Decimal]:
     """Split `amount` by the parts' percentages (scaled to 100 if they are a subset); remainder on the last."""
     if not parts:
         return {}
-    return dict(split_by_percent(amount, normalise_percents(parts)))
+    return dict(split_by_percent(amount, normalise_percents(parts=parts)))
 
 
 def _survived(beneficiary: Beneficiary, death: dt.date) -> bool:
@@ -84,7 +84,7 @@ def death_payees(*, person: Person, plan: Plan, version: PlanVersion, death: dt.
             living = [b for b in named if _survived(b, death)]
             if not living:
                 continue
-            shares = normalise_percents([(b.name, b.percent) for b in living])
+            shares = normalise_percents(parts=[(b.name, b.percent) for b in living])
             payees = tuple(Payee(name, pct, f"{tier} beneficiary") for name, pct in shares)
             gone = [b.name for b in named if b not in living]
             why = (

@@ -14,7 +14,7 @@ from django.db import connection, models
 CHUNK = 1000
 
 
-def bulk_update_fast(objs: Sequence[models.Model], model: type[models.Model], fields: list[str]) -> None:
+def bulk_update_fast(*, objs: Sequence[models.Model], model: type[models.Model], fields: list[str]) -> None:
     if not objs:
         return
     if connection.vendor != "postgresql":

@@ -129,7 +129,7 @@ class ScheduleResult:
 # --- date rules ----------------------------------------------------------------------------------
 
 
-def payment_date_for(rule: dict, event: dt.date) -> dt.date:
+def payment_date_for(*, rule: dict, event: dt.date) -> dt.date:
     kind = rule["rule"]
     if kind == "day_of_month_after_event":
         return day_of_month_after(event, rule.get("day", 15), rule.get("months", 1))
@@ -138,7 +138,7 @@ def payment_date_for(rule: dict, event: dt.date) -> dt.date:
     raise ValueError(f"payment date rule {kind!r} needs a scheduled month, not an event")
 
 
-def key_employee_date(rule: dict, separation: dt.date) -> dt.date:
+def key_employee_date(*, rule: dict, separation: dt.date) -> dt.date:
     if rule["rule"] == "first_day_of_nth_month_after_event_month":
         return day_of_month_after(separation, 1, rule["months"])
     if rule["rule"] == "first_day_of_month_after_n_month_anniversary":
@@ -146,7 +146,7 @@ def key_employee_date(rule: dict, separation: dt.date) -> dt.date:
     raise ValueError(f"unknown Key Employee delay rule {rule['rule']!r}")
 
 
-def valuation_date_for(rule: str, *, event: dt.date, payment_date: dt.date) -> dt.date | None:
+def valuation_date_for(*, rule: str, event: dt.date, payment_date: dt.date) -> dt.date | None:
     """The date a payment is valued as of; None = on its release date (everything is sold that day)."""
     if rule == "end_of_event_month":
         return end_of_month(event)
@@ -221,7 +221,7 @@ def _lump(
         share=share,
         payment_date=date,
         valuation_rule=valuation_rule,
-        valued_as_of=valuation_date_for(valuation_rule, event=event, payment_date=date),
+        valued_as_of=valuation_date_for(rule=valuation_rule, event=event, payment_date=date),
         cite=cite,
         reason=reason,
         hold_code=hold[0],
@@ -235,7 +235,7 @@ def _delayed_for_key(
     """(first Payment Date, the Key Employee rule's cite when it moved the date)."""
     if not delay_rule or f.key_status is None or not f.key_status.key:
         return standard, None
-    later = key_employee_date(delay_rule, separation)
+    later = key_employee_date(rule=delay_rule, separation=separation)
     if later > standard:
         return later, delay_rule.get("cite")
     return standard, None
@@ -339,7 +339,7 @@ def _series(
                 share="installment",
                 payment_date=date,
                 valuation_rule=inst_rule,
-                valued_as_of=valuation_date_for(inst_rule, event=event, payment_date=date),
+                valued_as_of=valuation_date_for(rule=inst_rule, event=event, payment_date=date),
                 cite=cite,
                 reason=why,
                 hold_code=hold[0],
@@ -411,7 +411,7 @@ def _life_schedule(
             return _override(f, version, small, cite, "small_balance", "Small balance", "small balance")
     if events:
         day, trigger, rule = events[0]
-        standard = payment_date_for(rule["payment_date"], day)
+        standard = payment_date_for(rule=rule["payment_date"], event=day)
         cite = rule["payment_date"].get("cite", rule["cite"])
         reason = _describe(rule["payment_date"], trigger.replace("_", " "))
         first = standard
@@ -479,7 +479,7 @@ def _life_schedule(
     return []
 
 
-def compute_schedule(f: AccountFacts) -> ScheduleResult:
+def compute_schedule(*, f: AccountFacts) -> ScheduleResult:
     version = f.version
     rules = _rules(version, f.kind)
     result = ScheduleResult()
@@ -495,7 +495,7 @@ def compute_schedule(f: AccountFacts) -> ScheduleResult:
         result.payments = kept
         return result
     death = f.death
-    date = payment_date_for(death_rule["payment_date"], death)
+    date = payment_date_for(rule=death_rule["payment_date"], event=death)
     cite = death_rule["payment_date"].get("cite", death_rule["cite"])
     reason = _describe(death_rule["payment_date"], "death")
     valuation = death_rule["valuation"]["lump_sum"]
@@ -524,12 +524,20 @@ def compute_schedule(f: AccountFacts) -> ScheduleResult:
     result.hold_reason = ""
     result.provisional_until = None
     result.payments = kept + death_lump_sums(
-        "death", death_rule["name"], date, valuation, death, cite, reason, payees
+        trigger="death",
+        benefit=death_rule["name"],
+        date=date,
+        valuation=valuation,
+        event=death,
+        cite=cite,
+        reason=reason,
+        payees=payees,
     )
     return result
 
 
 def death_lump_sums(
+    *,
     trigger: str,
     benefit: str,
     date: dt.date,

@@ -30,7 +30,7 @@ def _identification_year(day: dt.date, spec: dict) -> int:
 
 
 def load_facts(
-    accounts: list[Account], *, as_of: dt.date, credited: dt.date | None
+    *, accounts: list[Account], as_of: dt.date, credited: dt.date | None
 ) -> dict[int, AccountFacts]:
     if not accounts:
         return {}
@@ -129,7 +129,7 @@ def load_facts(
                     f.separation_valuation_date = cal.last_valuation_date(sep)
                 except ValueError:
                     f.separation_valuation_date = None
-                f.value_known_through = known_valuation_date(sep, credited)
+                f.value_known_through = known_valuation_date(on=sep, credited=credited)
         facts[a.id] = f
 
     if key_needed:
@@ -168,7 +168,7 @@ def load_facts(
             )
         f.death_payees = payees[person_plan]
     for day, small_ids in small_by_day.items():
-        values = available_values(small_ids, on=day, credited=credited, only_effective=True)
+        values = available_values(account_ids=small_ids, on=day, credited=credited, only_effective=True)
         for account_id in small_ids:
             facts[account_id].value_at_separation = values[account_id]
     return facts

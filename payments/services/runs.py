@@ -44,7 +44,7 @@ class PaymentRunError(ApplicationError):
     """A refused run action; the message says why."""
 
 
-def runs_refresh_totals(run_ids: Iterable[int | None]) -> None:
+def runs_refresh_totals(*, run_ids: Iterable[int | None]) -> None:
     for run in PaymentRun.objects.filter(id__in=[r for r in run_ids if r]):
         _totals(run)
         run.save()
@@ -93,13 +93,13 @@ def payment_run_prepare(
     run = PaymentRun.objects.create(
         period_start=period_start, period_end=period_end, prepared_by=actor, prepared_at=now
     )
-    withholding_apply(payments)
+    withholding_apply(payments=payments)
     for p in payments:
         p.run, p.status = run, S.IN_RUN
     bulk_update_fast(
-        payments,
-        ScheduledPayment,
-        [
+        objs=payments,
+        model=ScheduledPayment,
+        fields=[
             "run",
             "status",
             "federal_withholding",
@@ -196,7 +196,7 @@ def _release(run: PaymentRun, *, actor: User, now: dt.datetime) -> None:
         )
         for g in group:
             g.pending, g.status = pending, S.RELEASED
-    bulk_update_fast(payments, ScheduledPayment, ["pending", "status", "paid_on"])
+    bulk_update_fast(objs=payments, model=ScheduledPayment, fields=["pending", "status", "paid_on"])
 
 
 CSV_COLUMNS = [

@@ -45,7 +45,7 @@ def _valuable_on(p: Planned, release: dt.date) -> dt.date:
 
 
 def planned_to_row(
-    p: Planned, *, schedule: PaymentSchedule, revision: int, now: dt.datetime
+    *, p: Planned, schedule: PaymentSchedule, revision: int, now: dt.datetime
 ) -> ScheduledPayment:
     release = _release_date(p.payment_date)
     status = S.HELD if p.hold_code else S.SCHEDULED
@@ -135,17 +135,17 @@ def schedules_recompute(
         .order_by("id")
         .select_related("participation__plan", "participation__person")
     )
-    annuity_accounts = [a for a in accounts if is_annuity_account(a)]
+    annuity_accounts = [a for a in accounts if is_annuity_account(account=a)]
     if annuity_accounts:  # a defined benefit pays a fixed monthly amount, not an account balance (BRP 4.2)
         annuities_changed = annuities_recompute(
             accounts=annuity_accounts, because=because, now=now, as_of=as_of
         )
-        accounts = [a for a in accounts if not is_annuity_account(a)]
+        accounts = [a for a in accounts if not is_annuity_account(account=a)]
         if not accounts:
             return annuities_changed
     else:
         annuities_changed = []
-    facts = load_facts(accounts, as_of=as_of, credited=credited_through())
+    facts = load_facts(accounts=accounts, as_of=as_of, credited=credited_through())
     with transaction.atomic():
         existing = {
             s.account_id: s
@@ -165,7 +165,7 @@ def schedules_recompute(
         pending_rows: list[tuple[PaymentSchedule, list[Planned]]] = []
         to_update: list[ScheduledPayment] = []
         for a in accounts:
-            result = compute_schedule(facts[a.id])
+            result = compute_schedule(f=facts[a.id])
             schedule = existing.get(a.id)
             if schedule is None:
                 schedule = PaymentSchedule(
@@ -238,21 +238,23 @@ def schedules_recompute(
                     s.pk = s.id = ids[s.account_id]
         if changed_schedules:
             bulk_update_fast(
-                changed_schedules,
-                PaymentSchedule,
-                ["revision", "computed_at", "computed_because", *_SCHEDULE_FIELDS],
+                objs=changed_schedules,
+                model=PaymentSchedule,
+                fields=["revision", "computed_at", "computed_because", *_SCHEDULE_FIELDS],
             )
         if to_update:
             runs = {p.run_id for p in to_update if p.run_id}
             bulk_update_fast(
-                to_update, ScheduledPayment, ["status", "run", "cancelled_reason", "hold_code", "hold_reason"]
+                objs=to_update,
+                model=ScheduledPayment,
+                fields=["status", "run", "cancelled_reason", "hold_code", "hold_reason"],
             )
             if runs:
                 from payments.services.runs import runs_refresh_totals
 
-                runs_refresh_totals(runs)
+                runs_refresh_totals(run_ids=runs)
         rows = [
-            planned_to_row(p, schedule=schedule, revision=schedule.revision, now=now)
+            planned_to_row(p=p, schedule=schedule, revision=schedule.revision, now=now)
             for schedule, planned in pending_rows
             for p in planned
         ]

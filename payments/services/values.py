@@ -29,7 +29,7 @@ def credited_through() -> dt.date | None:
     return last_credited_date()
 
 
-def known_valuation_date(on: dt.date, credited: dt.date | None) -> dt.date | None:
+def known_valuation_date(*, on: dt.date, credited: dt.date | None) -> dt.date | None:
     """The Valuation Date whose positions tell the value at the end of `on`, as far as it is credited."""
     try:
         last = cal.last_valuation_date(on)
@@ -46,8 +46,8 @@ def _chunks(ids: list[int]) -> Iterable[list[int]]:
 
 
 def available_values(
-    account_ids: Iterable[int],
     *,
+    account_ids: Iterable[int],
     on: dt.date,
     credited: dt.date | None,
     exclude_payments: Iterable[int] = (),
@@ -64,7 +64,7 @@ def available_values(
     out: dict[int, Decimal] = defaultdict(lambda: ZERO)
     for i in ids:
         out[i] = ZERO
-    last = known_valuation_date(on, credited)
+    last = known_valuation_date(on=on, credited=credited)
     excluded = list(exclude_payments)
     for chunk in _chunks(ids):
         if last is not None:
@@ -107,6 +107,6 @@ def available_values(
     return {k: max(ZERO, money(v)) for k, v in out.items()}
 
 
-def available_value(account_id: int, *, on: dt.date, credited: dt.date | None = None) -> Decimal:
+def available_value(*, account_id: int, on: dt.date, credited: dt.date | None = None) -> Decimal:
     credited = credited if credited is not None else credited_through()
-    return available_values([account_id], on=on, credited=credited)[account_id]
+    return available_values(account_ids=[account_id], on=on, credited=credited)[account_id]

@@ -130,7 +130,7 @@ def emergency_sources(
     spec, _ = _emergency_spec(participation, on)
     credited = credited if credited is not None else credited_through()
     accounts = list(Account.objects.filter(participation=participation, kind__in=spec["order"]))
-    values = available_values([a.id for a in accounts], on=on, credited=credited)
+    values = available_values(account_ids=[a.id for a in accounts], on=on, credited=credited)
     firsts = _first_dates(accounts)
 
     def order(a: Account) -> tuple[int, int, int]:
@@ -408,7 +408,9 @@ def dro_record(
                 f"{participation.person} has no {account_name} account an order can reach ({cite})."
             )
     accounts.sort(key=lambda a: (kinds.index(a.kind), a.specified_month or dt.date.min, a.id))
-    values = available_values([a.id for a in accounts], on=order_date, credited=credited_through())
+    values = available_values(
+        account_ids=[a.id for a in accounts], on=order_date, credited=credited_through()
+    )
     total_available = sum((values[a.id] for a in accounts), ZERO)
     parts: list[tuple[Account, Decimal]] = []
     if percent is not None:

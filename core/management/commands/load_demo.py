@@ -514,7 +514,7 @@ class Demo:
         preparer, approver = self.payment_staff
         day = last + dt.timedelta(days=1)
         while day <= through:
-            work = payment_work(day)
+            work = payment_work(day=day)
             if work.for_job:
                 payment_day_process(day=day, now=moment(day, 7), work=work)
             if payments_ready(period_end=day).exists():
