@@ -143,6 +143,57 @@ def _stream(start: dt.date, end: dt.date | None, through: dt.date) -> list[dt.da
     return out
 
 
+def _after_death(t: Terms, after_death: dt.date, through: dt.date) -> tuple[list[Due], bool]:
+    """What is paid after the participant's death: the survivor's annuity, else the rest of a period certain
+    (payments due through `through`, whether every one of them is now listed)."""
+    dues: list[Due] = []
+    complete = True
+    certain = t.certain_months
+    if (
+        t.survivor_percent
+        and t.survivor_monthly
+        and not (t.survivor_death and t.death and t.survivor_death < t.death)
+    ):
+        end = first_of_month(t.survivor_death) if t.survivor_death else None
+        for day in _stream(after_death, end, through):
+            dues.append(
+                Due(
+                    "death",
+                    "Post-Retirement Survivor Benefit",
+                    K.ANNUITY,
+                    _month_index(t.commencement, day) + 1,
+                    0,
+                    day,
+                    t.survivor_monthly,
+                    t.survivor_name,
+                    t.cite_survivor,
+                    f"the survivor's {t.survivor_percent}% of the {t.form_label}, after the participant's death",
+                )
+            )
+        if end is None or end > through:
+            complete = False
+    elif certain:
+        last = add_months(t.commencement, certain - 1)
+        for day in _stream(after_death, last, through):
+            dues.append(
+                Due(
+                    "death",
+                    t.benefit,
+                    K.ANNUITY,
+                    _month_index(t.commencement, day) + 1,
+                    certain,
+                    day,
+                    t.monthly,
+                    t.beneficiary_name,
+                    t.cite_monthly,
+                    f"guaranteed payment {_month_index(t.commencement, day) + 1} of {certain}, to the Beneficiary",
+                )
+            )
+        if last > through:
+            complete = False
+    return dues, complete
+
+
 def plan_payments(*, t: Terms, through: dt.date) -> tuple[list[Due], bool]:
     """(payments due through `through`, whether every payment of the benefit is now listed)."""
     dues: list[Due] = []
@@ -213,48 +264,9 @@ def plan_payments(*, t: Terms, through: dt.date) -> tuple[list[Due], bool]:
             )
         )
     if after_death is not None:
-        if (
-            t.survivor_percent
-            and t.survivor_monthly
-            and not (t.survivor_death and t.death and t.survivor_death < t.death)
-        ):
-            end = first_of_month(t.survivor_death) if t.survivor_death else None
-            for day in _stream(after_death, end, through):
-                dues.append(
-                    Due(
-                        "death",
-                        "Post-Retirement Survivor Benefit",
-                        K.ANNUITY,
-                        _month_index(t.commencement, day) + 1,
-                        0,
-                        day,
-                        t.survivor_monthly,
-                        t.survivor_name,
-                        t.cite_survivor,
-                        f"the survivor's {t.survivor_percent}% of the {t.form_label}, after the participant's death",
-                    )
-                )
-            if end is None or end > through:
-                complete = False
-        elif certain:
-            last = add_months(t.commencement, certain - 1)
-            for day in _stream(after_death, last, through):
-                dues.append(
-                    Due(
-                        "death",
-                        t.benefit,
-                        K.ANNUITY,
-                        _month_index(t.commencement, day) + 1,
-                        certain,
-                        day,
-                        t.monthly,
-                        t.beneficiary_name,
-                        t.cite_monthly,
-                        f"guaranteed payment {_month_index(t.commencement, day) + 1} of {certain}, to the Beneficiary",
-                    )
-                )
-            if last > through:
-                complete = False
+        after, all_listed = _after_death(t, after_death, through)
+        dues += after
+        complete = complete and all_listed
     if t.key_unknown_until is not None:
         for d in dues:
             if d.payment_date < t.key_unknown_until:

@@ -349,16 +349,10 @@ def _series(
     return out, form, n
 
 
-def _life_schedule(
-    f: AccountFacts, version: PlanVersion, rules: list[dict], result: ScheduleResult
-) -> list[Planned]:
-    """What the account pays while the participant lives (separation, disability, a Specified Date)."""
-    events = []
-    for trigger, day in (("separation", f.separation), ("disability", f.disability)):
-        r = _rule(rules, trigger)
-        if day is not None and r is not None:
-            events.append((day, trigger, r))
-    events.sort(key=lambda e: e[0])
+def _change_in_control_override(
+    f: AccountFacts, version: PlanVersion, events: list[tuple[dt.date, str, dict]], result: ScheduleResult
+) -> list[Planned] | None:
+    """A separation soon enough after a change in control pays everything as one lump sum; None otherwise."""
     sep = f.separation
     cic = version.provision("change_in_control", None)
     if sep is not None and cic and f.kind in cic.get("accounts", []):
@@ -386,6 +380,14 @@ def _life_schedule(
                 "Change in control",
                 f"separation within {window} months after a change in control",
             )
+    return None
+
+
+def _small_balance_override(
+    f: AccountFacts, version: PlanVersion, events: list[tuple[dt.date, str, dict]], result: ScheduleResult
+) -> list[Planned] | None:
+    """A small balance at separation is paid as one lump sum, overriding the election; None otherwise."""
+    sep = f.separation
     small = version.provision("small_balance", None)
     if events and events[0][1] == "separation" and small and f.kind in small.get("accounts", []):
         cite = version.cite("small_balance")
@@ -409,43 +411,70 @@ def _life_schedule(
                 f"not more than {threshold:,.2f} ({cite}): one lump sum, overriding the election."
             )
             return _override(f, version, small, cite, "small_balance", "Small balance", "small balance")
+    return None
+
+
+def _event_series(
+    f: AccountFacts, version: PlanVersion, rule: dict, trigger: str, day: dt.date, result: ScheduleResult
+) -> list[Planned]:
+    """The payments after the first of the participant's events (separation or disability), per the rule."""
+    standard = payment_date_for(rule=rule["payment_date"], event=day)
+    cite = rule["payment_date"].get("cite", rule["cite"])
+    reason = _describe(rule["payment_date"], trigger.replace("_", " "))
+    first = standard
+    election = f.election
+    if election and election.delay_months and rule.get("later_start"):
+        first = add_months(first, election.delay_months)
+        reason += f", {election.delay_months} months later as elected"
+        cite = rule["later_start"].get("cite", cite)
+    for change in f.changes:
+        if change.delay_years and change.submitted_on <= add_months(first, -12):
+            first = add_years(first, change.delay_years)
+            sc = version.provision("schedule_change", None) or {}
+            cite = sc.get("cites", {}).get("right", cite)
+            reason += (
+                f", delayed {change.delay_years} years by the change filed {change.submitted_on:%B %d, %Y}"
+            )
+    hold: tuple[str, str] = ("", "")
+    if trigger == "separation" and rule.get("key_employee_delay"):
+        hold = _key_hold(f, version)
+        first, key_cite = _delayed_for_key(f, rule["key_employee_delay"], first, day)
+        if key_cite:
+            cite = key_cite
+            reason = f"the later of {reason} and {_describe(rule['key_employee_delay'], trigger)}"
+    payments, form, n = _series(f, rule, trigger, day, first, standard, cite, reason, hold)
+    result.trigger, result.trigger_date, result.benefit, result.form, result.installments = (
+        trigger,
+        day,
+        rule["name"],
+        form,
+        n,
+    )
+    result.cite = rule["cite"]
+    result.summary = f"{rule['name']} ({rule['cite']}): {trigger.replace('_', ' ')} on {day:%B %d, %Y}; first payment {reason}."
+    if hold[0]:
+        result.hold_reason = hold[1]
+    return payments
+
+
+def _life_schedule(
+    f: AccountFacts, version: PlanVersion, rules: list[dict], result: ScheduleResult
+) -> list[Planned]:
+    """What the account pays while the participant lives (separation, disability, a Specified Date)."""
+    events = []
+    for trigger, day in (("separation", f.separation), ("disability", f.disability)):
+        r = _rule(rules, trigger)
+        if day is not None and r is not None:
+            events.append((day, trigger, r))
+    events.sort(key=lambda e: e[0])
+    overridden = _change_in_control_override(f, version, events, result)
+    if overridden is None:
+        overridden = _small_balance_override(f, version, events, result)
+    if overridden is not None:
+        return overridden
     if events:
         day, trigger, rule = events[0]
-        standard = payment_date_for(rule=rule["payment_date"], event=day)
-        cite = rule["payment_date"].get("cite", rule["cite"])
-        reason = _describe(rule["payment_date"], trigger.replace("_", " "))
-        first = standard
-        election = f.election
-        if election and election.delay_months and rule.get("later_start"):
-            first = add_months(first, election.delay_months)
-            reason += f", {election.delay_months} months later as elected"
-            cite = rule["later_start"].get("cite", cite)
-        for change in f.changes:
-            if change.delay_years and change.submitted_on <= add_months(first, -12):
-                first = add_years(first, change.delay_years)
-                sc = version.provision("schedule_change", None) or {}
-                cite = sc.get("cites", {}).get("right", cite)
-                reason += f", delayed {change.delay_years} years by the change filed {change.submitted_on:%B %d, %Y}"
-        hold: tuple[str, str] = ("", "")
-        if trigger == "separation" and rule.get("key_employee_delay"):
-            hold = _key_hold(f, version)
-            first, key_cite = _delayed_for_key(f, rule["key_employee_delay"], first, day)
-            if key_cite:
-                cite = key_cite
-                reason = f"the later of {reason} and {_describe(rule['key_employee_delay'], trigger)}"
-        payments, form, n = _series(f, rule, trigger, day, first, standard, cite, reason, hold)
-        result.trigger, result.trigger_date, result.benefit, result.form, result.installments = (
-            trigger,
-            day,
-            rule["name"],
-            form,
-            n,
-        )
-        result.cite = rule["cite"]
-        result.summary = f"{rule['name']} ({rule['cite']}): {trigger.replace('_', ' ')} on {day:%B %d, %Y}; first payment {reason}."
-        if hold[0]:
-            result.hold_reason = hold[1]
-        return payments
+        return _event_series(f, version, rule, trigger, day, result)
     sd = _rule(rules, "specified_date")
     if sd is not None and f.specified_first_payment is not None:
         first = f.specified_first_payment
