@@ -16,7 +16,14 @@ ROOT = Path(__file__).resolve().parent.parent
 def _service_modules():
     """Every app's services and selectors (an app is a top-level package with an apps.py)."""
     for app in sorted(p.parent for p in ROOT.glob("*/apps.py")):
-        patterns = ("services.py", "services/*.py", "selectors.py", "*/selectors.py", "validators.py")
+        patterns = (
+            "services.py",
+            "services/*.py",
+            "*/services.py",
+            "selectors.py",
+            "*/selectors.py",
+            "validators.py",
+        )
         for pattern in patterns:
             for path in sorted(app.glob(pattern)):
                 yield path.relative_to(ROOT).as_posix(), ast.parse(path.read_text(encoding="utf-8"))

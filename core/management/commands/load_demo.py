@@ -276,7 +276,7 @@ class Demo:
             # Staff sign in with a second factor: the demo enrols their authenticator so a tester can add the
             # printed key to an app (or a browser test can compute the code).
             device = demo_authenticator_enrol(user=user, key_hex=demo_totp_key(username), now=timezone.now())
-            secret = secret_base32(device)
+            secret = secret_base32(device=device)
         self.logins.append((username, password, secret, what))
         return user
 
