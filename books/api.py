@@ -9,6 +9,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import generics
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from books.models import Account, LedgerEntry
 from books.selectors import account_values, balance_history, positions_on
@@ -24,6 +25,7 @@ from core.imports.api import ImportBatchesView, ImportBatchView
 from core.models import ImportBatch, JobRun
 from core.permissions import HasCapability, IsParticipant
 from core.roles import Cap
+from plans.models import Plan
 
 AS_OF = OpenApiParameter(
     "as_of", OpenApiTypes.DATE, description="Balances at the end of this day (default today)"
@@ -42,14 +44,14 @@ def _accounts():
 
 def _share_plans(accounts: list[Account]) -> list[Account]:
     """One Plan instance per plan, so its versions and provisions are read once (account labels)."""
-    plans: dict[int, object] = {}
+    plans: dict[int, Plan] = {}
     for account in accounts:
         plan = plans.setdefault(account.participation.plan_id, account.participation.plan)
         account.participation.plan = plan
     return accounts
 
 
-class AccountReads:
+class AccountReads(generics.GenericAPIView):
     """Accounts with their balances on `as_of`; subclasses choose whose accounts."""
 
     def as_of(self) -> dt.date:
@@ -63,7 +65,7 @@ class AccountReads:
         context = {
             **self.get_serializer_context(),
             "as_of": as_of,
-            "values": account_values(accounts, on=as_of),
+            "values": account_values(accounts=accounts, on=as_of),
         }
         data = AccountSerializer(accounts, many=True, context=context).data
         return self.get_paginated_response(data) if page is not None else Response(data)
@@ -74,26 +76,31 @@ class AccountReads:
         context = {
             **self.get_serializer_context(),
             "as_of": as_of,
-            "values": account_values([account], on=as_of),
-            "positions": positions_on(account, as_of),
+            "values": account_values(accounts=[account], on=as_of),
+            "positions": positions_on(account=account, on=as_of),
         }
         return Response(AccountDetailSerializer(account, context=context).data)
 
 
-class BalanceHistory:
+class BalanceHistory(generics.GenericAPIView):
     pagination_class = None
 
     def history(self, account_ids: list[int]) -> Response:
         end = date_param(self.request, "end", timezone.localdate())
         start = date_param(self.request, "start", end - dt.timedelta(days=365))
-        points = [{"date": day, "value": value} for day, value in balance_history(account_ids, start, end)]
+        points = [
+            {"date": day, "value": value}
+            for day, value in balance_history(account_ids=account_ids, start=start, end=end)
+        ]
         return Response(BalancePointSerializer(points, many=True).data)
 
 
 # --- staff ------------------------------------------------------------------------------------
 
 
-class StaffRead:
+class StaffRead(APIView):
+    """Staff reads: the VIEW_STAFF capability (deny by default)."""
+
     permission_classes = [HasCapability]
     required_capability = Cap.VIEW_STAFF
 
@@ -171,7 +178,7 @@ PayrollImport = ImportBatchView.for_kind(ImportBatch.Kind.PAYROLL)
 # --- the participant's own ---------------------------------------------------------------------
 
 
-class OwnAccounts:
+class OwnAccounts(generics.GenericAPIView):
     """Only the signed-in participant's accounts: anyone else's answers 404."""
 
     permission_classes = [IsParticipant]

@@ -31,6 +31,7 @@ import resource
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from django.db import connection
 from django.utils import timezone
@@ -171,7 +172,7 @@ def generate(*, participants: int, paid: float = 0.0) -> dict:
         FundPrice.objects.create(fund=fund, date=PREV, price=prev_price, loaded_at=now, source="bench")
         FundPrice.objects.create(fund=fund, date=DAY, price=price, loaded_at=now, source="bench")
         funds.append(fund.id)
-    params = {
+    params: dict[str, Any] = {
         "n": participants,
         "plan": plan.id,
         "entered": dt.date(2011, 6, 30),

@@ -102,13 +102,13 @@ class PayrollImport(Importer):
             net_available = row.money("net_available")
             sequence = row.integer("sequence", low=1, high=1000)
             if person is not None and pay_date is not None:
-                status = employment_status_from_events(person, events[person.pk], pay_date)
+                status = employment_status_from_events(person=person, events=events[person.pk], day=pay_date)
                 if not status.employed:
                     row.problem(
                         f"employee {number} was not employed on the pay date {pay_date} ({status.reason})",
                         "pay_date",
                     )
-            if not row.bad:
+            if not row.bad and person is not None and pay_date is not None and gross is not None:
                 prepared.lines.append(
                     PayLine(
                         row.line,

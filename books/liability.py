@@ -122,7 +122,7 @@ def _account_lines(plan: Plan, as_of: dt.date) -> tuple[dt.date | None, list[Acc
         .select_related("participation__plan", "participation__person")
         .order_by("kind", "id")
     )
-    holdings = holdings_on(accounts, as_of)
+    holdings = holdings_on(accounts=accounts, on=as_of)
     version = plan.version_on(as_of)
     lines: dict[str, AccountLine] = {}
     for (
@@ -136,11 +136,11 @@ def _account_lines(plan: Plan, as_of: dt.date) -> tuple[dt.date | None, list[Acc
         )
         if value == ZERO:
             continue
-        percent, _cite = vested_percent(account, as_of)
+        percent, _cite = vested_percent(account=account, on=as_of)
         line.accounts += 1
         line.value += value
         line.vested += money(value * percent / HUNDRED)
-    return last_credited_on_or_before(as_of), list(lines.values())
+    return last_credited_on_or_before(day=as_of), list(lines.values())
 
 
 # --- defined benefit plans ---------------------------------------------------------------------------
@@ -179,7 +179,7 @@ def defined_benefit_value(*, participation: Participation, as_of: dt.date) -> Be
 
     version = participation.plan.version_on(as_of)
     cite = version.cite("funding")
-    events = {k: d for k, d in employment_event_dates(participation).items() if d <= as_of}
+    events = {k: d for k, d in employment_event_dates(participation=participation).items() if d <= as_of}
     death, sep = events.get(EmploymentEvent.Kind.DEATH), events.get(EmploymentEvent.Kind.SEPARATION)
     annuity = Annuity.objects.filter(participation=participation).select_related("record", "schedule").first()
     if (
@@ -285,7 +285,7 @@ def _in_pay(
             cite,
         )
     survivor_monthly = annuity.survivor_monthly or ZERO
-    if _alive(death, as_of):
+    if death is None or _alive(death, as_of):
         due = _monthly_dates_through(start, as_of)
         owed = max(
             ZERO, monthly * due - paid

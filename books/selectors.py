@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from decimal import Decimal
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.db.models import Count, Max, Q, Sum
 
@@ -12,8 +13,13 @@ from books.models import Account, DailyValuation, EntryKind, PendingTransaction
 from core import valuation_calendar as cal
 from core.money import ZERO, money
 
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
 
-def last_credited_date(before: dt.date | None = None) -> dt.date | None:
+    from participants.models import Person
+
+
+def last_credited_date(*, before: dt.date | None = None) -> dt.date | None:
     """The last Valuation Date (before `before`, if given) whose crediting is done."""
     from core.models import JobRun
 
@@ -24,7 +30,7 @@ def last_credited_date(before: dt.date | None = None) -> dt.date | None:
     return dt.date.fromisoformat(key) if key else None
 
 
-def last_credited_on_or_before(day: dt.date) -> dt.date | None:
+def last_credited_on_or_before(*, day: dt.date) -> dt.date | None:
     """The last Valuation Date on or before `day` whose crediting is done (the books' latest prices)."""
     return last_credited_date(before=day + dt.timedelta(days=1))
 
@@ -36,12 +42,12 @@ def _last_valued_on_or_before(day: dt.date) -> dt.date | None:
         calendar_day = cal.last_valuation_date(day)
     except ValueError:
         return None
-    credited = last_credited_on_or_before(calendar_day)
+    credited = last_credited_on_or_before(day=calendar_day)
     return credited if credited is not None else calendar_day
 
 
 def account_values(
-    accounts: list[Account] | None = None, *, on: dt.date, participation_ids: list[int] | None = None
+    *, accounts: list[Account] | None = None, on: dt.date, participation_ids: list[int] | None = None
 ) -> dict[int, Decimal]:
     """account id -> whole value (vested and unvested) at the end of `on`.
 
@@ -82,11 +88,11 @@ def account_values(
     return {k: money(v) for k, v in out.items()}
 
 
-def account_value(account: Account, on: dt.date) -> Decimal:
-    return account_values([account], on=on)[account.id]
+def account_value(*, account: Account, on: dt.date) -> Decimal:
+    return account_values(accounts=[account], on=on)[account.id]
 
 
-def positions_on(account: Account, on: dt.date) -> list[dict]:
+def positions_on(*, account: Account, on: dt.date) -> list[dict]:
     last = _last_valued_on_or_before(on)
     if last is None:
         return []
@@ -101,8 +107,8 @@ def positions_on(account: Account, on: dt.date) -> list[dict]:
     ]
 
 
-def balance_history(account_ids: list[int], start: dt.date, end: dt.date) -> list[tuple[dt.date, Decimal]]:
-    return value_history(account_ids, start, end)
+def balance_history(*, account_ids: list[int], start: dt.date, end: dt.date) -> list[tuple[dt.date, Decimal]]:
+    return value_history(account_ids=account_ids, start=start, end=end)
 
 
 def _valuation_dates(start: dt.date, end: dt.date) -> list[dt.date]:
@@ -123,7 +129,14 @@ def _positions_of(account_ids: list[int]) -> dict[int, int]:
     return dict(Position.objects.filter(account_id__in=account_ids).values_list("id", "account_id"))
 
 
-def holdings_on(accounts: list[Account], on: dt.date) -> dict[int, dict]:
+class Holding(TypedDict):
+    value: Decimal
+    invested: Decimal
+    waiting: Decimal
+    positions: list[dict[str, Any]]  # fund, units, price, value, earnings, valuation_date
+
+
+def holdings_on(*, accounts: list[Account], on: dt.date) -> dict[int, Holding]:
     """account id -> {"value", "invested", "waiting", "positions": [{fund, units, price, value, earnings}]} at the end of `on`.
 
     Like account_values(), but at the last *credited* Valuation Date on or before `on`: on a weekday before
@@ -132,7 +145,9 @@ def holdings_on(accounts: list[Account], on: dt.date) -> dict[int, dict]:
     from books.services.crediting import last_credited_date
 
     ids = [a.id for a in accounts]
-    out = {i: {"value": ZERO, "invested": ZERO, "waiting": ZERO, "positions": []} for i in ids}
+    out: dict[int, Holding] = {
+        i: {"value": ZERO, "invested": ZERO, "waiting": ZERO, "positions": []} for i in ids
+    }
     last = last_credited_date(before=on + dt.timedelta(days=1))
     positions = _positions_of(ids)
     if last is not None and positions:
@@ -171,7 +186,7 @@ def holdings_on(accounts: list[Account], on: dt.date) -> dict[int, dict]:
     return out
 
 
-def person_books(person, on: dt.date) -> list[dict]:
+def person_books(*, person: Person, on: dt.date) -> list[dict]:
     """A person's participations with their accounts: value, vested part (and the section deciding it), positions."""
     from books.services.vesting import vested_percent
     from core.money import HUNDRED
@@ -182,13 +197,13 @@ def person_books(person, on: dt.date) -> list[dict]:
         .select_related("participation__plan", "participation__person")
         .order_by("kind", "specified_month")
     )
-    holdings = holdings_on(accounts, on)
+    holdings = holdings_on(accounts=accounts, on=on)
     out = []
     for participation in participations:
-        rows = []
+        rows: list[dict[str, Any]] = []
         for account in (a for a in accounts if a.participation_id == participation.id):
             h = holdings[account.id]
-            percent, cite = vested_percent(account, on)
+            percent, cite = vested_percent(account=account, on=on)
             vested = money(h["value"] * percent / HUNDRED)
             rows.append(
                 {
@@ -212,7 +227,7 @@ def person_books(person, on: dt.date) -> list[dict]:
     return out
 
 
-def value_history(account_ids: list[int], start: dt.date, end: dt.date) -> list[tuple[dt.date, Decimal]]:
+def value_history(*, account_ids: list[int], start: dt.date, end: dt.date) -> list[tuple[dt.date, Decimal]]:
     """Total value of the accounts on each Valuation Date in [start, end] (the balance-history chart)."""
     positions = list(_positions_of(account_ids))
     if not positions:
@@ -229,7 +244,9 @@ def value_history(account_ids: list[int], start: dt.date, end: dt.date) -> list[
     return [(r["valuation_date"], r["v"]) for r in rows]
 
 
-def daily_earnings(account_ids: list[int], *, end: dt.date | None = None, days: int = 400):
+def daily_earnings(
+    *, account_ids: list[int], end: dt.date | None = None, days: int = 400
+) -> QuerySet[DailyValuation, Any]:  # rows: valuation_date, earnings, flow, value
     """Per Valuation Date of the `days` before `end` (default: the last credited), newest first: earnings
     credited, money in or out (flow) and the closing value."""
     from books.services.crediting import last_credited_date
@@ -247,14 +264,14 @@ def daily_earnings(account_ids: list[int], *, end: dt.date | None = None, days: 
     )
 
 
-def books_totals(on: dt.date) -> dict:
+def books_totals(*, on: dt.date) -> dict:
     """The books on the last credited Valuation Date on or before `on`: value by plan and fund, money waiting."""
     from books.services.crediting import last_credited_date
     from plans.models import Fund
 
     last = last_credited_date(before=on + dt.timedelta(days=1))
     funds = {f.id: f for f in Fund.objects.select_related("plan")}
-    by_fund = []
+    by_fund: list[dict[str, Any]] = []
     if last is not None:
         for row in (
             DailyValuation.objects.filter(valuation_date=last)

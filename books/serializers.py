@@ -27,7 +27,7 @@ class AccountSerializer(serializers.ModelSerializer):
     plan = serializers.CharField(source="participation.plan.code")
     employee_number = serializers.CharField(source="participation.person.employee_number")
     name = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a declared field: the serializer metaclass moves it to _declared_fields, so it never replaces Field.label
     as_of = serializers.SerializerMethodField()
     balance = serializers.SerializerMethodField()
 

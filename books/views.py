@@ -38,10 +38,10 @@ def _chart_range(request, today: dt.date) -> tuple[str, dt.date]:
 def portal_overview(request):
     person = request.user.person
     today = timezone.localdate()
-    participations = selectors.person_books(person, today)
+    participations = selectors.person_books(person=person, on=today)
     account_ids = [row["account"].id for p in participations for row in p["accounts"]]
     range_key, start = _chart_range(request, today)
-    history = selectors.value_history(account_ids, start, today)
+    history = selectors.value_history(account_ids=account_ids, start=start, end=today)
     return render(
         request,
         "books/portal_overview.html",
@@ -69,7 +69,9 @@ def portal_account(request, pk: int):
     )
     today = timezone.localdate()
     (books,) = [
-        p for p in selectors.person_books(person, today) if p["participation"].id == account.participation_id
+        p
+        for p in selectors.person_books(person=person, on=today)
+        if p["participation"].id == account.participation_id
     ]
     (row,) = [r for r in books["accounts"] if r["account"].id == account.id]
     range_key, start = _chart_range(request, today)
@@ -92,7 +94,7 @@ def portal_account(request, pk: int):
             "ranges": [(k, label) for k, (label, _) in RANGES.items()],
             "range": range_key,
             "chart": line_chart(
-                selectors.value_history([account.id], start, today),
+                selectors.value_history(account_ids=[account.id], start=start, end=today),
                 title=account.label,
                 empty_text="No balance history yet",
             ),
@@ -103,7 +105,7 @@ def portal_account(request, pk: int):
 @capability_required(Cap.VIEW_STAFF)
 def overview(request):
     today = timezone.localdate()
-    totals = selectors.books_totals(today)
+    totals = selectors.books_totals(on=today)
     return render(
         request,
         "books/overview.html",

@@ -9,10 +9,12 @@ plan section it rests on, and nothing is created.
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -32,13 +34,14 @@ from claims.serializers import (
 )
 from core.permissions import HasCapability, IsParticipant
 from core.roles import Cap, has_cap, is_participant_user
+from participants.models import Person
 
 
 def claims_for(user):
     if has_cap(user, Cap.VIEW_STAFF):
         return Claim.objects.select_related("plan", "reviewer")
     if is_participant_user(user):
-        return claims_visible_to(user.person)
+        return claims_visible_to(person=user.person)
     return Claim.objects.none()
 
 
@@ -60,7 +63,7 @@ REFUSED = OpenApiResponse(
 )
 
 
-class _ClaimAccess:
+class _ClaimAccess(generics.GenericAPIView):
     permission_classes = [HasCapability | IsParticipant]
     required_capability = Cap.VIEW_STAFF
     write_capability = Cap.RECORD_EVENTS  # staff recording paper claims, appeals and claim-file requests
@@ -77,16 +80,21 @@ class _ClaimAccess:
         """Staff recording on paper; anyone else got past the permissions as a participant acting for themselves."""
         return has_cap(self.request.user, Cap.RECORD_EVENTS)
 
+    def _person(self) -> Person:
+        """The caller as a participant (IsParticipant let them in, so they are signed in and have a person)."""
+        user = self.request.user
+        if not isinstance(user, User):
+            raise PermissionDenied("this endpoint is for signed-in participants")
+        return user.person
+
     def _claim_to_act_on(self, pk: int) -> tuple[Claim, bool]:
         """(the claim, whether staff record it on paper): staff reach any claim, a participant only their own (404)."""
         paper = self._records_paper()
-        return get_object_or_404(
-            Claim if paper else claims_visible_to(self.request.user.person), pk=pk
-        ), paper
+        return get_object_or_404(Claim if paper else claims_visible_to(person=self._person()), pk=pk), paper
 
     def _who(self, data: dict, paper: bool) -> dict:
         """Staff give the date a paper submission was received; in person it is today, filed by the caller."""
-        return {"received_on": data["received_on"]} if paper else {"filed_by": self.request.user.person}
+        return {"received_on": data["received_on"]} if paper else {"filed_by": self._person()}
 
     def _answer(self, claim: Claim, code: int = status.HTTP_201_CREATED) -> Response:
         claim = self.get_queryset().get(pk=claim.pk)

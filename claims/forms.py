@@ -125,7 +125,7 @@ class ClaimBound(forms.Form):
                     f"{q.citation} {q.section.title}".strip()
                     + (f" (text of {q.section.version.effective_date:%Y})" if q.note else ""),
                 )
-                for q in sections_for_claim(claim)
+                for q in sections_for_claim(claim=claim)
             ]
         if "records" in self.fields:
             self.fields["records"].choices = [
@@ -203,7 +203,7 @@ class InformationForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 4}),
         label="The information requested (or a note about the files you attach)",
     )
-    files = MultipleFileField(label="Documents (PDF, PNG or JPEG, up to 10 MB each)")
+    files = MultipleFileField(label="Documents (PDF, PNG or JPEG, up to 10 MB each)")  # type: ignore[assignment]  # a declared field: the form metaclass moves it to base_fields, so it never replaces BaseForm.files
 
     def clean(self):
         data = super().clean()
@@ -272,7 +272,7 @@ class AppealForm(forms.Form):
     evidence = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 3}), label="The evidence you deem relevant"
     )
-    files = MultipleFileField(label="Evidence (PDF, PNG or JPEG, up to 10 MB each)")
+    files = MultipleFileField(label="Evidence (PDF, PNG or JPEG, up to 10 MB each)")  # type: ignore[assignment]  # a declared field: the form metaclass moves it to base_fields, so it never replaces BaseForm.files
 
 
 class StaffAppealForm(AppealForm):

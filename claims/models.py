@@ -8,6 +8,8 @@ stored on the claim (so the staff queue can sort by them in SQL); they are refre
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -15,6 +17,9 @@ from simple_history.models import HistoricalRecords
 
 from participants.models import Person
 from plans.models import Plan, PlanSection
+
+if TYPE_CHECKING:
+    from claims.selectors import ClaimsRules
 
 
 class State(models.TextChoices):
@@ -87,6 +92,8 @@ class Outcome(models.TextChoices):
 
 class Claim(models.Model):
     """A written claim for benefits (EDCP 11.1, BRP 7.1, RRP 7.01)."""
+
+    _rules: ClaimsRules | None  # not a column: claims.selectors.claim_rules() caches the claim's rules here
 
     class Channel(models.TextChoices):
         PORTAL = "portal", "Participant portal"

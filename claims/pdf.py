@@ -13,6 +13,7 @@ import hashlib
 import io
 import logging
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 
@@ -54,7 +55,7 @@ def _signer(user) -> str:
 
 
 def _letter(claim: Claim, rules: ClaimsRules, *, on: dt.date, body: str, signer: str, title: str) -> dict:
-    article = claims_article(rules)
+    article = claims_article(rules=rules)
     borrowed = sorted({q.note for q in article.values() if q is not None and q.note})
     return {
         "title": title,
@@ -87,7 +88,7 @@ def _kind(decision: ClaimDecision) -> str:
 def decision_notice(decision: ClaimDecision, *, rules: ClaimsRules, now: dt.datetime, actor) -> Document:
     """Denial notice (EDCP 11.2 (a)-(d)), approval letter, or decision on review (EDCP 11.4-11.6)."""
     claim = decision.claim
-    deadlines = claim_deadlines(claim)
+    deadlines = claim_deadlines(claim=claim)
     if decision.level == Level.INITIAL:
         template = (
             "claims/pdf/denial.html" if decision.outcome == Outcome.DENIED else "claims/pdf/approval.html"
@@ -108,12 +109,12 @@ def decision_notice(decision: ClaimDecision, *, rules: ClaimsRules, now: dt.date
         {
             "decision": decision,
             "provisions": [
-                quoted_section(s, rules.version)
+                quoted_section(section=s, in_force=rules.version)
                 for s in decision.provisions.select_related("version__plan").order_by("sort_key")
             ],
             "records": list(decision.records_relied_on.all()),
             "deadlines": deadlines,
-            "default_procedure": review_procedure_text(claim),
+            "default_procedure": review_procedure_text(claim=claim),
         }
     )
     return document_store(
@@ -149,13 +150,13 @@ def extension_notice(extension: ClaimExtension, *, rules: ClaimsRules, now: dt.d
     # The limits before any tolling: the notice is sent the day the clock stops, so none has been tolled yet.
     if initial:
         start, cite = claim.received_on, rules.cite("denial")
-        original = decision_due_on(start, rules, extended=False)
-        limit = decision_due_on(start, rules, extended=True)
+        original = decision_due_on(received_on=start, rules=rules, extended=False)
+        limit = decision_due_on(received_on=start, rules=rules, extended=True)
         days, more = rules.decision_days, rules.extension_days
     else:
         start, cite = claim.appeal.received_on, rules.cite("decision_on_review")
-        original = review_due_on(start, rules, extended=False)
-        limit = review_due_on(start, rules, extended=True)
+        original = review_due_on(appeal_received_on=start, rules=rules, extended=False)
+        limit = review_due_on(appeal_received_on=start, rules=rules, extended=True)
         days, more = rules.review_days, rules.review_extension_days
     context.update(
         {
@@ -167,7 +168,7 @@ def extension_notice(extension: ClaimExtension, *, rules: ClaimsRules, now: dt.d
             "cite": cite,
             "days": days,
             "more": more,
-            "tolling_paragraph": regulation_paragraph(extension.level),
+            "tolling_paragraph": regulation_paragraph(level=extension.level),
             "days_remaining": (limit - extension.issued_on).days,
         }
     )
@@ -200,7 +201,7 @@ def claim_file_bundle(
     from pypdf import PdfReader, PdfWriter
 
     uploads = list(claim.documents.all())
-    notices = claim_notices(claim, with_claim_files=False)
+    notices = claim_notices(claim=claim, with_claim_files=False)
     exhibits: list[dict] = []
     letter = iter("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
@@ -224,7 +225,7 @@ def claim_file_bundle(
     images = []
     for doc in uploads:
         data = _upload_bytes(doc)
-        entry = {
+        entry: dict[str, Any] = {
             "label": label(),
             "title": doc.original_name,
             "what": doc.get_kind_display(),
@@ -255,7 +256,8 @@ def claim_file_bundle(
     cited = {}
     for d in decisions:
         for s in d.provisions.all():
-            cited[s.pk] = quoted_section(s, rules.version)
+            cited[s.pk] = quoted_section(section=s, in_force=rules.version)
+    assert request.fulfilled_on is not None  # the bundle answers a request the caller has just fulfilled
     context = _letter(
         claim,
         rules,
@@ -267,7 +269,7 @@ def claim_file_bundle(
     context.update(
         {
             "request": request,
-            "deadlines": claim_deadlines(claim),
+            "deadlines": claim_deadlines(claim=claim),
             "transitions": list(claim.transitions.all()),
             "decisions": decisions,
             "extensions": list(claim.extensions.all()),

@@ -32,7 +32,7 @@ import datetime as dt
 import re
 import zoneinfo
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import Avg, Count, F, Q, QuerySet
 
@@ -49,6 +49,10 @@ from claims.models import (
 )
 from core.dates import add_years
 from plans.models import Plan, PlanSection, PlanVersion
+
+if TYPE_CHECKING:
+    from core.models import Document
+    from participants.models import Person
 
 # The reading of "receives the denial": days after the notice date, by delivery. A mailed notice is
 # treated as received five calendar days after its date (a common mailing presumption, generous to the
@@ -99,7 +103,7 @@ def _sibling_sections(citation: str) -> dict[str, str]:
     return {role: f"{article}.{str(start + i).zfill(width)}" for i, role in enumerate(SECTION_ROLES)}
 
 
-def rules_for(plan: Plan, on: dt.date) -> ClaimsRules:
+def rules_for(*, plan: Plan, on: dt.date) -> ClaimsRules:
     version = plan.version_on(on)
     value: dict[str, Any] = version.provision("claims")
     sections = value.get("sections") or _sibling_sections(version.cite("claims"))
@@ -117,69 +121,69 @@ def rules_for(plan: Plan, on: dt.date) -> ClaimsRules:
     )
 
 
-def claim_rules(claim: Claim) -> ClaimsRules:
+def claim_rules(*, claim: Claim) -> ClaimsRules:
     cached = getattr(claim, "_rules", None)
     if cached is None or cached.version.plan_id != claim.plan_id:
-        cached = rules_for(claim.plan, claim.received_on)
+        cached = rules_for(plan=claim.plan, on=claim.received_on)
         claim._rules = cached
     return cached
 
 
-def local_date(moment: dt.datetime, rules: ClaimsRules) -> dt.date:
+def local_date(*, moment: dt.datetime, rules: ClaimsRules) -> dt.date:
     """The calendar date of `moment` in the plan's time zone (never the server's or UTC's)."""
     if moment.tzinfo is None:
         raise ValueError("a moment without a time zone cannot be placed on the plan's calendar")
     return moment.astimezone(rules.time_zone).date()
 
 
-def day_number(start: dt.date, day: dt.date) -> int:
+def day_number(*, start: dt.date, day: dt.date) -> int:
     """Day 0 is the day of the event."""
     return (day - start).days
 
 
 # --- the deadlines, one function each -----------------------------------------------------------------
-def decision_due_on(received_on: dt.date, rules: ClaimsRules, *, extended: bool) -> dt.date:
+def decision_due_on(*, received_on: dt.date, rules: ClaimsRules, extended: bool) -> dt.date:
     """EDCP 11.2: 90 days after receipt; 180 when extended."""
     days = rules.decision_days + (rules.extension_days if extended else 0)
     return received_on + dt.timedelta(days=days)
 
 
-def extension_notice_by(received_on: dt.date, rules: ClaimsRules) -> dt.date:
+def extension_notice_by(*, received_on: dt.date, rules: ClaimsRules) -> dt.date:
     """The last day an initial extension notice may go out: the last day of the initial period."""
     return received_on + dt.timedelta(days=rules.decision_days)
 
 
-def claimant_receives_on(notice_on: dt.date, delivery: str) -> dt.date:
+def claimant_receives_on(*, notice_on: dt.date, delivery: str) -> dt.date:
     return notice_on + dt.timedelta(days=RECEIPT_ALLOWANCE_DAYS[delivery])
 
 
-def appeal_due_on(received_denial_on: dt.date, rules: ClaimsRules) -> dt.date:
+def appeal_due_on(*, received_denial_on: dt.date, rules: ClaimsRules) -> dt.date:
     """EDCP 11.3: an appeal within 60 days after the claimant receives the denial."""
     return received_denial_on + dt.timedelta(days=rules.appeal_days)
 
 
-def review_due_on(appeal_received_on: dt.date, rules: ClaimsRules, *, extended: bool) -> dt.date:
+def review_due_on(*, appeal_received_on: dt.date, rules: ClaimsRules, extended: bool) -> dt.date:
     """EDCP 11.4: 60 days after the appeal is received; 120 when extended."""
     days = rules.review_days + (rules.review_extension_days if extended else 0)
     return appeal_received_on + dt.timedelta(days=days)
 
 
-def review_extension_notice_by(appeal_received_on: dt.date, rules: ClaimsRules) -> dt.date:
+def review_extension_notice_by(*, appeal_received_on: dt.date, rules: ClaimsRules) -> dt.date:
     return appeal_received_on + dt.timedelta(days=rules.review_days)
 
 
-def legal_action_until(final_determination_on: dt.date, rules: ClaimsRules) -> dt.date:
+def legal_action_until(*, final_determination_on: dt.date, rules: ClaimsRules) -> dt.date:
     """EDCP 11.5: legal action within one year of the final determination."""
     return add_years(final_determination_on, rules.legal_action_years)
 
 
-def tolled_due_on(due_on: dt.date, *, notice_on: dt.date, response_on: dt.date) -> dt.date:
+def tolled_due_on(*, due_on: dt.date, notice_on: dt.date, response_on: dt.date) -> dt.date:
     """29 CFR 2560.503-1(f)(4), (i)(4): the period is tolled from the date the extension notice is sent until
     the claimant responds, so the decision falls due that many days later."""
     return due_on + dt.timedelta(days=max(0, (response_on - notice_on).days))
 
 
-def regulation_paragraph(level: str) -> str:
+def regulation_paragraph(*, level: str) -> str:
     """The paragraph of 29 CFR 2560.503-1 that tolls the period of `level`."""
     return "(f)(4)" if level == Level.INITIAL else "(i)(4)"
 
@@ -252,16 +256,16 @@ def _period(
             suspended_since=extension.issued_on,
             days_remaining=max(0, (due_on - extension.issued_on).days),
         )
-    tolled = tolled_due_on(due_on, notice_on=extension.issued_on, response_on=response_on)
+    tolled = tolled_due_on(due_on=due_on, notice_on=extension.issued_on, response_on=response_on)
     return Deadline(kind, label, tolled, cite, decided_on, days_tolled=(tolled - due_on).days)
 
 
-def claim_deadlines(claim: Claim, *, deciding_on: dt.date | None = None) -> ClaimDeadlines:
+def claim_deadlines(*, claim: Claim, deciding_on: dt.date | None = None) -> ClaimDeadlines:
     """Every deadline of a claim, from its dates and the plan's claims provision.
 
     `deciding_on`: the date of a decision about to be recorded on the level awaiting one; a period still
     tolled counts as tolled up to that day (the due date the decision is measured against)."""
-    rules = claim_rules(claim)
+    rules = claim_rules(claim=claim)
     extensions = {e.level: e for e in claim.extensions.all()} if claim.pk else {}
     decisions = {d.level: d for d in claim.decisions.all()} if claim.pk else {}
     appeal = getattr(claim, "appeal", None) if claim.pk else None
@@ -271,7 +275,7 @@ def claim_deadlines(claim: Claim, *, deciding_on: dt.date | None = None) -> Clai
     decision = _period(
         "decision",
         "Initial decision due",
-        decision_due_on(claim.received_on, rules, extended=ext_ext is not None),
+        decision_due_on(received_on=claim.received_on, rules=rules, extended=ext_ext is not None),
         rules.cite("denial"),
         extension=ext_ext,
         decided_on=initial.decided_on if initial else None,
@@ -280,7 +284,7 @@ def claim_deadlines(claim: Claim, *, deciding_on: dt.date | None = None) -> Clai
     extension_notice = Deadline(
         "extension_notice",
         "Last day for an extension notice",
-        extension_notice_by(claim.received_on, rules),
+        extension_notice_by(received_on=claim.received_on, rules=rules),
         rules.cite("denial"),
         ext_ext.issued_on if ext_ext else (initial.decided_on if initial else None),
     )
@@ -289,7 +293,7 @@ def claim_deadlines(claim: Claim, *, deciding_on: dt.date | None = None) -> Clai
         appeal_dl = Deadline(
             "appeal",
             "Appeal must be filed by",
-            appeal_due_on(initial.claimant_receives_on, rules),
+            appeal_due_on(received_denial_on=initial.claimant_receives_on, rules=rules),
             rules.cite("review"),
             appeal.received_on if appeal else None,
         )
@@ -297,7 +301,7 @@ def claim_deadlines(claim: Claim, *, deciding_on: dt.date | None = None) -> Clai
         review_dl = _period(
             "review",
             "Decision on review due",
-            review_due_on(appeal.received_on, rules, extended=rev_ext is not None),
+            review_due_on(appeal_received_on=appeal.received_on, rules=rules, extended=rev_ext is not None),
             rules.cite("decision_on_review"),
             extension=rev_ext,
             decided_on=review.decided_on if review else None,
@@ -306,7 +310,7 @@ def claim_deadlines(claim: Claim, *, deciding_on: dt.date | None = None) -> Clai
         review_ext_dl = Deadline(
             "review_extension_notice",
             "Last day for a review extension notice",
-            review_extension_notice_by(appeal.received_on, rules),
+            review_extension_notice_by(appeal_received_on=appeal.received_on, rules=rules),
             rules.cite("decision_on_review"),
             rev_ext.issued_on if rev_ext else (review.decided_on if review else None),
         )
@@ -314,7 +318,7 @@ def claim_deadlines(claim: Claim, *, deciding_on: dt.date | None = None) -> Clai
         legal = Deadline(
             "legal_action",
             "Legal action may be brought until",
-            legal_action_until(review.decided_on, rules),
+            legal_action_until(final_determination_on=review.decided_on, rules=rules),
             rules.cite("legal_action"),
         )
 
@@ -328,7 +332,7 @@ def claim_deadlines(claim: Claim, *, deciding_on: dt.date | None = None) -> Clai
     return ClaimDeadlines(decision, extension_notice, appeal_dl, review_dl, review_ext_dl, legal, nxt)
 
 
-def information_request_pending(claim: Claim) -> ClaimExtension | None:
+def information_request_pending(*, claim: Claim) -> ClaimExtension | None:
     """The extension of the level now awaiting a decision that asked the claimant for information not yet
     received ((f)(4), (i)(4)); None when there is nothing for the claimant to answer."""
     if claim.state in AWAITING_DECISION:
@@ -353,7 +357,7 @@ class QuotedSection:
         return self.section.citation
 
 
-def quoted_section(section: PlanSection, in_force: PlanVersion) -> QuotedSection:
+def quoted_section(*, section: PlanSection, in_force: PlanVersion) -> QuotedSection:
     note = ""
     if section.version_id != in_force.pk:
         note = (
@@ -363,7 +367,7 @@ def quoted_section(section: PlanSection, in_force: PlanVersion) -> QuotedSection
     return QuotedSection(section, in_force, note)
 
 
-def section_text(plan: Plan, number: str, in_force: PlanVersion) -> QuotedSection | None:
+def section_text(*, plan: Plan, number: str, in_force: PlanVersion) -> QuotedSection | None:
     """The text of a section: from the version in force, else from the latest version of the plan that has it."""
     rows = list(
         PlanSection.objects.filter(version__plan=plan, section=number)
@@ -373,18 +377,21 @@ def section_text(plan: Plan, number: str, in_force: PlanVersion) -> QuotedSectio
     if not rows:
         return None
     chosen = next((r for r in rows if r.version_id == in_force.pk), rows[0])
-    return quoted_section(chosen, in_force)
+    return quoted_section(section=chosen, in_force=in_force)
 
 
-def claims_article(rules: ClaimsRules) -> dict[str, QuotedSection | None]:
+def claims_article(*, rules: ClaimsRules) -> dict[str, QuotedSection | None]:
     """The plan's own claims sections (filing, denial, review, ...), for quoting in the notices."""
     plan = rules.version.plan
-    return {role: section_text(plan, rules.sections[role], rules.version) for role in SECTION_ROLES}
+    return {
+        role: section_text(plan=plan, number=rules.sections[role], in_force=rules.version)
+        for role in SECTION_ROLES
+    }
 
 
-def sections_for_claim(claim: Claim) -> list[QuotedSection]:
+def sections_for_claim(*, claim: Claim) -> list[QuotedSection]:
     """The sections staff may cite as relied on: each section number once, the version in force first."""
-    rules = claim_rules(claim)
+    rules = claim_rules(claim=claim)
     rows = (
         PlanSection.objects.filter(version__plan=claim.plan)
         .select_related("version__plan")
@@ -395,12 +402,12 @@ def sections_for_claim(claim: Claim) -> list[QuotedSection]:
         current = chosen.get(row.section)
         if current is None or (row.version_id == rules.version.pk and current.version_id != rules.version.pk):
             chosen[row.section] = row
-    return [quoted_section(s, rules.version) for s in chosen.values()]
+    return [quoted_section(section=s, in_force=rules.version) for s in chosen.values()]
 
 
-def review_procedure_text(claim: Claim) -> str:
+def review_procedure_text(*, claim: Claim) -> str:
     """The default (d) of a denial notice: the review procedure and its time limits, from the provision."""
-    rules = claim_rules(claim)
+    rules = claim_rules(claim=claim)
     return (
         f"You, or your duly authorized representative, may request a full and fair review of this denial by "
         f"filing a written notice of appeal with the Committee within {rules.appeal_days} days after you receive "
@@ -424,7 +431,7 @@ def _years(n: int) -> str:
     return "one year" if n == 1 else f"{n} years"
 
 
-def claim_notices(claim: Claim, *, with_claim_files: bool = True):
+def claim_notices(*, claim: Claim, with_claim_files: bool = True) -> list[Document]:
     """The notices issued on a claim (decisions, extensions) and, by default, the claim files furnished."""
     from core.models import Document
 
@@ -436,7 +443,7 @@ def claim_notices(claim: Claim, *, with_claim_files: bool = True):
 
 
 # --- who sees a claim ---------------------------------------------------------------------------------
-def claims_visible_to(person) -> QuerySet[Claim]:
+def claims_visible_to(*, person: Person) -> QuerySet[Claim]:
     """A portal user's claims: those they made as claimant and those they act in as representative."""
     return Claim.objects.filter(Q(claimant=person) | Q(representative=person)).select_related("plan")
 
@@ -476,7 +483,7 @@ def claims_queue(*, today: dt.date, plan: Plan | None = None) -> list[QueueRow]:
         claims = claims.filter(plan=plan)
     rows = []
     for claim in claims:
-        nxt = claim_deadlines(claim).next
+        nxt = claim_deadlines(claim=claim).next
         rows.append(QueueRow(claim, nxt, nxt.days_left(today) if nxt else None))
     return rows
 
@@ -503,9 +510,10 @@ def late_decisions() -> QuerySet[ClaimDecision]:
     )
 
 
-def average_days_to_decision() -> list[dict]:
-    return list(
-        ClaimDecision.objects.values("claim__plan__code", "level")
+def average_days_to_decision() -> list[dict[str, object]]:
+    return [
+        dict(row)
+        for row in ClaimDecision.objects.values("claim__plan__code", "level")
         .annotate(n=Count("id"), average=Avg("days_taken"), late=Count("id", filter=Q(late=True)))
         .order_by("claim__plan__code", "level")
-    )
+    ]

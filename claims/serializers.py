@@ -68,7 +68,7 @@ class ClaimSerializer(serializers.ModelSerializer):
                 "days_remaining": d.days_remaining,
                 "days_tolled": d.days_tolled,
             }
-            for d in claim_deadlines(claim).all()
+            for d in claim_deadlines(claim=claim).all()
         ]
 
     def get_extensions(self, claim: Claim) -> list[dict]:
@@ -94,7 +94,7 @@ class ClaimSerializer(serializers.ModelSerializer):
                 "sha256": d.sha256,
                 "url": reverse("document_download", args=[d.pk]),
             }
-            for d in claim_notices(claim)
+            for d in claim_notices(claim=claim)
         ]
 
 

@@ -14,9 +14,11 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 
@@ -62,6 +64,11 @@ from core.roles import Cap, has_cap
 from participants.models import Person
 from plans.models import Plan, PlanSection
 
+if TYPE_CHECKING:
+    from django.core.files.uploadedfile import UploadedFile
+
+    from core.audit import Actor
+
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
 # Allowed uploads: the extension must agree with the file's first bytes (no renamed executables).
 ALLOWED_UPLOADS: dict[str, tuple[str, bytes]] = {
@@ -88,7 +95,7 @@ class Upload:
     sha256: str
 
 
-def upload_check(file, *, what: str = "file") -> Upload:
+def upload_check(*, file: UploadedFile, what: str = "file") -> Upload:
     """A PDF, PNG or JPEG of at most 10 MB whose content matches its name; ClaimRefused otherwise."""
     name = Path(getattr(file, "name", "") or "upload").name
     extension = Path(name).suffix.lower()
@@ -120,7 +127,9 @@ def upload_check(file, *, what: str = "file") -> Upload:
     )
 
 
-def _store(upload: Upload, *, claim: Claim | None, kind: str, now: dt.datetime, actor) -> ClaimDocument:
+def _store(
+    upload: Upload, *, claim: Claim | None, kind: str, now: dt.datetime, actor: Actor
+) -> ClaimDocument:
     relative = upload_path(upload.sha256, upload.extension)
     target = Path(settings.MEDIA_ROOT) / relative
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -139,11 +148,13 @@ def _store(upload: Upload, *, claim: Claim | None, kind: str, now: dt.datetime, 
     )
 
 
-def claim_document_add(*, claim: Claim, file, kind: str, now: dt.datetime, actor) -> ClaimDocument:
+def claim_document_add(
+    *, claim: Claim, file: UploadedFile, kind: str, now: dt.datetime, actor: Actor
+) -> ClaimDocument:
     """Staff add a record relied on (or a paper submission) to the claim file."""
     if kind not in ClaimDocument.Kind.values:
         raise ClaimRefused(f"unknown document kind {kind!r}")
-    upload = upload_check(file, what="the document")
+    upload = upload_check(file=file, what="the document")
     with transaction.atomic():
         doc = _store(upload, claim=claim, kind=kind, now=now, actor=actor)
         _log(
@@ -158,11 +169,11 @@ def claim_document_add(*, claim: Claim, file, kind: str, now: dt.datetime, actor
 
 
 # --- transitions --------------------------------------------------------------------------------------
-def _user(actor):
+def _user(actor: Actor) -> User | None:
     return None if actor is None or isinstance(actor, str) else actor
 
 
-def _require_cap(actor, cap: Cap, what: str, cite: str) -> None:
+def _require_cap(actor: Actor, cap: Cap, what: str, cite: str) -> None:
     user = _user(actor)
     if user is None or not has_cap(user, cap):
         raise ClaimRefused(f"{what} is for holders of the {cap.value} capability ({cite})")
@@ -189,7 +200,7 @@ def _refresh_deadlines(claim: Claim) -> None:
     """Store the deadlines. A period tolled while the claimant's information is awaited has no due date: the
     claim's next deadline is then empty with kind AWAITING_CLAIMANT, so the daily job never flags it and the
     queue lists it after the claims whose clock runs ((f)(4), (i)(4))."""
-    deadlines = claim_deadlines(claim)
+    deadlines = claim_deadlines(claim=claim)
     nxt = deadlines.next
     claim.decision_due_on = deadlines.decision.due_on
     claim.appeal_due_on = deadlines.appeal.due_on if deadlines.appeal else None
@@ -200,7 +211,14 @@ def _refresh_deadlines(claim: Claim) -> None:
 
 
 def _log(
-    claim: Claim, *, action: str, to: str, actor, now: dt.datetime, reason: str = "", data: dict | None = None
+    claim: Claim,
+    *,
+    action: str,
+    to: str,
+    actor: Actor,
+    now: dt.datetime,
+    reason: str = "",
+    data: dict | None = None,
 ) -> ClaimTransition:
     row = ClaimTransition.objects.create(
         claim=claim,
@@ -224,7 +242,14 @@ def _log(
 
 
 def _move(
-    claim: Claim, *, to: str, action: str, actor, now: dt.datetime, reason: str = "", data: dict | None = None
+    claim: Claim,
+    *,
+    to: str,
+    action: str,
+    actor: Actor,
+    now: dt.datetime,
+    reason: str = "",
+    data: dict | None = None,
 ) -> Claim:
     _log(claim, action=action, to=to, actor=actor, now=now, reason=reason, data=data)
     claim.state = to
@@ -243,25 +268,25 @@ def claim_file(
     subject: str,
     description: str,
     now: dt.datetime,
-    actor,
+    actor: Actor,
     channel: str = Claim.Channel.PORTAL,
     participant: Person | None = None,
     claimant_name: str = "",
     claimant_address: str = "",
     filed_by: Person | None = None,
     representative: Person | None = None,
-    authorisation=None,
+    authorisation: UploadedFile | None = None,
     files: Sequence = (),
     received_on: dt.date | None = None,
     delivery: str | None = None,
 ) -> Claim:
     """A written claim for benefits (EDCP 11.1). In the portal `filed_by` is the signed-in person: filing for
     someone else needs them to be the representative, with the claimant's written authorisation attached."""
-    rules = rules_for(plan, received_on or now.date())
-    received_on = received_on or local_date(now, rules)
-    rules = rules_for(plan, received_on)
+    rules = rules_for(plan=plan, on=received_on or now.date())
+    received_on = received_on or local_date(moment=now, rules=rules)
+    rules = rules_for(plan=plan, on=received_on)
     cite_filing, cite_review = rules.cite("filing"), rules.cite("review")
-    if received_on > local_date(now, rules):
+    if received_on > local_date(moment=now, rules=rules):
         raise ClaimRefused(f"a claim cannot be received in the future ({received_on}) ({cite_filing})")
     if capacity not in Capacity.values:
         raise ClaimRefused(
@@ -294,8 +319,10 @@ def claim_file(
         )
     if representative is not None and representative == claimant:
         raise ClaimRefused(f"the claimant cannot be their own representative ({cite_review})")
-    auth_upload = upload_check(authorisation, what="the authorisation") if authorisation is not None else None
-    uploads = [upload_check(f, what="the attachment") for f in files]
+    auth_upload = (
+        upload_check(file=authorisation, what="the authorisation") if authorisation is not None else None
+    )
+    uploads = [upload_check(file=f, what="the attachment") for f in files]
     earlier = Claim.objects.filter(plan=plan, participant=participant, subject=subject, state=State.ABANDONED)
     earlier = (
         earlier.filter(claimant=claimant)
@@ -363,9 +390,9 @@ def claim_file(
 
 
 @transaction.atomic
-def claim_assign(*, claim: Claim, reviewer, now: dt.datetime, actor) -> Claim:
+def claim_assign(*, claim: Claim, reviewer: User, now: dt.datetime, actor: Actor) -> Claim:
     claim = _locked(claim)
-    rules = claim_rules(claim)
+    rules = claim_rules(claim=claim)
     _require_cap(actor, Cap.DECIDE_CLAIMS, "assigning a claim", rules.cite("filing"))
     if claim.state not in OPEN_STATES:
         raise ClaimRefused(
@@ -390,9 +417,9 @@ def claim_assign(*, claim: Claim, reviewer, now: dt.datetime, actor) -> Claim:
 
 
 @transaction.atomic
-def claim_start_review(*, claim: Claim, now: dt.datetime, actor, reason: str = "") -> Claim:
+def claim_start_review(*, claim: Claim, now: dt.datetime, actor: Actor, reason: str = "") -> Claim:
     claim = _locked(claim)
-    cite = claim_rules(claim).cite("denial")
+    cite = claim_rules(claim=claim).cite("denial")
     _require_cap(actor, Cap.DECIDE_CLAIMS, "reviewing a claim", cite)
     _require_state(claim, State.UNDER_REVIEW, "put under review", cite)
     return _move(claim, to=State.UNDER_REVIEW, action="review_started", actor=actor, now=now, reason=reason)
@@ -437,7 +464,7 @@ def _check_extension(
             f"the expected decision date {expected_on:%B %-d, %Y} must fall between today and "
             f"{limit:%B %-d, %Y}, the end of the one extension allowed ({cite})"
         )
-    tolling = f"{REGULATION}{regulation_paragraph(level)}"
+    tolling = f"{REGULATION}{regulation_paragraph(level=level)}"
     if requests_information and not (information_requested or "").strip():
         raise ClaimRefused(
             f"an extension because the claimant has not submitted information necessary to decide "
@@ -457,7 +484,7 @@ def claim_extend(
     special_circumstances: str,
     expected_on: dt.date,
     now: dt.datetime,
-    actor,
+    actor: Actor,
     requests_information: bool = False,
     information_requested: str = "",
 ) -> ClaimExtension:
@@ -466,12 +493,12 @@ def claim_extend(
     `requests_information`: the special circumstance is the claimant's failure to submit information necessary
     to decide; the notice says what is needed and the period is tolled until the claimant responds ((f)(4))."""
     claim = _locked(claim)
-    rules = claim_rules(claim)
+    rules = claim_rules(claim=claim)
     cite = rules.cite("denial")
     _require_cap(actor, Cap.DECIDE_CLAIMS, "extending the time for a decision", cite)
     _only_once(claim, Level.INITIAL, cite)
     _require_state(claim, State.EXTENDED, "extended", cite)
-    today = local_date(now, rules)
+    today = local_date(moment=now, rules=rules)
     limit = claim.received_on + dt.timedelta(days=rules.decision_days + rules.extension_days)
     _check_extension(
         claim=claim,
@@ -480,7 +507,7 @@ def claim_extend(
         today=today,
         special_circumstances=special_circumstances,
         expected_on=expected_on,
-        last_notice_day=extension_notice_by(claim.received_on, rules),
+        last_notice_day=extension_notice_by(received_on=claim.received_on, rules=rules),
         limit=limit,
         cite=cite,
         requests_information=requests_information,
@@ -511,7 +538,7 @@ def _extend(
     expected_on: dt.date,
     today: dt.date,
     now: dt.datetime,
-    actor,
+    actor: Actor,
     to: str,
     cite: str,
     requests_information: bool,
@@ -537,7 +564,7 @@ def _extend(
     asked = (
         f" Information requested from the claimant: {extension.information_requested} The period for deciding "
         f"is suspended from {today:%B %-d, %Y} until the claimant responds ({cite}; "
-        f"{REGULATION}{regulation_paragraph(level)})."
+        f"{REGULATION}{regulation_paragraph(level=level)})."
         if requests_information
         else ""
     )
@@ -562,7 +589,7 @@ def claim_information_receive(
     *,
     claim: Claim,
     now: dt.datetime,
-    actor,
+    actor: Actor,
     response: str = "",
     files: Sequence = (),
     filed_by: Person | None = None,
@@ -575,11 +602,11 @@ def claim_information_receive(
     In the portal `filed_by` is the signed-in person (the claimant or their representative) and the response is
     received today; staff recording a paper response give the date it was received. The state does not change."""
     claim = _locked(claim)
-    rules = claim_rules(claim)
+    rules = claim_rules(claim=claim)
     level = Level.REVIEW if claim.state in AWAITING_REVIEW else Level.INITIAL
     cite = rules.cite("decision_on_review" if level == Level.REVIEW else "denial")
-    tolling = f"{REGULATION}{regulation_paragraph(level)}"
-    extension = information_request_pending(claim)
+    tolling = f"{REGULATION}{regulation_paragraph(level=level)}"
+    extension = information_request_pending(claim=claim)
     if extension is None:
         asked = claim.extensions.filter(level=level, requests_information=True).first()
         if claim.state not in (*AWAITING_DECISION, *AWAITING_REVIEW):
@@ -597,7 +624,7 @@ def claim_information_receive(
             f"only the claimant or their duly authorized representative may answer the request for "
             f"information ({cite})"
         )
-    today = local_date(now, rules)
+    today = local_date(moment=now, rules=rules)
     received_on = received_on or today
     if received_on > today:
         raise ClaimRefused(f"a response cannot be received in the future ({received_on}) ({cite})")
@@ -611,7 +638,7 @@ def claim_information_receive(
             f"a response must give or attach the information requested: "
             f"{extension.information_requested} ({cite})"
         )
-    uploads = [upload_check(f, what="the attachment") for f in files]
+    uploads = [upload_check(file=f, what="the attachment") for f in files]
     extension.information_received_on, extension.information_received_at = received_on, now
     extension.information_response = (response or "").strip()
     extension.save(
@@ -621,6 +648,7 @@ def claim_information_receive(
         _store(upload, claim=claim, kind=ClaimDocument.Kind.INFORMATION, now=now, actor=actor)
     _refresh_deadlines(claim)
     due = claim.review_due_on if level == Level.REVIEW else claim.decision_due_on
+    assert due is not None  # the information arrived: _refresh_deadlines() restarted the period
     days = extension.days_tolled
     _log(
         claim,
@@ -680,23 +708,26 @@ def _decide(
     level: str,
     outcome: str,
     reasons: str,
-    sections,
-    records,
+    sections: list[PlanSection],
+    records: Iterable[ClaimDocument | int],
     now: dt.datetime,
-    actor,
+    actor: User,
     additional_material: str = "",
     review_procedure: str = "",
     approved_benefit: str = "",
     partial: bool = False,
     delivery: str | None = None,
 ) -> ClaimDecision:
-    today = local_date(now, rules)
+    today = local_date(moment=now, rules=rules)
     # A period still tolled for the claimant's information counts as tolled up to today: deciding then is on time.
-    deadlines = claim_deadlines(claim, deciding_on=today)
+    deadlines = claim_deadlines(claim=claim, deciding_on=today)
+    deadline = deadlines.decision if level == Level.INITIAL else deadlines.review
+    # deciding_on=today counts a period still tolled up to today, so a pending decision has its date
+    assert deadline is not None and deadline.due_on is not None
     if level == Level.INITIAL:
-        due, start, body = deadlines.decision.due_on, claim.received_on, "the Committee's delegate"
+        due, start, body = deadline.due_on, claim.received_on, "the Committee's delegate"
     else:
-        due, start, body = deadlines.review.due_on, claim.appeal.received_on, "the Committee"
+        due, start, body = deadline.due_on, claim.appeal.received_on, "the Committee"
     delivery = delivery or claim.delivery
     decision = ClaimDecision.objects.create(
         claim=claim,
@@ -715,14 +746,14 @@ def _decide(
         late=today > due,
         days_taken=(today - start).days,
         delivery=delivery,
-        claimant_receives_on=claimant_receives_on(today, delivery),
+        claimant_receives_on=claimant_receives_on(notice_on=today, delivery=delivery),
     )
     decision.provisions.set(sections)
     decision.records_relied_on.set(records)
     return decision
 
 
-def _check_decider(claim: Claim, *, actor, level: str, rules: ClaimsRules) -> None:
+def _check_decider(claim: Claim, *, actor: User, level: str, rules: ClaimsRules) -> None:
     if level == Level.INITIAL:
         _require_cap(actor, Cap.DECIDE_CLAIMS, "an initial decision", rules.cite("filing"))
     else:
@@ -736,12 +767,12 @@ def claim_approve(
     reasons: str,
     approved_benefit: str,
     now: dt.datetime,
-    actor,
+    actor: User,
     provisions: Iterable = (),
     records: Iterable = (),
 ) -> ClaimDecision:
     claim = _locked(claim)
-    rules = claim_rules(claim)
+    rules = claim_rules(claim=claim)
     cite = rules.cite("denial")
     _check_decider(claim, actor=actor, level=Level.INITIAL, rules=rules)
     _require_state(claim, State.APPROVED, "approved", cite)
@@ -813,14 +844,14 @@ def claim_deny(
     additional_material: str,
     review_procedure: str,
     now: dt.datetime,
-    actor,
+    actor: User,
     partial: bool = False,
     records: Iterable = (),
     delivery: str | None = None,
 ) -> ClaimDecision:
     """Deny in whole or in part with a notice that contains (a)-(d) of EDCP 11.2 / BRP 7.2 / RRP 7.02."""
     claim = _locked(claim)
-    rules = claim_rules(claim)
+    rules = claim_rules(claim=claim)
     cite = rules.cite("denial")
     _check_decider(claim, actor=actor, level=Level.INITIAL, rules=rules)
     _require_state(claim, State.DENIED, "denied", cite)
@@ -868,7 +899,7 @@ def claim_deny(
 
 # --- appeal -------------------------------------------------------------------------------------------
 def _abandon(
-    claim: Claim, *, now: dt.datetime, actor, rules: ClaimsRules, late_appeal_on: dt.date | None = None
+    claim: Claim, *, now: dt.datetime, actor: Actor, rules: ClaimsRules, late_appeal_on: dt.date | None = None
 ) -> Claim:
     late = (
         f" A notice of appeal received {late_appeal_on:%B %-d, %Y} came after the window and is refused."
@@ -892,7 +923,7 @@ def appeal_file(
     claim: Claim,
     issues: str,
     now: dt.datetime,
-    actor,
+    actor: Actor,
     evidence: str = "",
     files: Sequence = (),
     filed_by: Person | None = None,
@@ -903,9 +934,9 @@ def appeal_file(
     Late: refused, and the claim is marked abandoned (committed even though the call raises)."""
     with transaction.atomic():
         claim = _locked(claim)
-        rules = claim_rules(claim)
+        rules = claim_rules(claim=claim)
         cite = rules.cite("review")
-        today = local_date(now, rules)
+        today = local_date(moment=now, rules=rules)
         received_on = received_on or today
         if received_on > today:
             raise ClaimRefused(f"an appeal cannot be received in the future ({received_on}) ({cite})")
@@ -913,7 +944,7 @@ def appeal_file(
             raise ClaimRefused(
                 f"only the claimant or their duly authorized representative may appeal ({cite})"
             )
-        if claim.state == State.DENIED and received_on > claim.appeal_due_on:
+        if claim.state == State.DENIED and claim.appeal_due_on and received_on > claim.appeal_due_on:
             _abandon(claim, now=now, actor="system", rules=rules, late_appeal_on=received_on)
             late = (
                 f"the appeal window closed on {claim.appeal_due_on:%B %-d, %Y} ({rules.appeal_days} days after "
@@ -933,7 +964,7 @@ def appeal_file(
                 f"a notice of appeal must describe the issues and the evidence the claimant deems "
                 f"relevant ({cite})"
             )
-        uploads = [upload_check(f, what="the evidence") for f in files]
+        uploads = [upload_check(file=f, what="the evidence") for f in files]
         appeal = ClaimAppeal.objects.create(
             claim=claim,
             received_on=received_on,
@@ -957,9 +988,9 @@ def appeal_file(
 
 
 @transaction.atomic
-def appeal_start_review(*, claim: Claim, now: dt.datetime, actor, reason: str = "") -> Claim:
+def appeal_start_review(*, claim: Claim, now: dt.datetime, actor: Actor, reason: str = "") -> Claim:
     claim = _locked(claim)
-    cite = claim_rules(claim).cite("decision_on_review")
+    cite = claim_rules(claim=claim).cite("decision_on_review")
     _require_cap(actor, Cap.DECIDE_APPEALS, "reviewing an appeal", cite)
     _require_state(claim, State.APPEAL_UNDER_REVIEW, "put under review on appeal", cite)
     return _move(
@@ -979,7 +1010,7 @@ def appeal_extend(
     special_circumstances: str,
     expected_on: dt.date,
     now: dt.datetime,
-    actor,
+    actor: Actor,
     requests_information: bool = False,
     information_requested: str = "",
 ) -> ClaimExtension:
@@ -988,12 +1019,12 @@ def appeal_extend(
     `requests_information`: as for claim_extend, the period on review is tolled until the claimant responds
     ((i)(4))."""
     claim = _locked(claim)
-    rules = claim_rules(claim)
+    rules = claim_rules(claim=claim)
     cite = rules.cite("decision_on_review")
     _require_cap(actor, Cap.DECIDE_APPEALS, "extending the time for a decision on review", cite)
     _only_once(claim, Level.REVIEW, cite)
     _require_state(claim, State.APPEAL_EXTENDED, "extended on review", cite)
-    today = local_date(now, rules)
+    today = local_date(moment=now, rules=rules)
     received = claim.appeal.received_on
     limit = received + dt.timedelta(days=rules.review_days + rules.review_extension_days)
     _check_extension(
@@ -1003,7 +1034,7 @@ def appeal_extend(
         today=today,
         special_circumstances=special_circumstances,
         expected_on=expected_on,
-        last_notice_day=review_extension_notice_by(received, rules),
+        last_notice_day=review_extension_notice_by(appeal_received_on=received, rules=rules),
         limit=limit,
         cite=cite,
         requests_information=requests_information,
@@ -1032,7 +1063,7 @@ def appeal_decide(
     outcome: str,
     reasons: str,
     now: dt.datetime,
-    actor,
+    actor: User,
     provisions: Iterable = (),
     approved_benefit: str = "",
     records: Iterable = (),
@@ -1040,7 +1071,7 @@ def appeal_decide(
 ) -> ClaimDecision:
     """The Committee's decision on review, communicated in writing (EDCP 11.4)."""
     claim = _locked(claim)
-    rules = claim_rules(claim)
+    rules = claim_rules(claim=claim)
     cite = rules.cite("decision_on_review")
     _check_decider(claim, actor=actor, level=Level.REVIEW, rules=rules)
     if outcome not in Outcome.values:
@@ -1086,9 +1117,9 @@ def appeal_decide(
 
 
 @transaction.atomic
-def claim_close(*, claim: Claim, now: dt.datetime, actor, reason: str) -> Claim:
+def claim_close(*, claim: Claim, now: dt.datetime, actor: Actor, reason: str) -> Claim:
     claim = _locked(claim)
-    cite = claim_rules(claim).cite("filing")
+    cite = claim_rules(claim=claim).cite("filing")
     _require_cap(actor, Cap.DECIDE_CLAIMS, "closing a claim", cite)
     _require_state(claim, State.CLOSED, "closed", cite)
     if not (reason or "").strip():
@@ -1098,12 +1129,15 @@ def claim_close(*, claim: Claim, now: dt.datetime, actor, reason: str) -> Claim:
 
 # --- claim file ---------------------------------------------------------------------------------------
 @transaction.atomic
-def claim_file_request(*, claim: Claim, now: dt.datetime, actor) -> ClaimFileRequest:
+def claim_file_request(*, claim: Claim, now: dt.datetime, actor: Actor) -> ClaimFileRequest:
     """The claimant asks for every document relevant to the claim, free ((h)(2)(iii), (m)(8); EDCP 11.3)."""
     claim = _locked(claim)
-    rules = claim_rules(claim)
+    rules = claim_rules(claim=claim)
     request = ClaimFileRequest.objects.create(
-        claim=claim, requested_on=local_date(now, rules), requested_at=now, requested_by=actor_label(actor)
+        claim=claim,
+        requested_on=local_date(moment=now, rules=rules),
+        requested_at=now,
+        requested_by=actor_label(actor),
     )
     _log(
         claim,
@@ -1117,7 +1151,7 @@ def claim_file_request(*, claim: Claim, now: dt.datetime, actor) -> ClaimFileReq
 
 
 @transaction.atomic
-def claim_file_fulfil(*, request: ClaimFileRequest, now: dt.datetime, actor) -> ClaimFileRequest:
+def claim_file_fulfil(*, request: ClaimFileRequest, now: dt.datetime, actor: Actor) -> ClaimFileRequest:
     """Assemble the claim file into one PDF and furnish it; logged with its date."""
     request = ClaimFileRequest.objects.select_for_update().get(pk=request.pk)
     if request.fulfilled_on is not None:
@@ -1125,8 +1159,8 @@ def claim_file_fulfil(*, request: ClaimFileRequest, now: dt.datetime, actor) -> 
             f"the claim file requested on {request.requested_on} was furnished on {request.fulfilled_on}"
         )
     claim = _locked(request.claim)
-    rules = claim_rules(claim)
-    request.fulfilled_on, request.fulfilled_at = local_date(now, rules), now
+    rules = claim_rules(claim=claim)
+    request.fulfilled_on, request.fulfilled_at = local_date(moment=now, rules=rules), now
     request.document = pdf.claim_file_bundle(request, claim=claim, rules=rules, now=now, actor=actor)
     request.save()
     _log(
@@ -1143,7 +1177,7 @@ def claim_file_fulfil(*, request: ClaimFileRequest, now: dt.datetime, actor) -> 
 
 # --- the daily job ------------------------------------------------------------------------------------
 def _reviewer_emails(claim: Claim) -> list[str]:
-    if claim.reviewer_id and claim.reviewer.email:
+    if claim.reviewer is not None and claim.reviewer.email:
         return [claim.reviewer.email]
     cap = Cap.DECIDE_APPEALS if claim.state in AWAITING_REVIEW else Cap.DECIDE_CLAIMS
     users = get_user_model().objects.filter(is_active=True).exclude(email="").prefetch_related("groups")
@@ -1163,15 +1197,20 @@ def claims_flag_deadlines(*, now: dt.datetime) -> dict:
         try:
             with transaction.atomic():
                 claim = _locked(Claim(pk=pk))
-                rules = claim_rules(claim)
-                if claim.state == State.DENIED and local_date(now, rules) > claim.appeal_due_on:
+                rules = claim_rules(claim=claim)
+                due = claim.appeal_due_on
+                if (
+                    claim.state == State.DENIED
+                    and due is not None
+                    and local_date(moment=now, rules=rules) > due
+                ):
                     _abandon(claim, now=now, actor="system", rules=rules)
                     ClaimFlag.objects.get_or_create(
                         claim=claim,
                         kind=ClaimFlag.Kind.ABANDONED,
                         deadline_kind="appeal",
-                        deadline_on=claim.appeal_due_on,
-                        defaults={"flagged_on": local_date(now, rules)},
+                        deadline_on=due,
+                        defaults={"flagged_on": local_date(moment=now, rules=rules)},
                     )
                     stats["abandoned"] += 1
         except Exception:  # noqa: BLE001 - one bad claim must not stop the run; the next run retries it
@@ -1184,8 +1223,10 @@ def claims_flag_deadlines(*, now: dt.datetime) -> dict:
         state__in=(*AWAITING_DECISION, *AWAITING_REVIEW), next_deadline_on__lte=horizon
     ).select_related("plan", "reviewer")
     for claim in pending:
-        rules = claim_rules(claim)
-        today = local_date(now, rules)
+        rules = claim_rules(claim=claim)
+        today = local_date(moment=now, rules=rules)
+        if claim.next_deadline_on is None:  # never: filtered on it above
+            continue
         days_left = (claim.next_deadline_on - today).days
         if days_left > WARN_DAYS:
             continue

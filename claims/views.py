@@ -159,12 +159,12 @@ def _claim_page(request, claim: Claim, forms: dict | None = None, refusal: str =
     )
     context = {
         "claim": claim,
-        "rules": claim_rules(claim),
-        "deadlines": claim_deadlines(claim),
+        "rules": claim_rules(claim=claim),
+        "deadlines": claim_deadlines(claim=claim),
         "today": timezone.localdate(),
         "transitions": claim.transitions.select_related("actor"),
         "uploads": claim.documents.all(),
-        "notices": claim_notices(claim),
+        "notices": claim_notices(claim=claim),
         "decisions": claim.decisions.all(),
         "extensions": claim.extensions.all(),
         "appeal": getattr(claim, "appeal", None),
@@ -174,14 +174,14 @@ def _claim_page(request, claim: Claim, forms: dict | None = None, refusal: str =
         "awaiting_decision": claim.state in AWAITING_DECISION,
         "awaiting_review": claim.state in AWAITING_REVIEW,
         "closable": claim.state in (State.APPROVED, State.APPEAL_APPROVED, State.APPEAL_DENIED),
-        "pending_request": information_request_pending(claim),
+        "pending_request": information_request_pending(claim=claim),
         "information_form": StaffInformationForm(),
         "assign_form": AssignForm(initial={"reviewer": claim.reviewer_id}),
         "extend_form": ExtendForm(),
         "approve_form": ApproveForm(claim=claim),
         "deny_form": DenyForm(
             claim=claim,
-            initial={"review_procedure": review_procedure_text(claim), "delivery": claim.delivery},
+            initial={"review_procedure": review_procedure_text(claim=claim), "delivery": claim.delivery},
         ),
         "appeal_form": StaffAppealForm(),
         "decide_form": AppealDecideForm(claim=claim),
@@ -458,14 +458,14 @@ def staff_upload(request, pk: int, doc_pk: int):
 
 # --- portal -------------------------------------------------------------------------------------------
 def _my_claim(request, pk: int) -> Claim:
-    return get_object_or_404(claims_visible_to(request.user.person), pk=pk)
+    return get_object_or_404(claims_visible_to(person=request.user.person), pk=pk)
 
 
 @participant_required
 def portal_list(request):
-    claims = claims_visible_to(request.user.person).prefetch_related("extensions", "decisions")
+    claims = claims_visible_to(person=request.user.person).prefetch_related("extensions", "decisions")
     return render(
-        request, "claims/portal_list.html", {"rows": [(c, claim_deadlines(c).next) for c in claims]}
+        request, "claims/portal_list.html", {"rows": [(c, claim_deadlines(claim=c).next) for c in claims]}
     )
 
 
@@ -511,16 +511,16 @@ def _portal_page(
         "claims/portal_claim.html",
         {
             "claim": claim,
-            "deadlines": claim_deadlines(claim),
+            "deadlines": claim_deadlines(claim=claim),
             "today": timezone.localdate(),
             "transitions": claim.transitions.all(),
             "uploads": claim.documents.all(),
-            "notices": claim_notices(claim),
+            "notices": claim_notices(claim=claim),
             "appeal": getattr(claim, "appeal", None),
             "file_requests": claim.file_requests.all(),
             "appeal_form": appeal_form or AppealForm(),
             "can_appeal": claim.state == State.DENIED,
-            "pending_request": information_request_pending(claim),
+            "pending_request": information_request_pending(claim=claim),
             "information_requests": [e for e in claim.extensions.all() if e.requests_information],
             "information_form": information_form or InformationForm(),
             "refusal": refusal,
@@ -601,7 +601,7 @@ def portal_claim_file(request, pk: int):
 @participant_required
 def portal_notice(request, pk: int, doc_pk: int):
     claim = _my_claim(request, pk)
-    doc = next((d for d in claim_notices(claim) if d.pk == doc_pk), None)
+    doc = next((d for d in claim_notices(claim=claim) if d.pk == doc_pk), None)
     if doc is None:
         raise Http404("no such notice")
     return _serve_document(doc)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import overload
 
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -13,7 +15,11 @@ from core.errors import ApplicationError
 from core.inputs import date_or_none
 
 
-def date_param(request, name: str, default: dt.date | None = None) -> dt.date | None:
+@overload
+def date_param(request: Request, name: str, default: dt.date) -> dt.date: ...
+@overload
+def date_param(request: Request, name: str, default: None = None) -> dt.date | None: ...
+def date_param(request: Request, name: str, default: dt.date | None = None) -> dt.date | None:
     """A YYYY-MM-DD query parameter; 400 naming it when malformed."""
     raw = request.query_params.get(name, "").strip()
     if not raw:

@@ -1,13 +1,18 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import TypeAlias
 
+from django.contrib.auth.models import User
 from django.db import models
 
 from core.models import AuditEvent
 
+# Who acts: a signed-in user, the name of a job or process ("crediting job", "system"), or None (the system).
+Actor: TypeAlias = User | str | None
 
-def actor_label(actor) -> str:
+
+def actor_label(actor: Actor) -> str:
     if actor is None:
         return "system"
     if isinstance(actor, str):
@@ -18,7 +23,7 @@ def actor_label(actor) -> str:
 def audit_record(
     *,
     action: str,
-    actor,
+    actor: Actor,
     at: dt.datetime,
     obj: models.Model | None = None,
     reason: str = "",

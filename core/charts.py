@@ -13,6 +13,7 @@ import datetime as dt
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
+from typing import cast
 
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
@@ -135,7 +136,8 @@ def line_chart(
     series = (
         [s for s in data if isinstance(s, Series)]
         if data and isinstance(data[0], Series)
-        else [Series(title or "Value", list(data))]
+        # the first item says what the sequence holds: points of one series
+        else [Series(title or "Value", list(cast(Sequence[tuple[dt.date, Decimal]], data)))]
     )
     series = [Series(s.label, sorted(s.points), s.css_class) for s in series]
     label = escape(title or "Chart")

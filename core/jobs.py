@@ -25,6 +25,7 @@ import os
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from celery.contrib.django.task import DjangoTask
 from django.conf import settings
@@ -294,7 +295,7 @@ def job_finish(
         run.stats = stats
     if status == JobRun.Status.DONE:
         run.progress_done = run.progress_total = max(run.progress_total, 1)
-    params = [
+    params: list[Any] = [
         status,
         message,
         now,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import TypeVar
 
 from core.errors import InvalidInput
 
@@ -62,14 +63,17 @@ def percent_of(amount: Decimal, percent: Decimal | int) -> Decimal:
     return money(Decimal(amount) * Decimal(percent) / HUNDRED)
 
 
+Key = TypeVar("Key")
+
+
 def split_by_percent(
-    amount: Decimal, parts: Sequence[tuple[object, Decimal | int]]
-) -> list[tuple[object, Decimal]]:
+    amount: Decimal, parts: Sequence[tuple[Key, Decimal | int]]
+) -> list[tuple[Key, Decimal]]:
     """Split `amount` by whole or decimal percentages summing to 100; the last part takes the remainder."""
     total_percent = sum(Decimal(p) for _, p in parts)
     if total_percent != HUNDRED:
         raise ValueError(f"percentages sum to {total_percent}, not 100")
-    out: list[tuple[object, Decimal]] = []
+    out: list[tuple[Key, Decimal]] = []
     allotted = ZERO
     for index, (key, pct) in enumerate(parts):
         if index == len(parts) - 1:

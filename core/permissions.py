@@ -22,11 +22,13 @@ class HasCapability(BasePermission):
         else:
             cap = getattr(view, "write_capability", None)
         # A staff user acts through the API only from a session that passed the second factor.
-        return cap is not None and has_cap(request.user, Cap(cap)) and second_factor_satisfied(request.user)
+        return (
+            cap is not None and has_cap(request.user, Cap(cap)) and second_factor_satisfied(user=request.user)
+        )
 
 
 class IsParticipant(BasePermission):
     """A participant reading their own records; querysets must filter on request.user.person."""
 
     def has_permission(self, request, view) -> bool:
-        return is_participant_user(request.user) and second_factor_satisfied(request.user)
+        return is_participant_user(request.user) and second_factor_satisfied(user=request.user)

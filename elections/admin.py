@@ -37,7 +37,7 @@ class InvestmentLineInline(admin.TabularInline):
 
 
 class ElectionAdmin(SimpleHistoryAdmin):
-    list_filter = ("status", "channel")
+    list_filter: tuple[str, ...] = ("status", "channel")
     search_fields = PERSON_SEARCH + ("rule", "message")
     list_select_related = ("participation__person", "participation__plan")
     raw_id_fields = ("participation",)

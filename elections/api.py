@@ -35,7 +35,7 @@ def _when(moment: dt.datetime | None) -> str | None:
 
 
 def election_json(e) -> dict:
-    kind = S.kind_of(e)
+    kind = S.kind_of(election=e)
     out = {
         "id": e.pk,
         "kind": kind,
@@ -89,14 +89,14 @@ def election_json(e) -> dict:
             is_change=e.is_change,
             takes_effect_on=e.takes_effect_on.isoformat() if e.takes_effect_on else None,
         )
-    document = S.confirmation_of(e)
+    document = S.confirmation_of(election=e)
     out["confirmation"] = f"/documents/{document.pk}/" if document else None
     return out
 
 
 def _answer(election) -> Response:
     if election.status == Status.ACCEPTED:
-        services.confirmation_queue(election)
+        services.confirmation_queue(election=election)
         return Response(election_json(election), status=status.HTTP_201_CREATED)
     return Response(election_json(election), status=status.HTTP_422_UNPROCESSABLE_ENTITY)
 

@@ -5,6 +5,8 @@ A refused election is kept, with the rule it breaks, for the audit trail (it is 
 
 from __future__ import annotations
 
+import datetime
+
 from django.db import models
 from django.db.models import Q
 from simple_history.models import HistoricalRecords
@@ -282,11 +284,18 @@ class EnrollmentWindow(models.Model):
         ]
 
     def __str__(self) -> str:
-        who = f" {self.participation.person.employee_number}" if self.participation_id else ""
+        who = f" {self.participation.person.employee_number}" if self.participation is not None else ""
         return f"{self.plan.code} {self.plan_year} {self.get_kind_display()}{who}"
 
     def is_open(self, moment) -> bool:
         return self.opens_at <= moment <= self.closes_at
+
+    @property
+    def performance_period(self) -> tuple[datetime.date, datetime.date] | None:
+        """(start, end) of a performance-period window; None for the other kinds."""
+        if self.performance_period_start is None or self.performance_period_end is None:
+            return None
+        return self.performance_period_start, self.performance_period_end
 
 
 class ElectionNotice(models.Model):

@@ -131,16 +131,18 @@ def _deferral(e: DeferralElection, v: PlanVersion) -> dict:
             "performance_period": f"{day(e.performance_period_start)} to {day(e.performance_period_end)}"
             if e.performance_period_end
             else "",
-            "window": f"{when(e.window.opens_at)} to {when(e.window.closes_at)}" if e.window_id else "",
+            "window": f"{when(e.window.opens_at)} to {when(e.window.closes_at)}"
+            if e.window is not None
+            else "",
             "evergreen": bool(v.provision("evergreen", False)),
-            "quotes": provision_quotes(v, cites),
+            "quotes": provision_quotes(version=v, citations=cites),
         }
     )
     return context
 
 
 def _distribution(e: DistributionElection, v: PlanVersion) -> dict:
-    rule = V.distribution_rule_for(v, e.account_kind) or {}
+    rule = V.distribution_rule_for(version=v, kind=e.account_kind) or {}
     form = V.FORM_LABELS.get(e.form, e.form)
     if e.form == "installments":
         form = f"{e.installments} annual installments"
@@ -170,7 +172,7 @@ def _distribution(e: DistributionElection, v: PlanVersion) -> dict:
             if e.delay_months
             else "",
             "irrevocable": when(e.irrevocable_at),
-            "quotes": provision_quotes(v, [c for c in cites if c]),
+            "quotes": provision_quotes(version=v, citations=[c for c in cites if c]),
         }
     )
     return context
@@ -202,7 +204,7 @@ def _schedule_change(e: ScheduleChange, v: PlanVersion) -> dict:
             "new_first_payment": day(e.new_first_payment),
             "takes_effect_on": day(e.takes_effect_on),
             "irrevocable": when(e.irrevocable_at),
-            "quotes": provision_quotes(v, cites),
+            "quotes": provision_quotes(version=v, citations=cites),
         }
     )
     return context
@@ -221,7 +223,7 @@ def _investment(e: InvestmentElection, v: PlanVersion) -> dict:
             ],
             "applies_to": e.get_applies_to_display(),
             "effective_on": day(e.effective_on),
-            "quotes": provision_quotes(v, cites),
+            "quotes": provision_quotes(version=v, citations=cites),
         }
     )
     return context
@@ -241,7 +243,7 @@ def _annuity(e: AnnuityElection, v: PlanVersion) -> dict:
             "is_change": e.is_change,
             "takes_effect_on": day(e.takes_effect_on),
             "irrevocable": when(e.irrevocable_at),
-            "quotes": provision_quotes(v, cites),
+            "quotes": provision_quotes(version=v, citations=cites),
         }
     )
     return context
@@ -257,7 +259,7 @@ def blank_form_context(plan: Plan, plan_year: int) -> dict:
             from plans.selectors import MissingFigure, announced_percent
 
             try:
-                top = f"{announced_percent(plan, 'announced_max_deferral_percent', plan_year):.0f}"
+                top = f"{announced_percent(plan=plan, code='announced_max_deferral_percent', year=plan_year):.0f}"
             except MissingFigure:
                 top = "as the Committee announces"
         components.append(
@@ -270,7 +272,7 @@ def blank_form_context(plan: Plan, plan_year: int) -> dict:
     deferral_accounts = [a for a in v.account_kinds() if a["funded_by"] == "deferral"]
     schedules = []
     for a in deferral_accounts:
-        rule = V.distribution_rule_for(v, a["kind"])
+        rule = V.distribution_rule_for(version=v, kind=a["kind"])
         if rule:
             schedules.append(
                 {
@@ -291,7 +293,7 @@ def blank_form_context(plan: Plan, plan_year: int) -> dict:
             plan=plan, plan_year=plan_year, kind=EnrollmentWindow.Kind.ANNUAL
         ).order_by("opens_at")
     ]
-    deadline = when(V.annual_deadline(v, plan_year)) if v.has("election_deadline") else ""
+    deadline = when(V.annual_deadline(version=v, plan_year=plan_year)) if v.has("election_deadline") else ""
     cites = [
         v.cite("deferral_components"),
         v.cite("whole_percentages"),
@@ -316,5 +318,5 @@ def blank_form_context(plan: Plan, plan_year: int) -> dict:
         "deadline": deadline,
         "windows": windows,
         "first_year_days": v.provision("first_year_window_days", None),
-        "quotes": provision_quotes(v, [c for c in cites if c and c != plan.code]),
+        "quotes": provision_quotes(version=v, citations=[c for c in cites if c and c != plan.code]),
     }

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import zoneinfo
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from django.db.models import Q
 
@@ -25,13 +27,18 @@ from elections.models import (
 from participants.models import Participation, Person
 from plans.models import Fund, Plan, PlanSection, PlanVersion
 
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
+
+    from books.models import PayrollDeferral
+
 EASTERN = zoneinfo.ZoneInfo("America/New_York")
 
 
 def choose_deferral_line(
-    lines,
     *,
-    cancellations,
+    lines: Iterable[DeferralElectionLine],
+    cancellations: Iterable[DeferralCancellation],
     evergreen: bool,
     plan_year: int,
     pay_date: dt.date,
@@ -91,7 +98,7 @@ def deferral_line_in_force(
         )
     )
     return choose_deferral_line(
-        lines,
+        lines=lines,
         cancellations=list(DeferralCancellation.objects.filter(participation=participation)),
         evergreen=version.provision("evergreen", False),
         plan_year=plan_year,
@@ -101,17 +108,21 @@ def deferral_line_in_force(
     )
 
 
-def cancellation_covering(cancellations, day: dt.date) -> DeferralCancellation | None:
+def cancellation_covering(
+    *, cancellations: Iterable[DeferralCancellation], day: dt.date
+) -> DeferralCancellation | None:
     """The cancellation (EDCP 3.7) whose period holds `day`, the latest starting first."""
     covering = [c for c in cancellations if c.starts_on <= day <= c.ends_on]
     return max(covering, key=lambda c: c.starts_on) if covering else None
 
 
 def cancellation_on(*, participation: Participation, day: dt.date) -> DeferralCancellation | None:
-    return cancellation_covering(list(DeferralCancellation.objects.filter(participation=participation)), day)
+    return cancellation_covering(
+        cancellations=list(DeferralCancellation.objects.filter(participation=participation)), day=day
+    )
 
 
-def allocation_of(election: DeferralElection | None, default_kind: str) -> list[tuple[str, Decimal]]:
+def allocation_of(*, election: DeferralElection | None, default_kind: str) -> list[tuple[str, Decimal]]:
     """[(account name, percent)] of an election's deferrals; all to the default account without one."""
     allocations = list(election.allocations.all()) if election is not None else []
     if not allocations:
@@ -191,11 +202,7 @@ def election_chances(*, participation: Participation, now: dt.datetime) -> list[
     today = now.astimezone(EASTERN).date()
     chances: list[ElectionChance] = []
     for window in windows_open_for(participation=participation, now=now):
-        period = (
-            (window.performance_period_start, window.performance_period_end)
-            if window.kind == EnrollmentWindow.Kind.PERFORMANCE
-            else None
-        )
+        period = window.performance_period if window.kind == EnrollmentWindow.Kind.PERFORMANCE else None
         chances.append(ElectionChance(window.plan_year, window.kind, window.closes_at, window, period))
     years_with_windows = set(
         EnrollmentWindow.objects.filter(
@@ -203,10 +210,12 @@ def election_chances(*, participation: Participation, now: dt.datetime) -> list[
         ).values_list("plan_year", flat=True)
     )
     next_year = today.year + 1
-    if next_year not in years_with_windows and now <= V.annual_deadline(version, next_year):
-        chances.append(ElectionChance(next_year, "annual", V.annual_deadline(version, next_year)))
+    if next_year not in years_with_windows and now <= V.annual_deadline(version=version, plan_year=next_year):
+        chances.append(
+            ElectionChance(next_year, "annual", V.annual_deadline(version=version, plan_year=next_year))
+        )
     if participation.eligible_on and version.has("first_year_window_days"):
-        end = V.first_year_window_end(version, participation.eligible_on)
+        end = V.first_year_window_end(version=version, eligible_on=participation.eligible_on)
         has_window = EnrollmentWindow.objects.filter(
             participation=participation, kind=EnrollmentWindow.Kind.FIRST_YEAR
         ).exists()
@@ -244,7 +253,9 @@ def deferral_limits(*, participation: Participation, plan_year: int, as_of: dt.d
         problem, top = "", None
         if comp["max_percent"] == "announced":
             try:
-                top = announced_percent(participation.plan, "announced_max_deferral_percent", plan_year)
+                top = announced_percent(
+                    plan=participation.plan, code="announced_max_deferral_percent", year=plan_year
+                )
             except MissingFigure as exc:
                 problem = str(exc)
         else:
@@ -312,7 +323,7 @@ def account_schedules(*, participation: Participation, as_of: dt.date) -> list[A
         names[(kind, month)] = None
     for e in DistributionElection.objects.filter(participation=participation, status=Status.ACCEPTED):
         names[(e.account_kind, e.specified_month)] = None
-    for m in V.specified_months_in_use(participation):
+    for m in V.specified_months_in_use(participation=participation):
         names[("specified_date", m)] = None
     for kind, month in ScheduleChange.objects.filter(
         participation=participation, status=Status.ACCEPTED
@@ -323,7 +334,7 @@ def account_schedules(*, participation: Participation, as_of: dt.date) -> list[A
         names[(default_kind, None)] = None
     out = []
     for kind, month in sorted(names, key=lambda k: (k[0] != default_kind, k[0], k[1] or dt.date.min)):
-        rule = V.distribution_rule_for(version, kind)
+        rule = V.distribution_rule_for(version=version, kind=kind)
         if rule is None:
             continue
         account = f"{kind}:{month:%Y-%m}" if month else kind
@@ -409,7 +420,9 @@ def annuity_in_force(*, participation: Participation, as_of: dt.date) -> Annuity
     if effective is not None:
         return AnnuityInForce(effective.form, effective.defer_years, effective, False, cite, pending)
     married = participation.person.marital_status == Person.MaritalStatus.MARRIED
-    return AnnuityInForce(V.default_annuity_form(version, married), 0, None, True, cite, pending)
+    return AnnuityInForce(
+        V.default_annuity_form(version=version, married=married), 0, None, True, cite, pending
+    )
 
 
 def benefit_commencement(*, participation: Participation, defer_years: int = 0) -> dt.date | None:
@@ -418,7 +431,7 @@ def benefit_commencement(*, participation: Participation, defer_years: int = 0) 
     from core.dates import add_years, day_of_month_after
     from participants.selectors import termination_event
 
-    ended = termination_event(participation.person)
+    ended = termination_event(person=participation.person)
     if ended is None:
         return None
     return add_years(day_of_month_after(ended.effective_date, 1, 1), defer_years)
@@ -482,7 +495,8 @@ def schedule_accounts(*, participation: Participation, as_of: dt.date) -> list[d
 
 # --- what staff see ----------------------------------------------------------------------------------------------
 
-ELECTION_MODELS = {
+Election = DeferralElection | DistributionElection | ScheduleChange | InvestmentElection | AnnuityElection
+ELECTION_MODELS: dict[str, type[Election]] = {
     "deferral": DeferralElection,
     "distribution": DistributionElection,
     "schedule_change": ScheduleChange,
@@ -492,19 +506,19 @@ ELECTION_MODELS = {
 KIND_OF_MODEL = {model: kind for kind, model in ELECTION_MODELS.items()}
 
 
-def kind_of(election) -> str:
+def kind_of(*, election: Election) -> str:
     return KIND_OF_MODEL[type(election)]
 
 
-def elections_of(*, person: Person) -> list:
+def elections_of(*, person: Person) -> list[Election]:
     """Every election of a person, newest first (refused ones too: they are the participant's record)."""
-    out = []
+    out: list[Election] = []
     for model in ELECTION_MODELS.values():
         out.extend(model.objects.filter(participation__person=person).select_related("participation__plan"))
     return sorted(out, key=lambda e: (e.submitted_at, e.pk), reverse=True)
 
 
-def confirmation_of(election) -> Document | None:
+def confirmation_of(*, election: Election) -> Document | None:
     from elections.services import CONFIRMATION_KIND
 
     return (
@@ -518,7 +532,7 @@ def confirmation_of(election) -> Document | None:
 
 def refused_elections(*, plan: Plan | None = None, submitted_in: int | None = None) -> list:
     """Refused elections of every kind, with the section and the reason, newest first."""
-    out = []
+    out: list[Election] = []
     for model in ELECTION_MODELS.values():
         qs = model.objects.filter(status=Status.REJECTED).select_related(
             "participation__person", "participation__plan"
@@ -576,7 +590,9 @@ def plan_year_summary(*, plan: Plan, plan_year: int) -> PlanYearSummary:
                 "code": comp["code"],
                 "label": comp["label"],
                 "count": len(values),
-                "average": (sum(values) / len(values)).quantize(Decimal("0.1")) if values else None,
+                "average": (sum(values, Decimal(0)) / len(values)).quantize(Decimal("0.1"))
+                if values
+                else None,
                 "min": min(values) if values else None,
                 "max": max(values) if values else None,
             }
@@ -643,7 +659,7 @@ def payroll_export_rows(*, plan: Plan, plan_year: int) -> list[dict]:
 
 def payroll_reductions(
     *, plan: Plan, plan_year: int | None = None, participation: Participation | None = None
-):
+) -> QuerySet[PayrollDeferral]:
     """Pay lines whose deferral payroll reduced (EDCP 1.14: never more than the cash pay left after taxes) or
     cancelled (EDCP 3.7), with the reason payroll recorded."""
     from books.models import PayrollDeferral
@@ -680,7 +696,7 @@ def _section_candidates(section: str) -> list[str]:
     return out
 
 
-def provision_quote(version: PlanVersion, citation: str) -> Quote | None:
+def provision_quote(*, version: PlanVersion, citation: str) -> Quote | None:
     """The plan text behind a citation ('EDCP 3.2(b)'): the paragraph when the section is split into (a), (b)...,
     from this version of the plan or, where its text is missing from the catalog, the nearest version that has it."""
     code, _, section = citation.partition(" ")
@@ -720,13 +736,13 @@ def _paragraph(text: str, marks: str) -> str | None:
     return None
 
 
-def provision_quotes(version: PlanVersion, citations: list[str]) -> list[Quote]:
+def provision_quotes(*, version: PlanVersion, citations: list[str]) -> list[Quote]:
     out, seen = [], set()
     for citation in citations:
         if not citation or citation in seen:
             continue
         seen.add(citation)
-        quote = provision_quote(version, citation)
+        quote = provision_quote(version=version, citation=citation)
         if quote is not None:
             out.append(quote)
         else:
@@ -734,7 +750,7 @@ def provision_quotes(version: PlanVersion, citations: list[str]) -> list[Quote]:
     return out
 
 
-def beneficiary_definition(plan: Plan, as_of: dt.date) -> PlanSection | None:
+def beneficiary_definition(*, plan: Plan, as_of: dt.date) -> PlanSection | None:
     """The plan's definition of Beneficiary: who takes when no designated beneficiary survives."""
     version = plan.version_on(as_of)
     for v in sorted(plan.versions.all(), key=lambda x: (x.pk != version.pk, -x.effective_date.toordinal())):

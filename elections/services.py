@@ -18,6 +18,7 @@ import datetime as dt
 import logging
 import zoneinfo
 from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.mail import send_mail
@@ -48,6 +49,11 @@ from elections.models import (
 from participants.models import Participation
 from plans.models import Plan
 
+if TYPE_CHECKING:
+    from core.audit import Actor
+    from elections.selectors import Election
+    from plans.models import PlanVersion
+
 EASTERN = zoneinfo.ZoneInfo("America/New_York")
 logger = logging.getLogger(__name__)
 
@@ -55,7 +61,7 @@ logger = logging.getLogger(__name__)
 class ElectionError(ApplicationError):
     """A staff action the plan does not allow; `rule` is the section it breaks."""
 
-    def __init__(self, rule: str, message: str):
+    def __init__(self, rule: str, message: str) -> None:
         super().__init__(f"{message} ({rule})")
         self.rule = rule
         self.message = message
@@ -72,7 +78,7 @@ def _split_account(name: str) -> tuple[str, dt.date | None]:
     return name, None
 
 
-def _jsonable(value):
+def _jsonable(value: object) -> object:
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -89,13 +95,13 @@ def _lock(participation: Participation) -> None:
     Participation.objects.select_for_update().filter(pk=participation.pk).first()
 
 
-def _small(value) -> int | None:
+def _small(value: object) -> int | None:
     """A whole number small enough to store in a count column; the raw value stays in request_data."""
     n = _whole(value)
     return n if n is not None and 0 < n <= 1000 else None
 
 
-def _whole(value) -> int | None:
+def _whole(value: object) -> int | None:
     if V._is_whole(value):
         try:
             return int(Decimal(str(value)))
@@ -107,7 +113,7 @@ def _whole(value) -> int | None:
 # --- enrollment windows ------------------------------------------------------------------------------
 
 
-def _deadline_version(plan: Plan, plan_year: int):
+def _deadline_version(plan: Plan, plan_year: int) -> PlanVersion:
     return plan.version_on(dt.date(plan_year - 1, 12, 31))
 
 
@@ -118,7 +124,7 @@ def enrollment_window_open(
     plan_year: int,
     opens_at: dt.datetime,
     closes_at: dt.datetime,
-    actor,
+    actor: Actor,
     now: dt.datetime,
     kind: str = EnrollmentWindow.Kind.ANNUAL,
     performance_period: tuple[dt.date, dt.date] | None = None,
@@ -135,7 +141,7 @@ def enrollment_window_open(
             raise ElectionError(
                 version.cite("deferral_components"), f"{plan.name} takes no deferral elections."
             )
-        deadline = V.annual_deadline(version, plan_year)
+        deadline = V.annual_deadline(version=version, plan_year=plan_year)
         cite = version.cite("election_deadline")
         what = f"the plan's deadline for {plan_year} elections"
     elif kind == EnrollmentWindow.Kind.PERFORMANCE:
@@ -153,7 +159,7 @@ def enrollment_window_open(
                 version.cite("performance_period_min_months"),
                 f"A performance period must last at least {min_months} months; {start} to {end} is shorter.",
             )
-        deadline = V.performance_deadline(version, end)
+        deadline = V.performance_deadline(version=version, period_end=end)
         what = f"six months before the performance period ends ({end:%B %d, %Y})"
     else:
         raise InvalidInput("first-year windows are opened by the notice of initial eligibility")
@@ -195,7 +201,7 @@ def enrollment_window_open(
 
 
 @transaction.atomic
-def enrollment_window_cancel(*, window: EnrollmentWindow, actor, now: dt.datetime) -> None:
+def enrollment_window_cancel(*, window: EnrollmentWindow, actor: Actor, now: dt.datetime) -> None:
     """A window may be withdrawn before it opens; once open its close fixes when elections become irrevocable."""
     if window.opens_at <= now:
         raise ElectionError(
@@ -229,7 +235,7 @@ def _send(
     subject: str,
     today: dt.date,
     now: dt.datetime,
-    actor,
+    actor: Actor,
 ) -> ElectionNotice | None:
     """Send one notice unless it was already sent for this window, kind and day (a rerun sends nothing)."""
     if ElectionNotice.objects.filter(
@@ -265,7 +271,7 @@ def _send(
 
 @transaction.atomic
 def eligibility_notice_send(
-    *, participation: Participation, notice_on: dt.date, actor, now: dt.datetime
+    *, participation: Participation, notice_on: dt.date, actor: Actor, now: dt.datetime
 ) -> ElectionNotice:
     """The Committee's notice of initial eligibility (EDCP 3.2(a), RRP 2.03(c)): it starts the participant's
     30-day first-year window, recorded as an EnrollmentWindow of that participant."""
@@ -288,7 +294,7 @@ def eligibility_notice_send(
         participation.eligible_on = notice_on
         participation.save(update_fields=["eligible_on"])
     opens = dt.datetime(notice_on.year, notice_on.month, notice_on.day, tzinfo=EASTERN)
-    closes = V.first_year_window_end(version, notice_on)
+    closes = V.first_year_window_end(version=version, eligible_on=notice_on)
     window, _ = EnrollmentWindow.objects.get_or_create(
         participation=participation,
         kind=EnrollmentWindow.Kind.FIRST_YEAR,
@@ -349,25 +355,29 @@ def _has_elected(participation: Participation, window: EnrollmentWindow) -> bool
 def _window_audience(window: EnrollmentWindow, today: dt.date) -> list[Participation]:
     from participants.selectors import employment_status_on
 
+    people: list[Participation]
     if window.kind == EnrollmentWindow.Kind.FIRST_YEAR:
-        people = [window.participation]
+        people = [window.participation] if window.participation is not None else []
     else:
         people = list(
             Participation.objects.filter(plan=window.plan, eligible=True).select_related("person", "plan")
         )
     out = []
     for p in people:
-        if not p.eligible or not employment_status_on(p.person, today).employed:
+        if not p.eligible or not employment_status_on(person=p.person, day=today).employed:
             continue
-        if window.kind == EnrollmentWindow.Kind.PERFORMANCE and not V.employed_throughout(
-            p.person, window.performance_period_start, today
+        start = window.performance_period_start
+        if (
+            window.kind == EnrollmentWindow.Kind.PERFORMANCE
+            and start
+            and not V.employed_throughout(person=p.person, start=start, end=today)
         ):
             continue  # EDCP 3.2(c): only those employed since the performance period began may elect
         out.append(p)
     return out
 
 
-def election_reminders_send(*, today: dt.date, actor, now: dt.datetime) -> dict:
+def election_reminders_send(*, today: dt.date, actor: Actor, now: dt.datetime) -> dict:
     """Daily: announce windows opening today and remind those who have not elected N days before a window
     closes. Idempotent: a rerun for the same day sends nothing twice."""
     start = dt.datetime(today.year, today.month, today.day, tzinfo=EASTERN)
@@ -436,30 +446,32 @@ def _store_lines(election: DeferralElection, percentages: dict, accounts: dict |
     for comp, pct in percentages.items():
         DeferralElectionLine.objects.create(election=election, component=comp, percent=Decimal(str(pct)))
     for name, pct in (accounts or {}).items():
-        if not _whole(pct):
+        whole = _whole(pct)
+        if not whole:
             continue
         kind_name, month = _split_account(name)
         DeferralAllocation.objects.create(
-            election=election, account_kind=kind_name, specified_month=month, percent=_whole(pct)
+            election=election, account_kind=kind_name, specified_month=month, percent=whole
         )
 
 
 def _deferral_violation(req: V.DeferralRequest) -> tuple[V.Violation | None, EnrollmentWindow | None]:
-    violation = V.check_deferral(req)
+    violation = V.check_deferral(req=req)
     window = None
     if violation is None:
-        _, window = V.windows_for(req)
+        _, window = V.windows_for(req=req)
     return violation, window
 
 
 def _irrevocable_at(req: V.DeferralRequest, kind: str, window: EnrollmentWindow | None) -> dt.datetime:
     if window is not None:
         return window.closes_at  # the Committee's earlier deadline (EDCP 3.2(b): "such earlier date")
-    if kind == "first_year":
-        return V.first_year_window_end(req.version, req.participation.eligible_on)
+    eligible_on = req.participation.eligible_on
+    if kind == "first_year" and eligible_on is not None:  # election_kind(): first-year follows a notice
+        return V.first_year_window_end(version=req.version, eligible_on=eligible_on)
     if kind == "performance":
-        return V.performance_deadline(req.version, req.performance_period[1])
-    return V.annual_deadline(req.version, req.plan_year)
+        return V.performance_deadline(version=req.version, period_end=req.period[1])
+    return V.annual_deadline(version=req.version, plan_year=req.plan_year)
 
 
 @transaction.atomic
@@ -471,7 +483,7 @@ def deferral_election_submit(
     accounts: dict[str, object] | None,
     submitted_at: dt.datetime,
     channel: str,
-    actor,
+    actor: Actor,
     performance_period: tuple[dt.date, dt.date] | None = None,
     _violation: V.Violation | None = None,
 ) -> DeferralElection:
@@ -488,7 +500,7 @@ def deferral_election_submit(
     )
     violation, window = _deferral_violation(req)
     violation = violation or _violation
-    kind = V.election_kind(req)
+    kind = V.election_kind(req=req)
     election = DeferralElection(
         participation=participation,
         plan_year=plan_year,
@@ -559,11 +571,11 @@ def _fix_pending_distribution_elections(election: DeferralElection) -> None:
 
 
 def deferral_election_stop(
-    *, participation: Participation, plan_year: int, submitted_at: dt.datetime, channel: str, actor
+    *, participation: Participation, plan_year: int, submitted_at: dt.datetime, channel: str, actor: Actor
 ) -> DeferralElection:
     """Revoke an evergreen election for a plan year in time (EDCP 3.2(d)): an election of 0% of every component."""
     version = participation.plan.version_on(_local_date(submitted_at))
-    zeros = {c["code"]: 0 for c in version.provision("deferral_components", []) or []}
+    zeros: dict[str, object] = {c["code"]: 0 for c in version.provision("deferral_components", []) or []}
     return deferral_election_submit(
         participation=participation,
         plan_year=plan_year,
@@ -585,7 +597,7 @@ def enrollment_submit(
     schedules: dict[str, dict] | None,
     submitted_at: dt.datetime,
     channel: str,
-    actor,
+    actor: Actor,
     performance_period: tuple[dt.date, dt.date] | None = None,
 ) -> tuple[DeferralElection, list[DistributionElection]]:
     """A deferral election filed with the payment schedule of each account it opens (EDCP 3.1(b)).
@@ -618,7 +630,7 @@ def enrollment_submit(
         if problem:
             problem = V.Violation(
                 problem.rule,
-                f"Payment schedule of {account_label(participation, account)}: {problem.message}",
+                f"Payment schedule of {account_label(participation=participation, account=account)}: {problem.message}",
                 problem.allowed,
             )
             break
@@ -654,7 +666,7 @@ def enrollment_submit(
     return election, filed
 
 
-def account_label(participation: Participation, account: str) -> str:
+def account_label(*, participation: Participation, account: str) -> str:
     try:
         kind, month = _split_account(account)
     except ValueError:
@@ -666,7 +678,13 @@ def account_label(participation: Participation, account: str) -> str:
 
 @transaction.atomic
 def deferral_cancel(
-    *, participation: Participation, ground: str, event_on: dt.date, reason: str, actor, now: dt.datetime
+    *,
+    participation: Participation,
+    ground: str,
+    event_on: dt.date,
+    reason: str,
+    actor: Actor,
+    now: dt.datetime,
 ) -> DeferralCancellation:
     """EDCP 3.7: the Committee cancels deferrals for the rest of the plan year of an unforeseeable emergency,
     or after a 401(k) hardship distribution through the end of the plan year holding its six-month
@@ -732,17 +750,17 @@ def account_first_payment(
         if last_change and last_change.new_first_payment:
             return last_change.new_first_payment
         v = participation.plan.version_on(specified_month)
-        rule = V.distribution_rule_for(v, "specified_date")
+        rule = V.distribution_rule_for(version=v, kind="specified_date")
         day = rule["payment_date"].get("day", 15) if rule else 15
         return specified_month.replace(day=day)
     from core.dates import day_of_month_after
     from participants.selectors import termination_event
 
-    ended = termination_event(participation.person)
+    ended = termination_event(person=participation.person)
     if ended is None or ended.kind != "separation":
         return None
     v = participation.plan.version_on(ended.effective_date)
-    rule = V.distribution_rule_for(v, account_kind)
+    rule = V.distribution_rule_for(version=v, kind=account_kind)
     if rule is None or rule["payment_date"]["rule"] != "day_of_month_after_event":
         return None
     pd = rule["payment_date"]
@@ -799,7 +817,7 @@ def distribution_election_submit(
     lump_sum_percent: int | None,
     submitted_at: dt.datetime,
     channel: str,
-    actor,
+    actor: Actor,
     delay_months: int = 0,
 ) -> DistributionElection:
     """The payment schedule of an account (EDCP 5.1(c), 5.2(c)), filed with the first deferral into it."""
@@ -915,7 +933,7 @@ def schedule_change_submit(
     account: str,
     submitted_at: dt.datetime,
     channel: str,
-    actor,
+    actor: Actor,
     new_month: dt.date | None = None,
     delay_years: int | None = None,
     form: str | None = None,
@@ -925,7 +943,11 @@ def schedule_change_submit(
     """EDCP Article VI: irrevocable on receipt (6.4); one account at a time (6.5)."""
     _lock(participation)
     kind, month, problem = _parse_account(participation, account, submitted_at, "schedule_change")
-    if problem is None and kind == "specified_date" and month not in V.specified_months_in_use(participation):
+    if (
+        problem is None
+        and kind == "specified_date"
+        and month not in V.specified_months_in_use(participation=participation)
+    ):
         problem = V.Violation(
             participation.plan.version_on(_local_date(submitted_at)).cite("schedule_change"),
             f"You have no Specified Date Account for {month:%B %Y}.",
@@ -1010,7 +1032,7 @@ def investment_election_submit(
     applies_to: str,
     submitted_at: dt.datetime,
     channel: str,
-    actor,
+    actor: Actor,
 ) -> InvestmentElection:
     """EDCP 7.4, RRP 3.05: effective on the next Valuation Date after it is received."""
     _lock(participation)
@@ -1061,10 +1083,10 @@ def annuity_election_submit(
     *,
     participation: Participation,
     form: str,
-    defer_years: int,
+    defer_years: int | str,  # as typed: anything but a whole number is refused with the section
     submitted_at: dt.datetime,
     channel: str,
-    actor,
+    actor: Actor,
 ) -> AnnuityElection:
     """BRP 4.2(c) form of benefit; 4.2(d) a change of time or form takes effect 12 months after it is made and
     defers payment at least five years (switching between Actuarially Equivalent annuities is not such a change)."""
@@ -1129,7 +1151,7 @@ CONFIRMATION_KIND = "election_confirmation"
 BLANK_FORM_KIND = "election_form"
 
 
-def election_confirmation_render(*, election, actor, now: dt.datetime) -> Document:
+def election_confirmation_render(*, election: Election, actor: Actor, now: dt.datetime) -> Document:
     """The confirmation PDF of an accepted election: the election, the provisions it rests on (quoted), when it
     became (or becomes) irrevocable, the participant's name. Rendering again gives the same document."""
     from core.pdf import document_store
@@ -1150,7 +1172,7 @@ def election_confirmation_render(*, election, actor, now: dt.datetime) -> Docume
     )
 
 
-def blank_form_render(*, plan: Plan, plan_year: int, actor, now: dt.datetime) -> Document:
+def blank_form_render(*, plan: Plan, plan_year: int, actor: Actor, now: dt.datetime) -> Document:
     """The paper Compensation Deferral Agreement of a plan and plan year, for paper enrolment."""
     from core.pdf import document_store
     from elections.pdf import blank_form_context
@@ -1167,7 +1189,7 @@ def blank_form_render(*, plan: Plan, plan_year: int, actor, now: dt.datetime) ->
     )
 
 
-def confirmation_queue(election) -> None:
+def confirmation_queue(*, election: Election) -> None:
     """After the transaction commits, render the confirmation in a worker (STYLE 8). Should the broker be
     unreachable the election stands: its confirmation is rendered when first downloaded (same bytes)."""
     from elections.tasks import election_confirmation_task

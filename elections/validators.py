@@ -9,12 +9,20 @@ import datetime as dt
 import zoneinfo
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from core.dates import add_months, add_years
 from participants.models import Participation
 from participants.selectors import employment_status_on
 from plans.models import PlanVersion
 from plans.selectors import MissingFigure, announced_percent
+
+if TYPE_CHECKING:
+    from elections.models import DeferralElection
+    from participants.models import Person
+
+if TYPE_CHECKING:
+    from elections.models import EnrollmentWindow
 
 
 @dataclass(frozen=True)
@@ -45,6 +53,13 @@ class DeferralRequest:
         self.version = self.participation.plan.version_on(self.submitted_on)
 
     @property
+    def period(self) -> tuple[dt.date, dt.date]:
+        """The performance period of a performance-based election (election_kind() "performance")."""
+        if self.performance_period is None:
+            raise ValueError("not an election for a performance period")
+        return self.performance_period
+
+    @property
     def tz(self) -> zoneinfo.ZoneInfo:
         return zoneinfo.ZoneInfo(self.version.provision("time_zone", "America/New_York"))
 
@@ -67,7 +82,7 @@ def _is_whole(value: object) -> bool:
     return False
 
 
-def annual_deadline(version: PlanVersion, plan_year: int) -> dt.datetime:
+def annual_deadline(*, version: PlanVersion, plan_year: int) -> dt.datetime:
     """EDCP 3.2(b), RRP 2.03(b): 11:59 pm Eastern on December 31 before the plan year (the whole last minute counts)."""
     d = version.provision("election_deadline")
     tz = zoneinfo.ZoneInfo(version.provision("time_zone", "America/New_York"))
@@ -75,14 +90,14 @@ def annual_deadline(version: PlanVersion, plan_year: int) -> dt.datetime:
     return dt.datetime(year, d["month"], d["day"], d["hour"], d["minute"], 59, 999999, tzinfo=tz)
 
 
-def first_year_window_end(version: PlanVersion, eligible_on: dt.date) -> dt.datetime:
+def first_year_window_end(*, version: PlanVersion, eligible_on: dt.date) -> dt.datetime:
     """EDCP 3.2(a), RRP 2.03(c): within 30 days after the notice of initial eligibility (day 30 counts, to midnight)."""
     tz = zoneinfo.ZoneInfo(version.provision("time_zone", "America/New_York"))
     last = eligible_on + dt.timedelta(days=version.provision("first_year_window_days"))
     return dt.datetime(last.year, last.month, last.day, 23, 59, 59, 999999, tzinfo=tz)
 
 
-def performance_deadline(version: PlanVersion, period_end: dt.date) -> dt.datetime:
+def performance_deadline(*, version: PlanVersion, period_end: dt.date) -> dt.datetime:
     """EDCP 3.2(c): no later than six months before the end of the performance period (that whole day counts)."""
     tz = zoneinfo.ZoneInfo(version.provision("time_zone", "America/New_York"))
     last = add_months(period_end, -version.provision("performance_election_months_before_end"))
@@ -92,7 +107,7 @@ def performance_deadline(version: PlanVersion, period_end: dt.date) -> dt.dateti
 # --- deferral election rules ---------------------------------------------------------------------
 
 
-def v_eligible(req: DeferralRequest) -> Violation | None:
+def v_eligible(*, req: DeferralRequest) -> Violation | None:
     cite = req.version.cite("participation")
     if not req.participation.eligible:
         return Violation(
@@ -100,7 +115,7 @@ def v_eligible(req: DeferralRequest) -> Violation | None:
             "You are no longer an Eligible Employee, so you cannot defer pay for a later plan year.",
             "Elections already irrevocable run to the end of their plan year.",
         )
-    status = employment_status_on(req.participation.person, req.submitted_on)
+    status = employment_status_on(person=req.participation.person, day=req.submitted_on)
     if not status.employed:
         return Violation(
             cite, f"You cannot make a deferral election after your employment ended ({status.reason})."
@@ -108,7 +123,7 @@ def v_eligible(req: DeferralRequest) -> Violation | None:
     return None
 
 
-def v_components(req: DeferralRequest) -> Violation | None:
+def v_components(*, req: DeferralRequest) -> Violation | None:
     codes = [c["code"] for c in req.version.provision("deferral_components", []) or []]
     cite = req.version.cite("deferral_components")
     if not codes:
@@ -125,7 +140,7 @@ def v_components(req: DeferralRequest) -> Violation | None:
     return None
 
 
-def v_whole_percentages(req: DeferralRequest) -> Violation | None:
+def v_whole_percentages(*, req: DeferralRequest) -> Violation | None:
     cite = req.version.cite("whole_percentages")
     for comp, pct in req.percentages.items():
         if not _is_whole(pct):
@@ -137,19 +152,25 @@ def v_whole_percentages(req: DeferralRequest) -> Violation | None:
     return None
 
 
-def max_percent(req: DeferralRequest, comp: dict) -> tuple[Decimal, str]:
+def max_percent(*, req: DeferralRequest, comp: dict) -> tuple[Decimal, str]:
     cite = comp.get("cite") or req.version.cite("deferral_components")
     if comp["max_percent"] == "announced":
-        return announced_percent(req.version.plan, "announced_max_deferral_percent", req.plan_year), cite
+        return announced_percent(
+            plan=req.version.plan, code="announced_max_deferral_percent", year=req.plan_year
+        ), cite
     return Decimal(comp["max_percent"]), cite
 
 
-def v_percent_limits(req: DeferralRequest) -> Violation | None:
+def v_percent_limits(*, req: DeferralRequest) -> Violation | None:
     for code, pct in req.percentages.items():
         comp = req.version.component(code)
+        if comp is None:
+            return Violation(
+                req.version.cite("deferral_components"), f"{code} is not a pay component of the plan."
+            )
         value = Decimal(str(pct))
         try:
-            top, cite = max_percent(req, comp)
+            top, cite = max_percent(req=req, comp=comp)
         except MissingFigure as exc:
             return Violation(req.version.cite("deferral_components"), str(exc))
         low = Decimal(comp.get("min_percent", "0"))
@@ -173,7 +194,7 @@ def v_percent_limits(req: DeferralRequest) -> Violation | None:
     return None
 
 
-def election_kind(req: DeferralRequest) -> str:
+def election_kind(*, req: DeferralRequest) -> str:
     """annual, first_year (within the window after the notice of eligibility), or performance.
 
     A first-year election is one for the plan year of the notice (or the next, when the 30 days run
@@ -183,17 +204,19 @@ def election_kind(req: DeferralRequest) -> str:
         return "performance"
     eligible_on = req.participation.eligible_on
     if eligible_on and req.version.has("first_year_window_days") and req.version.has("election_deadline"):
-        years = {eligible_on.year, first_year_window_end(req.version, eligible_on).year}
-        if req.plan_year in years and req.submitted_at > annual_deadline(req.version, req.plan_year):
+        years = {eligible_on.year, first_year_window_end(version=req.version, eligible_on=eligible_on).year}
+        if req.plan_year in years and req.submitted_at > annual_deadline(
+            version=req.version, plan_year=req.plan_year
+        ):
             return "first_year"
     return "annual"
 
 
-def v_timing(req: DeferralRequest) -> Violation | None:
-    kind = election_kind(req)
+def v_timing(*, req: DeferralRequest) -> Violation | None:
+    kind = election_kind(req=req)
     v = req.version
     if kind == "performance":
-        start, end = req.performance_period
+        start, end = req.period
         cite = v.cite("performance_election_months_before_end")
         min_months = v.provision("performance_period_min_months", 12)
         if add_months(start, min_months) > end + dt.timedelta(days=1):
@@ -209,7 +232,7 @@ def v_timing(req: DeferralRequest) -> Violation | None:
                 f"Only Performance-Based Compensation may be elected by performance period; "
                 f"{', '.join(non_pbc)} follows the annual deadline.",
             )
-        deadline = performance_deadline(v, end)
+        deadline = performance_deadline(version=v, period_end=end)
         if req.submitted_at > deadline:
             return Violation(
                 cite,
@@ -217,7 +240,7 @@ def v_timing(req: DeferralRequest) -> Violation | None:
                 f"{deadline:%B %d, %Y} (six months before the period ends).",
                 "Your next chance is the next performance period or the annual election.",
             )
-        if not employed_throughout(req.participation.person, start, req.submitted_on):
+        if not employed_throughout(person=req.participation.person, start=start, end=req.submitted_on):
             return Violation(
                 cite,
                 f"You must have been employed continuously since the performance period began "
@@ -225,13 +248,14 @@ def v_timing(req: DeferralRequest) -> Violation | None:
                 "Your pay for this period follows the annual election deadline instead.",
             )
         return None
-    if kind == "first_year":
-        end = first_year_window_end(v, req.participation.eligible_on)
-        if req.submitted_on < req.participation.eligible_on:
+    eligible_on = req.participation.eligible_on
+    if kind == "first_year" and eligible_on is not None:  # election_kind(): first-year follows a notice
+        end = first_year_window_end(version=v, eligible_on=eligible_on)
+        if req.submitted_on < eligible_on:
             return Violation(
                 v.cite("first_year_window_days"),
                 f"Your first-year election can be made only after the Committee's notice of your initial "
-                f"eligibility, dated {req.participation.eligible_on:%B %d, %Y}.",
+                f"eligibility, dated {eligible_on:%B %d, %Y}.",
                 f"Elect from that date until {end:%B %d, %Y}.",
             )
         if req.submitted_at > end:
@@ -239,21 +263,21 @@ def v_timing(req: DeferralRequest) -> Violation | None:
                 v.cite("first_year_window_days"),
                 f"Your first-year election was due within {v.provision('first_year_window_days')} days of "
                 f"your notice of eligibility, by {end:%B %d, %Y}.",
-                f"You can elect for {req.plan_year + 1} until {annual_deadline(v, req.plan_year + 1):%B %d, %Y at %I:%M %p} Eastern.",
+                f"You can elect for {req.plan_year + 1} until {annual_deadline(version=v, plan_year=req.plan_year + 1):%B %d, %Y at %I:%M %p} Eastern.",
             )
         return None
-    deadline = annual_deadline(v, req.plan_year)
+    deadline = annual_deadline(version=v, plan_year=req.plan_year)
     if req.submitted_at > deadline:
         return Violation(
             v.cite("election_deadline"),
             f"Elections for pay earned in {req.plan_year} had to be made by {deadline:%I:%M %p} Eastern on "
             f"{deadline:%B %d, %Y}.",
-            f"You can still elect for {req.plan_year + 1} until {annual_deadline(v, req.plan_year + 1):%B %d, %Y}.",
+            f"You can still elect for {req.plan_year + 1} until {annual_deadline(version=v, plan_year=req.plan_year + 1):%B %d, %Y}.",
         )
     return None
 
 
-def employed_throughout(person, start: dt.date, end: dt.date) -> bool:
+def employed_throughout(*, person: Person, start: dt.date, end: dt.date) -> bool:
     """Employed on every day from `start` to `end` (EDCP 1.24: continuously since the period began)."""
     from participants.models import EmploymentEvent
 
@@ -276,11 +300,11 @@ KIND_PROVISION = {
 }
 
 
-def windows_for(req: DeferralRequest) -> tuple[list, object | None]:
+def windows_for(*, req: DeferralRequest) -> tuple[list[EnrollmentWindow], EnrollmentWindow | None]:
     """(the Committee's windows that govern this election, the one it falls in or None)."""
     from elections.models import EnrollmentWindow
 
-    kind = election_kind(req)
+    kind = election_kind(req=req)
     qs = EnrollmentWindow.objects.filter(plan=req.participation.plan, kind=kind)
     if kind == "first_year":
         qs = qs.filter(participation=req.participation)
@@ -290,9 +314,7 @@ def windows_for(req: DeferralRequest) -> tuple[list, object | None]:
     for w in windows:
         if not w.is_open(req.submitted_at):
             continue
-        if kind == "performance" and (w.performance_period_start, w.performance_period_end) != tuple(
-            req.performance_period
-        ):
+        if kind == "performance" and (w.performance_period_start, w.performance_period_end) != req.period:
             continue
         return windows, w
     return windows, None
@@ -303,23 +325,19 @@ def _when(moment: dt.datetime) -> str:
     return f"{local:%B} {local.day}, {local.year} at {local:%I:%M %p} Eastern".replace(" 0", " ")
 
 
-def v_window(req: DeferralRequest) -> Violation | None:
+def v_window(*, req: DeferralRequest) -> Violation | None:
     """When the Committee has opened windows for the plan year, an election outside all of them is refused
     (EDCP 3.2(b): by December 31 "or such earlier date as the Committee announces"; RRP 2.03(b))."""
-    windows, match = windows_for(req)
+    windows, match = windows_for(req=req)
     if not windows or match is not None:
         return None
-    kind = election_kind(req)
+    kind = election_kind(req=req)
     cite = req.version.cite(KIND_PROVISION[kind])
     later = [w for w in windows if w.opens_at > req.submitted_at]
     if kind == "performance":
-        period = [
-            w
-            for w in windows
-            if (w.performance_period_start, w.performance_period_end) == tuple(req.performance_period)
-        ]
+        period = [w for w in windows if (w.performance_period_start, w.performance_period_end) == req.period]
         if not period:
-            start, end = req.performance_period
+            start, end = req.period
             return Violation(
                 cite,
                 f"The Committee has not opened elections for a performance period from "
@@ -346,12 +364,12 @@ def v_window(req: DeferralRequest) -> Violation | None:
     )
 
 
-def v_not_yet_irrevocable(req: DeferralRequest) -> Violation | None:
+def v_not_yet_irrevocable(*, req: DeferralRequest) -> Violation | None:
     """An election of this plan year and kind that has become irrevocable cannot be replaced, even in a later
     window the Committee opens (EDCP 3.2: irrevocable when its window closes)."""
     from elections.models import DeferralElection, Status
 
-    kind = election_kind(req)
+    kind = election_kind(req=req)
     fixed = DeferralElection.objects.filter(
         participation=req.participation,
         plan_year=req.plan_year,
@@ -360,13 +378,13 @@ def v_not_yet_irrevocable(req: DeferralRequest) -> Violation | None:
         irrevocable_at__lt=req.submitted_at,
     )
     if kind == "performance":
-        fixed = fixed.filter(performance_period_end=req.performance_period[1])
-    fixed = fixed.order_by("irrevocable_at").first()
-    if fixed is None:
+        fixed = fixed.filter(performance_period_end=req.period[1])
+    first_fixed = fixed.order_by("irrevocable_at").first()
+    if first_fixed is None or first_fixed.irrevocable_at is None:  # never None: filtered on it above
         return None
     return Violation(
         req.version.cite(KIND_PROVISION[kind]),
-        f"Your election for {req.plan_year} became irrevocable on {_when(fixed.irrevocable_at)} and can no "
+        f"Your election for {req.plan_year} became irrevocable on {_when(first_fixed.irrevocable_at)} and can no "
         f"longer be replaced.",
         f"You can elect for {req.plan_year + 1} instead.",
     )
@@ -380,7 +398,7 @@ def _account_name_parts(name: str) -> tuple[str, dt.date | None]:
     return name, None
 
 
-def v_allocation(req: DeferralRequest) -> Violation | None:
+def v_allocation(*, req: DeferralRequest) -> Violation | None:
     if not req.accounts:
         return None
     v = req.version
@@ -424,7 +442,7 @@ def v_allocation(req: DeferralRequest) -> Violation | None:
 
 
 def specified_months_in_use(
-    participation: Participation, *, exclude_plan_year: int | None = None
+    *, participation: Participation, exclude_plan_year: int | None = None
 ) -> set[dt.date]:
     """The Specified Date Accounts a participant has or has committed to (accounts, elections in force)."""
     from books.models import Account
@@ -454,7 +472,7 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def v_specified_dates(req: DeferralRequest) -> Violation | None:
+def v_specified_dates(*, req: DeferralRequest) -> Violation | None:
     if not req.accounts:
         return None
     v = req.version
@@ -466,7 +484,7 @@ def v_specified_dates(req: DeferralRequest) -> Violation | None:
         return None
     cite = spec.get("cite", v.cite("accounts")) if spec else v.cite("accounts")
     # An election replacing one of the same plan year frees the accounts only that one named.
-    existing = specified_months_in_use(req.participation, exclude_plan_year=req.plan_year)
+    existing = specified_months_in_use(participation=req.participation, exclude_plan_year=req.plan_year)
     if spec and len(existing | months) > spec["max_count"]:
         return Violation(
             cite,
@@ -474,7 +492,7 @@ def v_specified_dates(req: DeferralRequest) -> Violation | None:
             f"make {len(existing | months)}.",
             f"Use one of your existing Specified Date Accounts: {', '.join(sorted(m.strftime('%Y-%m') for m in existing))}.",
         )
-    sd_rule = distribution_rule_for(v, "specified_date")
+    sd_rule = distribution_rule_for(version=v, kind="specified_date")
     for month in sorted(months):
         if month < req.submitted_on.replace(day=1) or month.year <= req.plan_year:
             return Violation(
@@ -507,9 +525,9 @@ DEFERRAL_RULES = (
 )
 
 
-def check_deferral(req: DeferralRequest) -> Violation | None:
+def check_deferral(*, req: DeferralRequest) -> Violation | None:
     for rule in DEFERRAL_RULES:
-        violation = rule(req)
+        violation = rule(req=req)
         if violation:
             return violation
     return None
@@ -518,14 +536,14 @@ def check_deferral(req: DeferralRequest) -> Violation | None:
 # --- distribution elections ------------------------------------------------------------------------
 
 
-def distribution_rule_for(version: PlanVersion, kind: str) -> dict | None:
+def distribution_rule_for(*, version: PlanVersion, kind: str) -> dict | None:
     for rule in version.provision("distribution", []) or []:
         if kind in rule["accounts"] and rule["trigger"] in ("separation", "specified_date"):
             return rule
     return None
 
 
-def _accounts_of(election, default_kind: str | None) -> set[tuple[str, dt.date | None]]:
+def _accounts_of(election: DeferralElection, default_kind: str | None) -> set[tuple[str, dt.date | None]]:
     allocations = list(election.allocations.all())
     if not allocations:
         return {(default_kind, None)} if default_kind else set()
@@ -534,7 +552,7 @@ def _accounts_of(election, default_kind: str | None) -> set[tuple[str, dt.date |
 
 def fixing_election(
     *, participation: Participation, account_kind: str, specified_month: dt.date | None, before: dt.datetime
-):
+) -> DeferralElection | None:
     """The first deferral election into this account that became irrevocable before `before`, if any:
     the account's payment schedule was fixed then (it is part of the deferral agreement, 409A)."""
     from elections.models import DeferralElection, Status
@@ -562,7 +580,7 @@ def check_distribution(
     participation: Participation,
     account_kind: str,
     specified_month: dt.date | None,
-    form: str,
+    form: str | None,
     installments: int | None,
     lump_sum_percent: int | None,
     delay_months: int,
@@ -572,7 +590,7 @@ def check_distribution(
     from books.models import LedgerEntry
 
     v = participation.plan.version_on(submitted_on)
-    rule = distribution_rule_for(v, account_kind)
+    rule = distribution_rule_for(version=v, kind=account_kind)
     if rule is None:
         return Violation(
             v.cite("distribution"),
@@ -650,7 +668,7 @@ def check_distribution(
             specified_month=specified_month,
             before=submitted_at,
         )
-        if fixed is not None:
+        if fixed is not None and fixed.irrevocable_at is not None:  # it is: fixing_election filters on it
             return Violation(
                 change_cite or cite,
                 f"This account's payment schedule became part of your deferral election when that election "
@@ -660,9 +678,9 @@ def check_distribution(
     return None
 
 
-def default_distribution(version: PlanVersion, account_kind: str) -> dict | None:
+def default_distribution(*, version: PlanVersion, account_kind: str) -> dict | None:
     """The form that applies when no election is made (EDCP 5.1(c), 5.2(c): a lump sum)."""
-    rule = distribution_rule_for(version, account_kind)
+    rule = distribution_rule_for(version=version, kind=account_kind)
     if rule is None:
         return None
     return {"form": rule.get("default_form", "lump_sum"), "cite": rule["cite"], "name": rule["name"]}
@@ -678,12 +696,12 @@ class AnnuityCheck:
     takes_effect_on: dt.date | None
 
 
-def default_annuity_form(version: PlanVersion, married: bool) -> str:
+def default_annuity_form(*, version: PlanVersion, married: bool) -> str:
     forms = version.provision("db_forms")
     return forms["default_married"] if married else forms["default_single"]
 
 
-def is_life_annuity(form: str) -> bool:
+def is_life_annuity(*, form: str) -> bool:
     # BRP 4.2(c): every form but the single lump sum is an annuity, all Actuarially Equivalent.
     return form != "lump_sum"
 
@@ -692,7 +710,7 @@ def check_annuity(
     *,
     participation: Participation,
     form: str,
-    defer_years: int,
+    defer_years: int | str,  # as typed: anything but a whole number is refused
     current_form: str,
     current_defer_years: int,
     commencement: dt.date | None,
@@ -735,7 +753,7 @@ def check_annuity(
         return AnnuityCheck(
             Violation(cite, "This is the form and time already in force; nothing would change."), False, None
         )
-    if same_time and is_life_annuity(form) and is_life_annuity(current_form):
+    if same_time and is_life_annuity(form=form) and is_life_annuity(form=current_form):
         return AnnuityCheck(None, False, submitted_on)
     months, years = change_rule.get("min_months_effective", 12), change_rule.get("min_years_later", 5)
     takes_effect = add_months(submitted_on, months)
@@ -825,7 +843,7 @@ def check_schedule_change(
             None,
             None,
         )
-    d_rule = distribution_rule_for(v, account_kind)
+    d_rule = distribution_rule_for(version=v, kind=account_kind)
     if form is not None and d_rule and form not in d_rule["forms"]:
         return ScheduleChangeCheck(
             Violation(d_rule["cite"], f"{form.replace('_', ' ')} is not a form of payment for this account."),
@@ -955,7 +973,7 @@ def check_investment(
         return Violation(
             cite, f"The fund shares add up to {total}%, not 100%.", "Make them add up to exactly 100%."
         )
-    status = employment_status_on(participation.person, submitted_on)
+    status = employment_status_on(person=participation.person, day=submitted_on)
     if not status.employed and not v.provision("investment_change_after_separation", False):
         return Violation(
             v.cite("investment_change_after_separation"),

@@ -68,19 +68,19 @@ def _pdf_response(document: Document) -> HttpResponse:
 
 def _confirmation(election, actor) -> Document:
     """The stored confirmation, rendered now if the worker has not yet (same bytes, same document)."""
-    return S.confirmation_of(election) or services.election_confirmation_render(
+    return S.confirmation_of(election=election) or services.election_confirmation_render(
         election=election, actor=actor, now=timezone.now()
     )
 
 
 def _after_submit(request, election, *, staff: bool):
     if election.status == Status.ACCEPTED:
-        services.confirmation_queue(election)
+        services.confirmation_queue(election=election)
         messages.success(request, "Accepted.")
     else:
         messages.error(request, f"Refused under {election.rule}.")
     name = "elections_staff:election" if staff else "elections_portal:election"
-    return redirect(name, kind=S.kind_of(election), pk=election.pk)
+    return redirect(name, kind=S.kind_of(election=election), pk=election.pk)
 
 
 def _enrol_context(
@@ -110,8 +110,8 @@ def _enrol_context(
     schedules = {s.account: s for s in S.account_schedules(participation=participation, as_of=today)}
     default_account = version.provision("default_deferral_account", None)
     spec = version.account_spec("specified_date")
-    rule_default = V.distribution_rule_for(version, default_account) if default_account else None
-    rule_sd = V.distribution_rule_for(version, "specified_date")
+    rule_default = V.distribution_rule_for(version=version, kind=default_account) if default_account else None
+    rule_sd = V.distribution_rule_for(version=version, kind="specified_date")
     default_open = bool(
         default_account
         and rule_default
@@ -144,7 +144,7 @@ def _enrol_context(
         else "",
         "specified_rows": range(1, (spec["max_count"] if spec else 0) + 1),
         "specified_spec": spec,
-        "months_in_use": sorted(V.specified_months_in_use(participation)),
+        "months_in_use": sorted(V.specified_months_in_use(participation=participation)),
         "rule_default": rule_default,
         "rule_sd": rule_sd,
         "default_schedule_open": default_open,
@@ -168,7 +168,7 @@ def _submit_enrolment(request, participation: Participation, *, submitted_at: dt
         window = get_object_or_404(
             EnrollmentWindow, pk=window_id, plan=participation.plan, kind=EnrollmentWindow.Kind.PERFORMANCE
         )
-        period = (window.performance_period_start, window.performance_period_end)
+        period = window.performance_period
     components = [c["code"] for c in version.provision("deferral_components", []) or []]
     default_account = version.provision("default_deferral_account", None)
     spec = version.account_spec("specified_date")
@@ -203,7 +203,7 @@ def _payment_context(participation: Participation, account: str, today: dt.date)
         "participation": participation,
         "plan": participation.plan,
         "schedule": current,
-        "rule": V.distribution_rule_for(version, current.kind),
+        "rule": V.distribution_rule_for(version=version, kind=current.kind),
         "form_labels": V.FORM_LABELS,
     }
 
@@ -220,7 +220,7 @@ def _investment_context(participation: Participation, today: dt.date) -> dict:
         "cite": version.cite("investment_increment_percent"),
         "default_cite": version.cite("default_fund_rule"),
         "default_rule": version.provision("default_fund_rule", ""),
-        "employed": employment_status_on(participation.person, today).employed,
+        "employed": employment_status_on(person=participation.person, day=today).employed,
         "after_separation_cite": version.cite("investment_change_after_separation"),
     }
 
@@ -258,7 +258,7 @@ def _schedule_change_context(participation: Participation, account: str, today: 
         "preview": preview,
         "rule": rule,
         "cites": rule.get("cites", {}),
-        "d_rule": V.distribution_rule_for(version, schedules[account].kind),
+        "d_rule": V.distribution_rule_for(version=version, kind=schedules[account].kind),
         "form_labels": V.FORM_LABELS,
     }
 
@@ -272,9 +272,9 @@ def _overview(participation: Participation, *, now: dt.datetime) -> dict:
         "plan": participation.plan,
         "version": version,
         "account_balance": account_balance,
-        "employed": employment_status_on(participation.person, today).employed,
-        "beneficiaries": beneficiaries_in_force(participation.person, participation.plan),
-        "beneficiary_definition": S.beneficiary_definition(participation.plan, today),
+        "employed": employment_status_on(person=participation.person, day=today).employed,
+        "beneficiaries": beneficiaries_in_force(person=participation.person, plan=participation.plan),
+        "beneficiary_definition": S.beneficiary_definition(plan=participation.plan, as_of=today),
         "next_year": today.year + 1,
     }
     if account_balance:
@@ -421,12 +421,11 @@ def portal_investments(request, plan_code: str):
 def portal_annuity(request, plan_code: str):
     participation = _participation_of(request, plan_code)
     if request.method == "POST":
+        raw_years = request.POST.get("defer_years") or "0"
         election = services.annuity_election_submit(
             participation=participation,
             form=request.POST.get("form", ""),
-            defer_years=_int(request.POST.get("defer_years") or "0")
-            if _int(request.POST.get("defer_years") or "0") is not None
-            else request.POST.get("defer_years"),
+            defer_years=years if (years := _int(raw_years)) is not None else raw_years,
             submitted_at=timezone.now(),
             channel=Channel.PORTAL,
             actor=request.user,
@@ -462,11 +461,11 @@ def portal_blank_form(request, plan_code: str, year: int):
 
 
 def _election_detail(election) -> dict:
-    kind = S.kind_of(election)
+    kind = S.kind_of(election=election)
     context = {
         "election": election,
         "kind": kind,
-        "document": S.confirmation_of(election),
+        "document": S.confirmation_of(election=election),
         "plan": election.participation.plan,
         "participation": election.participation,
     }
@@ -677,7 +676,7 @@ def staff_participant(request, pk: int):
         context["accounts"] = [
             {
                 "schedule": s,
-                "rule": V.distribution_rule_for(version, s.kind),
+                "rule": V.distribution_rule_for(version=version, kind=s.kind),
                 "preview": services.schedule_change_preview(
                     participation=participation, account=s.account, as_of=today
                 )

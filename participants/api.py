@@ -6,6 +6,7 @@ from django.db.models import Q
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import generics
+from rest_framework.views import APIView
 
 from core.imports.api import ImportBatchesView, ImportBatchView
 from core.models import ImportBatch
@@ -15,7 +16,9 @@ from participants.models import KeyEmployeeList, Person
 from participants.serializers import KeyEmployeeListSerializer, PersonSerializer
 
 
-class StaffRead:
+class StaffRead(APIView):
+    """Staff reads: the VIEW_STAFF capability (deny by default)."""
+
     permission_classes = [HasCapability]
     required_capability = Cap.VIEW_STAFF
 

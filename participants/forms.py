@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 
 from participants.models import Person
@@ -14,7 +16,9 @@ class SearchForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["plan"].choices = [("", "All plans")] + [(p.code, p.code) for p in Plan.objects.all()]
+        cast(forms.ChoiceField, self.fields["plan"]).choices = [("", "All plans")] + [
+            (p.code, p.code) for p in Plan.objects.all()
+        ]
 
 
 class KeyEmployeeListForm(forms.Form):

@@ -73,21 +73,9 @@ class ParticipantsImport(Importer):
         "details (marital status, email, address) are updated."
     )
 
-    def check(self, rows: list[Row], problems: Problems, *, now: dt.datetime) -> PreparedParticipants:
-        prepared = PreparedParticipants(lines=len(rows))
-        numbers = {r.text("employee_number") for r in rows} - {""}
-        on_file = _people_by_number(numbers)
-        plans = {p.code.upper(): p for p in Plan.objects.prefetch_related("versions__provisions")}
-        existing_participations = {
-            (person_id, plan_id): entered
-            for person_id, plan_id, entered in Participation.objects.filter(
-                person__in=on_file.values()
-            ).values_list("person_id", "plan_id", "entered_on")
-        }
-        events: dict[int, list[EmploymentEvent]] = defaultdict(list)
-        for event in EmploymentEvent.objects.filter(person__in=on_file.values()):
-            events[event.person_id].append(event)
-
+    def _person_data(self, rows: list[Row]) -> tuple[dict[str, tuple[int, dict]], dict[str, int]]:
+        """Each employee's person columns, gathered over their lines (a later line fills what an earlier left
+        empty; a line that contradicts an earlier one is refused), and the first line naming each employee."""
         person_data: dict[str, tuple[int, dict]] = {}
         first_line: dict[str, int] = {}
         for row in rows:
@@ -111,7 +99,24 @@ class ParticipantsImport(Importer):
                         earlier[k] = v
             else:
                 person_data[number] = (row.line, dict(data))
+        return person_data, first_line
 
+    def check(self, rows: list[Row], problems: Problems, *, now: dt.datetime) -> PreparedParticipants:
+        prepared = PreparedParticipants(lines=len(rows))
+        numbers = {r.text("employee_number") for r in rows} - {""}
+        on_file = _people_by_number(numbers)
+        plans = {p.code.upper(): p for p in Plan.objects.prefetch_related("versions__provisions")}
+        existing_participations = {
+            (person_id, plan_id): entered
+            for person_id, plan_id, entered in Participation.objects.filter(
+                person__in=on_file.values()
+            ).values_list("person_id", "plan_id", "entered_on")
+        }
+        events: dict[int, list[EmploymentEvent]] = defaultdict(list)
+        for event in EmploymentEvent.objects.filter(person__in=on_file.values()):
+            events[event.person_id].append(event)
+
+        person_data, first_line = self._person_data(rows)
         people: dict[str, Person] = {}
         for number, line in first_line.items():
             data = person_data.get(number, (line, None))[1]
@@ -412,7 +417,7 @@ class KeyEmployeesImport(Importer):
                 row.problem(
                     f"employee {number} is not on file (load the participant first)", "employee_number"
                 )
-            if not row.bad:
+            if not row.bad and year is not None:
                 parsed.append((row, year, person))
         lists = {
             lst.identification_year: {p.pk for p in lst.members.all()}

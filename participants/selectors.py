@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from core.dates import years_between
 from participants.models import (
@@ -13,6 +14,11 @@ from participants.models import (
     VestingServiceCredit,
 )
 
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
+
+    from plans.models import Plan
+
 
 @dataclass(frozen=True)
 class EmploymentStatus:
@@ -20,12 +26,14 @@ class EmploymentStatus:
     reason: str = ""
 
 
-def employment_status_on(person: Person, day: dt.date) -> EmploymentStatus:
-    return employment_status_from_events(person, list(EmploymentEvent.objects.filter(person=person)), day)
+def employment_status_on(*, person: Person, day: dt.date) -> EmploymentStatus:
+    return employment_status_from_events(
+        person=person, events=list(EmploymentEvent.objects.filter(person=person)), day=day
+    )
 
 
 def employment_status_from_events(
-    person: Person, events: list[EmploymentEvent], day: dt.date
+    *, person: Person, events: list[EmploymentEvent], day: dt.date
 ) -> EmploymentStatus:
     """Employed on `day` given all of the person's events: hired by then, and not separated or dead before
     it unless rehired since. (Set-based callers load every person's events in one query.)"""
@@ -47,7 +55,7 @@ def employment_status_from_events(
     return EmploymentStatus(True)
 
 
-def termination_event(person: Person, on_or_before: dt.date | None = None) -> EmploymentEvent | None:
+def termination_event(*, person: Person, on_or_before: dt.date | None = None) -> EmploymentEvent | None:
     """The first separation or death (Termination of Employment, RRP 4.01)."""
     qs = EmploymentEvent.objects.filter(
         person=person, kind__in=[EmploymentEvent.Kind.SEPARATION, EmploymentEvent.Kind.DEATH]
@@ -57,7 +65,7 @@ def termination_event(person: Person, on_or_before: dt.date | None = None) -> Em
     return qs.order_by("effective_date", "id").first()
 
 
-def death_of(person: Person) -> EmploymentEvent | None:
+def death_of(*, person: Person) -> EmploymentEvent | None:
     return EmploymentEvent.objects.filter(person=person, kind=EmploymentEvent.Kind.DEATH).first()
 
 
@@ -69,7 +77,7 @@ class KeyEmployeeStatus:
 
 
 def key_employee_status(
-    person: Person, on: dt.date, *, effective_month: int = 4, effective_day: int = 1
+    *, person: Person, on: dt.date, effective_month: int = 4, effective_day: int = 1
 ) -> KeyEmployeeStatus:
     """Whether `person` is a Key Employee on `on` (EDCP 1.20): identified the December 31 before the last April 1."""
     year = KeyEmployeeList.identification_year_for(on, effective_month, effective_day)
@@ -79,7 +87,7 @@ def key_employee_status(
     return KeyEmployeeStatus(True, lst.members.filter(pk=person.pk).exists(), year)
 
 
-def years_of_vesting_service(person: Person, on: dt.date) -> int:
+def years_of_vesting_service(*, person: Person, on: dt.date) -> int:
     """Whole Years of Vesting Service completed before `on` (the RSP's records; else whole years since hire)."""
     credit = (
         VestingServiceCredit.objects.filter(person=person, through_year__lt=on.year)
@@ -91,7 +99,7 @@ def years_of_vesting_service(person: Person, on: dt.date) -> int:
     return max(0, years_between(person.hire_date, on))
 
 
-def change_in_control_between(start: dt.date, end: dt.date) -> ChangeInControl | None:
+def change_in_control_between(*, start: dt.date, end: dt.date) -> ChangeInControl | None:
     return (
         ChangeInControl.objects.filter(effective_date__gte=start, effective_date__lte=end)
         .order_by("effective_date")
@@ -99,7 +107,7 @@ def change_in_control_between(start: dt.date, end: dt.date) -> ChangeInControl |
     )
 
 
-def beneficiaries_in_force(person: Person, plan) -> BeneficiaryDesignation | None:
+def beneficiaries_in_force(*, person: Person, plan: Plan) -> BeneficiaryDesignation | None:
     return (
         BeneficiaryDesignation.objects.filter(person=person, plan=plan)
         .order_by("-received_at", "-id")
@@ -107,7 +115,7 @@ def beneficiaries_in_force(person: Person, plan) -> BeneficiaryDesignation | Non
     )
 
 
-def people_search(query: str = "", plan_code: str = ""):
+def people_search(*, query: str = "", plan_code: str = "") -> QuerySet[Person]:
     """People whose employee number, name or email contains the query, optionally in one plan."""
     from django.db.models import Q
 
@@ -124,7 +132,7 @@ def people_search(query: str = "", plan_code: str = ""):
     return qs.prefetch_related("participations__plan").distinct()
 
 
-def key_employee_years(person: Person, *, effective_month: int = 4, effective_day: int = 1) -> list[dict]:
+def key_employee_years(*, person: Person, effective_month: int = 4, effective_day: int = 1) -> list[dict]:
     """Every recorded identification year: whether the person is on the list and the twelve months it governs."""
     from core.dates import add_months
 

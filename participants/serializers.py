@@ -5,10 +5,11 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from participants.models import EmploymentEvent, KeyEmployeeList, Participation, Person
+from plans.models import Plan
 
 
 class ParticipationSerializer(serializers.ModelSerializer):
-    plan = serializers.SlugRelatedField(slug_field="code", read_only=True)
+    plan: serializers.SlugRelatedField[Plan] = serializers.SlugRelatedField(slug_field="code", read_only=True)
 
     class Meta:
         model = Participation
@@ -47,7 +48,9 @@ class PersonSerializer(serializers.ModelSerializer):
 
 
 class KeyEmployeeListSerializer(serializers.ModelSerializer):
-    members = serializers.SlugRelatedField(slug_field="employee_number", many=True, read_only=True)
+    members: serializers.SlugRelatedField[Person] = serializers.SlugRelatedField(
+        slug_field="employee_number", many=True, read_only=True
+    )
 
     class Meta:
         model = KeyEmployeeList

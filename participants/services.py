@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.utils import timezone
@@ -21,6 +22,9 @@ from participants.models import (
     VestingServiceCredit,
 )
 from plans.models import Plan
+
+if TYPE_CHECKING:
+    from core.audit import Actor
 
 
 class ParticipantError(ApplicationError):
@@ -42,7 +46,7 @@ def participation_enrol(
     plan: Plan,
     entered_on: dt.date,
     eligible_on: dt.date | None = None,
-    actor,
+    actor: Actor,
     now: dt.datetime | None = None,
 ) -> Participation:
     refusal = participation_entry_refusal(plan=plan, entered_on=entered_on)
@@ -89,7 +93,7 @@ def employment_event_record(
     person: Person,
     kind: str,
     effective_date: dt.date,
-    actor,
+    actor: Actor,
     reason: str = "",
     note: str = "",
     now: dt.datetime | None = None,
@@ -122,7 +126,7 @@ def employment_event_record(
 
 @transaction.atomic
 def change_in_control_record(
-    *, effective_date: dt.date, actor, description: str = "", now: dt.datetime | None = None
+    *, effective_date: dt.date, actor: Actor, description: str = "", now: dt.datetime | None = None
 ) -> ChangeInControl:
     if ChangeInControl.objects.filter(effective_date=effective_date).exists():
         raise ParticipantError(f"a change in control on {effective_date} is already recorded")
@@ -139,7 +143,12 @@ def change_in_control_record(
 
 @transaction.atomic
 def key_employee_list_record(
-    *, identification_year: int, people: list[Person], actor, note: str = "", now: dt.datetime | None = None
+    *,
+    identification_year: int,
+    people: list[Person],
+    actor: Actor,
+    note: str = "",
+    now: dt.datetime | None = None,
 ) -> KeyEmployeeList:
     """Record (or replace) the Key Employees identified as of December 31 of the year (EDCP 1.20)."""
     lst, _ = KeyEmployeeList.objects.get_or_create(
@@ -166,7 +175,7 @@ def vesting_service_record(*, person: Person, through_year: int, years: int) -> 
 
 @transaction.atomic
 def beneficiaries_designate(
-    *, person: Person, plan: Plan, beneficiaries: list[dict], actor, now: dt.datetime | None = None
+    *, person: Person, plan: Plan, beneficiaries: list[dict], actor: Actor, now: dt.datetime | None = None
 ) -> BeneficiaryDesignation:
     """A new designation (primary and contingent; whole percentages summing to 100 per tier)."""
     if not beneficiaries:

@@ -71,7 +71,7 @@ def setup(ctx) -> None:
 def year_end(ctx, day: dt.date) -> None:
     """FORMAT.md: one more Year of Vesting Service at the end of each simulated calendar year of employment."""
     for person in ctx.people.values():
-        if not employment_status_on(person, day).employed:
+        if not employment_status_on(person=person, day=day).employed:
             continue
         last = (
             VestingServiceCredit.objects.filter(person=person, through_year__lt=day.year)

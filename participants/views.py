@@ -31,7 +31,9 @@ def participant_list(request):
     query, plan = "", ""
     if form.is_valid():
         query, plan = form.cleaned_data["q"], form.cleaned_data["plan"]
-    page = Paginator(selectors.people_search(query, plan), PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(selectors.people_search(query=query, plan_code=plan), PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
     return render(
         request,
         "participants/list.html",
@@ -65,7 +67,7 @@ def _key_effective(plans, on: dt.date) -> tuple[int, int]:
 def participant_detail(request, pk: int):
     person = get_object_or_404(Person, pk=pk)
     today = timezone.localdate()
-    participations = books.person_books(person, today)
+    participations = books.person_books(person=person, on=today)
     account_ids = [row["account"].id for p in participations for row in p["accounts"]]
     ledger = Paginator(
         LedgerEntry.objects.filter(account_id__in=account_ids)
@@ -73,7 +75,7 @@ def participant_detail(request, pk: int):
         .order_by("-valuation_date", "-id"),
         PAGE_SIZE,
     ).get_page(request.GET.get("page"))
-    earnings = Paginator(books.daily_earnings(account_ids), 30).get_page(request.GET.get("epage"))
+    earnings = Paginator(books.daily_earnings(account_ids=account_ids), 30).get_page(request.GET.get("epage"))
     month, day = _key_effective([p["plan"] for p in participations] or Plan.objects.all(), today)
     return render(
         request,
@@ -83,12 +85,17 @@ def participant_detail(request, pk: int):
             "today": today,
             "participations": participations,
             "events": person.employment_events.all(),
-            "key_years": selectors.key_employee_years(person, effective_month=month, effective_day=day),
-            "key_now": selectors.key_employee_status(person, today, effective_month=month, effective_day=day),
+            "key_years": selectors.key_employee_years(
+                person=person, effective_month=month, effective_day=day
+            ),
+            "key_now": selectors.key_employee_status(
+                person=person, on=today, effective_month=month, effective_day=day
+            ),
             "service": person.vesting_service.order_by("-through_year"),
-            "service_now": selectors.years_of_vesting_service(person, today),
+            "service_now": selectors.years_of_vesting_service(person=person, on=today),
             "beneficiaries": [
-                (p["plan"], selectors.beneficiaries_in_force(person, p["plan"])) for p in participations
+                (p["plan"], selectors.beneficiaries_in_force(person=person, plan=p["plan"]))
+                for p in participations
             ],
             "designations": person.beneficiary_designations.select_related("plan").prefetch_related(
                 "beneficiaries"
@@ -100,7 +107,7 @@ def participant_detail(request, pk: int):
             "ledger": ledger,
             "earnings": earnings,
             "chart": line_chart(
-                books.value_history(account_ids, today - dt.timedelta(days=730), today),
+                books.value_history(account_ids=account_ids, start=today - dt.timedelta(days=730), end=today),
                 title="Balance, all plans",
             ),
             "history": _history(person),

@@ -49,7 +49,7 @@ def _rows_from(data) -> list[dict]:
 def _context(participation: Participation, rows: list[dict] | None = None, error: str = "") -> dict:
     from elections.selectors import beneficiary_definition
 
-    current = beneficiaries_in_force(participation.person, participation.plan)
+    current = beneficiaries_in_force(person=participation.person, plan=participation.plan)
     if rows is None:
         rows = (
             [
@@ -73,7 +73,7 @@ def _context(participation: Participation, rows: list[dict] | None = None, error
         "tiers": Beneficiary.Tier.choices,
         "error": error,
         "married": married,
-        "definition": beneficiary_definition(participation.plan, timezone.localdate()),
+        "definition": beneficiary_definition(plan=participation.plan, as_of=timezone.localdate()),
     }
 
 

@@ -65,9 +65,9 @@ def emergency_json(e: EmergencyWithdrawal, *, staff: bool) -> dict:
         "reason": e.reason,
         "cite": e.cite,
         "deferrals_cancelled": e.deferrals_cancelled,
-        "payments": [payment_json(p) for p in selectors.emergency_payments(e)],
+        "payments": [payment_json(p) for p in selectors.emergency_payments(emergency=e)],
     }
-    if e.cancellation_id:
+    if e.cancellation is not None:
         out["deferrals_cancelled_through"] = e.cancellation.ends_on.isoformat()
     if staff:
         out.update(
@@ -93,7 +93,7 @@ def order_json(o: DomesticRelationsOrder) -> dict:
         "account": o.account_name or None,
         "total": _money(o.total),
         "cite": o.cite,
-        "payments": [payment_json(p) for p in selectors.order_payments(o)],
+        "payments": [payment_json(p) for p in selectors.order_payments(order=o)],
     }
 
 
@@ -308,7 +308,7 @@ class MyEmergencies(APIView):
     @extend_schema(responses=EmergencyOut(many=True))
     def get(self, request):
         return Response(
-            [emergency_json(e, staff=False) for e in selectors.person_emergencies(request.user.person)]
+            [emergency_json(e, staff=False) for e in selectors.person_emergencies(person=request.user.person)]
         )
 
     @extend_schema(request=MyRequestIn, responses={201: EmergencyOut, 422: None})
@@ -317,7 +317,7 @@ class MyEmergencies(APIView):
         today = timezone.localdate()
         found = [
             p
-            for p in selectors.emergency_participations(request.user.person, on=today)
+            for p in selectors.emergency_participations(person=request.user.person, on=today)
             if p.plan.code == d["plan"]
         ]
         if not found:
@@ -346,6 +346,7 @@ class MyEmergency(APIView):
     def get(self, request, pk: int):
         return Response(
             emergency_json(
-                get_object_or_404(selectors.person_emergencies(request.user.person), pk=pk), staff=False
+                get_object_or_404(selectors.person_emergencies(person=request.user.person), pk=pk),
+                staff=False,
             )
         )

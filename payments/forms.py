@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from typing import Any, cast
 
 from django import forms
 from django.utils import timezone
 
 from participants.models import Participation, Person
 
-MONEY = {"max_digits": 14, "decimal_places": 2, "min_value": Decimal("0.01")}
+MONEY: dict[str, Any] = {"max_digits": 14, "decimal_places": 2, "min_value": Decimal("0.01")}
 
 
 def _not_future(day: dt.date) -> dt.date:
@@ -73,7 +74,9 @@ class PortalEmergencyRequestForm(EmergencyRequestFields):
 
     def __init__(self, *args, participations: list[Participation], **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["plan"].choices = [(p.plan.code, p.plan.name) for p in participations]
+        cast(forms.ChoiceField, self.fields["plan"]).choices = [
+            (p.plan.code, p.plan.name) for p in participations
+        ]
         self.participations = {p.plan.code: p for p in participations}
         self.order_fields(["plan", "amount", "need", "documents"])
 

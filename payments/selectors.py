@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from participants.models import Participation
 from payments.models import PaymentSchedule, ScheduledPayment
+
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
+
+    from participants.models import Person
+    from payments.models import DomesticRelationsOrder, EmergencyWithdrawal
 
 S = ScheduledPayment.Status
 STARTED = (S.APPROVED, S.RELEASED, S.PAID)
@@ -24,7 +32,7 @@ def account_payments_started(
     ).exists()
 
 
-def payments_upcoming(*, start: dt.date, end: dt.date):
+def payments_upcoming(*, start: dt.date, end: dt.date) -> QuerySet[ScheduledPayment]:
     return (
         ScheduledPayment.objects.filter(release_date__gte=start, release_date__lte=end)
         .exclude(status=S.CANCELLED)
@@ -33,7 +41,7 @@ def payments_upcoming(*, start: dt.date, end: dt.date):
     )
 
 
-def payments_held():
+def payments_held() -> QuerySet[ScheduledPayment]:
     """The staff work queue: every held payment, oldest Payment Date first, until its hold is resolved."""
     return (
         ScheduledPayment.objects.filter(status=S.HELD)
@@ -42,7 +50,7 @@ def payments_held():
     )
 
 
-def person_calendar(person) -> list[ScheduledPayment]:
+def person_calendar(*, person: Person) -> list[ScheduledPayment]:
     """Every scheduled and paid payment of one person (the portal's calendar), never anyone else's."""
     return list(
         ScheduledPayment.objects.filter(participation__person=person)
@@ -52,7 +60,7 @@ def person_calendar(person) -> list[ScheduledPayment]:
     )
 
 
-def person_schedules(person) -> list[PaymentSchedule]:
+def person_schedules(*, person: Person) -> list[PaymentSchedule]:
     return list(
         PaymentSchedule.objects.filter(participation__person=person)
         .select_related("participation__plan", "account")
@@ -61,16 +69,16 @@ def person_schedules(person) -> list[PaymentSchedule]:
     )
 
 
-def payment_estimates(payments: list[ScheduledPayment], *, on: dt.date) -> dict[int, object]:
+def payment_estimates(*, payments: list[ScheduledPayment], on: dt.date) -> dict[int, Decimal]:
     """Gross amount of each payment: its valued amount, else an estimate from today's available value."""
-    from decimal import Decimal
-
     from core.money import ZERO, installment, money, percent_of
     from payments.services.values import available_values, credited_through
 
     open_ = [p for p in payments if p.amount is None]
     values = (
-        available_values({p.account_id for p in open_}, on=on, credited=credited_through()) if open_ else {}
+        available_values(account_ids={p.account_id for p in open_}, on=on, credited=credited_through())
+        if open_
+        else {}
     )
     out: dict[int, Decimal] = {}
     left = dict(values)
@@ -109,7 +117,7 @@ def forecast(*, start: dt.date, months: int = 12, years: int = 10) -> dict:
         .exclude(status__in=[S.CANCELLED, S.PAID])
         .only("id", "account_id", "payment_date", "number", "of", "share", "percent", "amount", "trigger")
     )
-    amounts = payment_estimates(payments, on=start)
+    amounts = payment_estimates(payments=payments, on=start)
     by_month = {add_months(start.replace(day=1), i): ZERO for i in range(months)}
     by_year = {start.year + i: ZERO for i in range(years)}
     for p in payments:
@@ -124,19 +132,19 @@ def forecast(*, start: dt.date, months: int = 12, years: int = 10) -> dict:
 # --- unforeseeable emergencies (EDCP 5.5) and domestic relations orders (5.9) --------------------------
 
 
-def emergencies(*, status: str = ""):
+def emergencies(*, status: str = "") -> QuerySet[EmergencyWithdrawal]:
     from payments.models import EmergencyWithdrawal
 
     qs = EmergencyWithdrawal.objects.select_related("participation__person", "participation__plan")
     return qs.filter(status=status) if status else qs
 
 
-def person_emergencies(person):
+def person_emergencies(*, person: Person) -> QuerySet[EmergencyWithdrawal]:
     """One participant's own requests (the portal), never anyone else's."""
     return emergencies().filter(participation__person=person)
 
 
-def emergency_payments(emergency) -> list[ScheduledPayment]:
+def emergency_payments(*, emergency: EmergencyWithdrawal) -> list[ScheduledPayment]:
     return list(
         ScheduledPayment.objects.filter(schedule__emergency=emergency)
         .select_related("account", "run")
@@ -144,7 +152,7 @@ def emergency_payments(emergency) -> list[ScheduledPayment]:
     )
 
 
-def emergency_participations(person, *, on: dt.date) -> list[Participation]:
+def emergency_participations(*, person: Person, on: dt.date) -> list[Participation]:
     """The person's plans that pay unforeseeable emergencies (a plan version with the `emergency` provision)."""
     out = []
     for participation in Participation.objects.filter(person=person).select_related("plan", "person"):
@@ -153,13 +161,13 @@ def emergency_participations(person, *, on: dt.date) -> list[Participation]:
     return out
 
 
-def orders():
+def orders() -> QuerySet[DomesticRelationsOrder]:
     from payments.models import DomesticRelationsOrder
 
     return DomesticRelationsOrder.objects.select_related("participation__person", "participation__plan")
 
 
-def order_payments(order) -> list[ScheduledPayment]:
+def order_payments(*, order: DomesticRelationsOrder) -> list[ScheduledPayment]:
     return list(
         ScheduledPayment.objects.filter(schedule__dro=order).select_related("account", "run").order_by("id")
     )

@@ -149,14 +149,14 @@ def payment_day(ctx, day: dt.date) -> None:
     next_day = ctx.state.get("payments_next_day")
     if day not in ctx.state["event_days"] and (next_day is None or day < next_day):
         return
-    work = payment_work(day)
+    work = payment_work(day=day)
     if not (work.for_job or work.ready):
-        ctx.state["payments_next_day"] = payment_next_work_day(day)
+        ctx.state["payments_next_day"] = payment_next_work_day(day=day)
         return
     if work.for_job:
         payment_day_process(day=day, now=ctx.moment(day, 7), work=work)
     if not payments_ready(period_end=day).exists():
-        ctx.state["payments_next_day"] = payment_next_work_day(day)
+        ctx.state["payments_next_day"] = payment_next_work_day(day=day)
         return
     users = ctx.state["payments_users"]
     try:
@@ -165,7 +165,7 @@ def payment_day(ctx, day: dt.date) -> None:
     except PaymentRunError as exc:
         raise RuntimeError(f"payment run on {day} failed: {exc}")
     finally:
-        ctx.state["payments_next_day"] = payment_next_work_day(day)
+        ctx.state["payments_next_day"] = payment_next_work_day(day=day)
 
 
 def payments_report(ctx) -> dict:
@@ -190,8 +190,8 @@ def payments_report(ctx) -> dict:
                 "number": p.number,
                 "of": p.of,
                 "payment_date": p.payment_date.isoformat(),
-                "paid_on": p.paid_on.isoformat(),
-                "valued_as_of": (p.valued_as_of or p.paid_on).isoformat(),
+                "paid_on": p.paid_on.isoformat() if p.paid_on else None,
+                "valued_as_of": valued.isoformat() if (valued := p.valued_as_of or p.paid_on) else None,
                 "amount": f"{p.amount:.2f}",
                 "trigger": p.trigger,
                 "cite": p.cite,

@@ -65,7 +65,7 @@ def upcoming(request):
     start = _date(request.GET.get("start"), today)
     end = _date(request.GET.get("end"), today + dt.timedelta(days=60))
     payments = list(selectors.payments_upcoming(start=start, end=end))
-    amounts = selectors.payment_estimates(payments, on=today)
+    amounts = selectors.payment_estimates(payments=payments, on=today)
     ready = [p for p in payments if p.status == ScheduledPayment.Status.VALUED and p.run_id is None]
     return render(
         request,
@@ -240,14 +240,14 @@ def participant_schedule(request, pk: int | None = None):
         person = Person.objects.filter(employee_number__iexact=q).first()
         if person is None:
             messages.error(request, f"No participant with employee number {q}.")
-    calendar = selectors.person_calendar(person) if person else []
-    amounts = selectors.payment_estimates(calendar, on=timezone.localdate()) if calendar else {}
+    calendar = selectors.person_calendar(person=person) if person else []
+    amounts = selectors.payment_estimates(payments=calendar, on=timezone.localdate()) if calendar else {}
     return render(
         request,
         "payments/staff_participant.html",
         {
             "person": person,
-            "schedules": selectors.person_schedules(person) if person else [],
+            "schedules": selectors.person_schedules(person=person) if person else [],
             "calendar": [(p, amounts.get(p.id)) for p in calendar],
             "can_recompute": has_cap(request.user, Cap.RECORD_EVENTS),
         },
@@ -333,7 +333,7 @@ def emergency_detail(request, pk: int):
         "payments/staff_emergency.html",
         {
             "emergency": emergency,
-            "payments": selectors.emergency_payments(emergency),
+            "payments": selectors.emergency_payments(emergency=emergency),
             "available": available,
             "accounts": accounts,
             "today": today,
@@ -388,7 +388,7 @@ def emergency_decide(request, pk: int):
 def portal_emergencies(request):
     person = request.user.person
     today = timezone.localdate()
-    participations = selectors.emergency_participations(person, on=today)
+    participations = selectors.emergency_participations(person=person, on=today)
     form = PortalEmergencyRequestForm(request.POST or None, participations=participations)
     if request.method == "POST" and participations and form.is_valid():
         d = form.cleaned_data
@@ -414,17 +414,21 @@ def portal_emergencies(request):
     return render(
         request,
         "payments/portal_emergencies.html",
-        {"emergencies": selectors.person_emergencies(person), "form": form, "can_file": bool(participations)},
+        {
+            "emergencies": selectors.person_emergencies(person=person),
+            "form": form,
+            "can_file": bool(participations),
+        },
     )
 
 
 @participant_required
 def portal_emergency(request, pk: int):
-    emergency = get_object_or_404(selectors.person_emergencies(request.user.person), pk=pk)
+    emergency = get_object_or_404(selectors.person_emergencies(person=request.user.person), pk=pk)
     return render(
         request,
         "payments/portal_emergency.html",
-        {"emergency": emergency, "payments": selectors.emergency_payments(emergency)},
+        {"emergency": emergency, "payments": selectors.emergency_payments(emergency=emergency)},
     )
 
 
@@ -474,7 +478,9 @@ def order_record(request):
 def order_detail(request, pk: int):
     order = get_object_or_404(selectors.orders(), pk=pk)
     return render(
-        request, "payments/staff_order.html", {"order": order, "payments": selectors.order_payments(order)}
+        request,
+        "payments/staff_order.html",
+        {"order": order, "payments": selectors.order_payments(order=order)},
     )
 
 
@@ -512,15 +518,15 @@ def withholding(request):
 @participant_required
 def portal_calendar(request):
     person = request.user.person
-    calendar = selectors.person_calendar(person)
-    amounts = selectors.payment_estimates(calendar, on=timezone.localdate())
+    calendar = selectors.person_calendar(person=person)
+    amounts = selectors.payment_estimates(payments=calendar, on=timezone.localdate())
     return render(
         request,
         "payments/portal_calendar.html",
         {
             "person": person,
             "calendar": [(p, amounts.get(p.id)) for p in calendar],
-            "schedules": selectors.person_schedules(person),
+            "schedules": selectors.person_schedules(person=person),
         },
     )
 

@@ -18,6 +18,7 @@ import functools
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
+from typing import Required, TypedDict
 
 from django.conf import settings
 
@@ -180,7 +181,13 @@ class FormQuote:
     notes: list[str] = field(default_factory=list)
 
 
-FORM_DETAILS = {
+class FormDetail(TypedDict, total=False):
+    label: Required[str]
+    survivor: int  # the survivor's percentage of a joint and survivor annuity
+    certain: int  # the payments certain of a period certain and continuous annuity
+
+
+FORM_DETAILS: dict[str, FormDetail] = {
     "single_life": {"label": "Single Life Annuity"},
     "qjsa": {"label": "Qualified Joint and Survivor Annuity (50% to the Spouse)", "survivor": 50},
     "js_100": {"label": "Joint and 100% Survivor Annuity", "survivor": 100},

@@ -7,6 +7,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import generics
 from rest_framework.generics import get_object_or_404
+from rest_framework.views import APIView
 
 from core.api import date_param
 from core.imports.api import ImportBatchesView, ImportBatchView
@@ -17,7 +18,9 @@ from plans.models import Fund, FundPrice, Plan, PlanVersion
 from plans.serializers import FundPriceSerializer, FundSerializer, PlanSerializer
 
 
-class StaffRead:
+class StaffRead(APIView):
+    """Staff reads: the VIEW_STAFF capability (deny by default)."""
+
     permission_classes = [HasCapability]
     required_capability = Cap.VIEW_STAFF
 

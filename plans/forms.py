@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 
 from plans.models import DatedFigure
@@ -27,7 +29,7 @@ class FigureForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         codes = DatedFigure.objects.values_list("code", flat=True).distinct().order_by("code")
-        self.fields["code"].choices = [(c, c) for c in codes]
+        cast(forms.ChoiceField, self.fields["code"]).choices = [(c, c) for c in codes]
 
 
 class TableForm(forms.Form):

@@ -32,8 +32,8 @@ class PricesImport(Importer):
 
     def check(self, rows: list[Row], problems: Problems, *, now: dt.datetime) -> PreparedPrices:
         by_code: dict[str, list[Fund]] = {}
-        for fund in Fund.objects.select_related("plan"):
-            by_code.setdefault(fund.code.upper(), []).append(fund)
+        for known in Fund.objects.select_related("plan"):
+            by_code.setdefault(known.code.upper(), []).append(known)
         valuation: dict[dt.date, str | None] = {}
         parsed: list[tuple[Row, Fund, dt.date, Decimal]] = []
         for row in rows:
@@ -42,14 +42,14 @@ class PricesImport(Importer):
             if day is not None:
                 if day not in valuation:
                     valuation[day] = _not_a_valuation_date(day)
-                if valuation[day]:
-                    row.problem(valuation[day], "date")
+                if why := valuation[day]:
+                    row.problem(why, "date")
             value = row.decimal("price", required=True, places=6)
             if value is not None and value <= 0:
                 row.problem(f"price must be more than zero, not {value}", "price")
             elif value is not None and value >= MAX_PRICE:
                 row.problem(f"price {value} is too large", "price")
-            if not row.bad:
+            if not row.bad and fund is not None and day is not None and value is not None:
                 parsed.append((row, fund, day, value))
         prepared = PreparedPrices()
         if not parsed:

@@ -5,9 +5,14 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import datetime as dt
+from collections.abc import Iterator
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
-from plans.models import DatedFigure, Plan, PlanTable
+from plans.models import DatedFigure, FundPrice, Plan, PlanTable
+
+if TYPE_CHECKING:
+    from plans.models import Fund, PlanVersion
 
 
 class MissingFigure(LookupError):
@@ -18,7 +23,7 @@ _overrides: contextvars.ContextVar[dict | None] = contextvars.ContextVar("figure
 
 
 @contextlib.contextmanager
-def figure_overrides(limits: dict | None):
+def figure_overrides(*, limits: dict | None) -> Iterator[None]:
     """Use these figures instead of the recorded ones (the simulator's `limits`)."""
     token = _overrides.set(limits or {})
     try:
@@ -27,7 +32,7 @@ def figure_overrides(limits: dict | None):
         _overrides.reset(token)
 
 
-def figure_for_year(code: str, year: int, overrides: dict | None = None) -> Decimal:
+def figure_for_year(*, code: str, year: int, overrides: dict | None = None) -> Decimal:
     """A dated IRS figure (e.g. '401(a)(17)') for a year; overrides (the simulator's `limits`) win."""
     overrides = overrides or _overrides.get() or {}
     if overrides and code in overrides and str(year) in overrides[code]:
@@ -40,7 +45,7 @@ def figure_for_year(code: str, year: int, overrides: dict | None = None) -> Deci
         )
 
 
-def plan_table(plan: Plan, code: str, on: dt.date) -> PlanTable:
+def plan_table(*, plan: Plan, code: str, on: dt.date) -> PlanTable:
     table = (
         PlanTable.objects.filter(plan=plan, code=code, effective_date__lte=on)
         .order_by("-effective_date")
@@ -53,8 +58,8 @@ def plan_table(plan: Plan, code: str, on: dt.date) -> PlanTable:
     return table
 
 
-def announced_percent(plan: Plan, code: str, year: int) -> Decimal:
-    table = plan_table(plan, code, dt.date(year, 12, 31))
+def announced_percent(*, plan: Plan, code: str, year: int) -> Decimal:
+    table = plan_table(plan=plan, code=code, on=dt.date(year, 12, 31))
     value = table.exact_value(year)
     if value is None:
         value = table.exact_value("default")
@@ -65,7 +70,7 @@ def announced_percent(plan: Plan, code: str, year: int) -> Decimal:
     return value
 
 
-def provisions_in_order(version) -> list:
+def provisions_in_order(*, version: PlanVersion) -> list:
     """A version's provisions in the order plans/provisions.py declares them (grouped by subject)."""
     from plans.provisions import SPECS
 
@@ -73,17 +78,15 @@ def provisions_in_order(version) -> list:
     return sorted(version.provisions.all(), key=lambda p: (order.get(p.key, len(order)), p.key))
 
 
-def latest_prices(plan: Plan, on: dt.date) -> dict[int, object]:
+def latest_prices(*, plan: Plan, on: dt.date) -> dict[int, FundPrice | None]:
     """fund id -> the last FundPrice on or before `on`."""
-    from plans.models import FundPrice
-
     out = {}
     for fund in plan.funds.all():
         out[fund.id] = FundPrice.objects.filter(fund=fund, date__lte=on).order_by("-date").first()
     return out
 
 
-def price_series(fund, start: dt.date, end: dt.date) -> list[tuple[dt.date, Decimal]]:
+def price_series(*, fund: Fund, start: dt.date, end: dt.date) -> list[tuple[dt.date, Decimal]]:
     from plans.models import FundPrice
 
     return list(

@@ -32,7 +32,7 @@ class PlanSerializer(serializers.ModelSerializer):
 
 
 class FundSerializer(serializers.ModelSerializer):
-    plan = serializers.SlugRelatedField(slug_field="code", read_only=True)
+    plan: serializers.SlugRelatedField[Plan] = serializers.SlugRelatedField(slug_field="code", read_only=True)
 
     class Meta:
         model = Fund

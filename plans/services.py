@@ -7,7 +7,7 @@ import datetime as dt
 import re
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from django.conf import settings
@@ -16,6 +16,12 @@ from django.db import transaction
 from core.errors import ApplicationError
 from plans.models import DatedFigure, Plan, PlanSection, PlanTable, PlanVersion, Provision
 from plans.provisions import SPECS, ProvisionError, validate_provision
+
+if TYPE_CHECKING:
+    from django.db import models
+
+    from core.audit import Actor
+    from core.models import MarketClosure
 
 
 class CatalogError(ApplicationError):
@@ -39,7 +45,7 @@ def _section_sort_key(section: str) -> str:
     return ".".join(p.zfill(4) if p.isdigit() else p for p in parts)
 
 
-def _update(obj, **fields) -> bool:
+def _update(obj: models.Model, **fields: object) -> bool:
     changed = False
     for name, value in fields.items():
         if getattr(obj, name) != value:
@@ -169,17 +175,17 @@ def _load_figures(directory: Path, stats: dict) -> None:
             stats["created"] += int(created)
 
 
-def catalog_plan_files(directory: Path | None = None) -> list[Path]:
+def catalog_plan_files(*, directory: Path | None = None) -> list[Path]:
     """The plan files of the shipped catalog (every `*.yaml` but the dated figures), in load order."""
     directory = Path(directory or settings.PLAN_CATALOG_DIR)
     return [path for path in sorted(directory.glob("*.yaml")) if path.name != "figures.yaml"]
 
 
-def catalog_codes(directory: Path | None = None) -> list[str]:
+def catalog_codes(*, directory: Path | None = None) -> list[str]:
     """The codes of the plans of the shipped catalog, read from its files (no database needed)."""
     return [
         str(yaml.safe_load(path.read_text(encoding="utf-8"))["code"])
-        for path in catalog_plan_files(directory)
+        for path in catalog_plan_files(directory=directory)
     ]
 
 
@@ -187,9 +193,9 @@ def catalog_codes(directory: Path | None = None) -> list[str]:
 def catalog_load(*, directory: Path | None = None) -> dict:
     """Load (or refresh) the shipped catalog. Running it twice changes nothing the second time."""
     directory = Path(directory or settings.PLAN_CATALOG_DIR)
-    stats = {"created": 0, "changed": 0, "plans": []}
+    stats: dict[str, Any] = {"created": 0, "changed": 0, "plans": []}
     _load_figures(directory, stats)
-    for path in catalog_plan_files(directory):
+    for path in catalog_plan_files(directory=directory):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         plan = _load_plan(data, directory, stats)
         stats["plans"].append(plan.code)
@@ -203,7 +209,7 @@ class TableError(ApplicationError):
     """A change to a committee-maintained table the books refuse; the message says why."""
 
 
-def _changes(obj, fields: dict) -> dict:
+def _changes(obj: models.Model, fields: dict) -> dict:
     return {
         name: [str(getattr(obj, name)), str(value)]
         for name, value in fields.items()
@@ -213,7 +219,7 @@ def _changes(obj, fields: dict) -> dict:
 
 @transaction.atomic
 def figure_set(
-    *, code: str, year: int, amount: Decimal, source: str, actor, now: dt.datetime, reason: str = ""
+    *, code: str, year: int, amount: Decimal, source: str, actor: Actor, now: dt.datetime, reason: str = ""
 ) -> DatedFigure:
     """Record (or correct) an IRS dollar figure for a year. Pay already processed keeps the figure it used."""
     from core.audit import audit_record
@@ -247,7 +253,7 @@ def figure_set(
     return figure
 
 
-def parse_table_rows(text: str) -> list[list[str]]:
+def parse_table_rows(*, text: str) -> list[list[str]]:
     """'2, 100' lines to [["2", "100"]]: a key (a number, a plan year or 'default') and a percent."""
     rows, seen, problems = [], set(), []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -293,7 +299,7 @@ def table_set(
     rows: list[list[str]],
     citation: str,
     description: str,
-    actor,
+    actor: Actor,
     now: dt.datetime,
     reason: str = "",
 ) -> PlanTable:
@@ -342,7 +348,7 @@ def _last_credited() -> dt.date | None:
 
 
 @transaction.atomic
-def market_closure_add(*, date: dt.date, reason: str, actor, now: dt.datetime):
+def market_closure_add(*, date: dt.date, reason: str, actor: Actor, now: dt.datetime) -> MarketClosure:
     """An ad hoc NYSE closure (EDCP 1.37, RRP 1.32): that day is no Valuation Date."""
     from core import valuation_calendar as cal
     from core.audit import audit_record
@@ -378,7 +384,9 @@ def market_closure_add(*, date: dt.date, reason: str, actor, now: dt.datetime):
 
 
 @transaction.atomic
-def market_closure_remove(*, closure, actor, now: dt.datetime, reason: str = "") -> None:
+def market_closure_remove(
+    *, closure: MarketClosure, actor: Actor, now: dt.datetime, reason: str = ""
+) -> None:
     from core import valuation_calendar as cal
     from core.audit import audit_record
 

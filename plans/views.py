@@ -44,7 +44,7 @@ def plan_detail(request, code: str):
     on = form.cleaned_data["on"] if form.is_valid() and form.cleaned_data.get("on") else today
     version = plan.version_on(on)
     tables = list(plan.tables.all())
-    in_force = {}
+    in_force: dict[str, PlanTable] = {}
     for t in tables:
         if t.effective_date <= on and (
             t.code not in in_force or in_force[t.code].effective_date < t.effective_date
@@ -59,7 +59,7 @@ def plan_detail(request, code: str):
             "on": on,
             "form": form if form.is_bound else VersionOnForm(initial={"on": on}),
             "versions": plan.versions.all(),
-            "provisions": selectors.provisions_in_order(version),
+            "provisions": selectors.provisions_in_order(version=version),
             "sections": version.sections.all(),
             "tables": tables,
             "tables_in_force": {t.pk for t in in_force.values()},
@@ -73,10 +73,10 @@ def funds(request, code: str):
     today = timezone.localdate()
     days = request.GET.get("days", "")
     start = today - dt.timedelta(days=int(days) if days.isdigit() and 0 < int(days) <= 20000 else 730)
-    latest = selectors.latest_prices(plan, today)
+    latest = selectors.latest_prices(plan=plan, on=today)
     rows = []
     for fund in plan.funds.all():
-        series = selectors.price_series(fund, start, today)
+        series = selectors.price_series(fund=fund, start=start, end=today)
         rows.append(
             {
                 "fund": fund,
@@ -192,7 +192,7 @@ def table_save(request, pk: int):
                 plan=table.plan,
                 code=table.code,
                 effective_date=d["effective_date"],
-                rows=parse_table_rows(d["rows"]),
+                rows=parse_table_rows(text=d["rows"]),
                 citation=d["citation"],
                 description=d["description"],
                 reason=d["reason"],

@@ -28,7 +28,7 @@ def sign_in(client: Client, user, *, second_factor: bool = True) -> Client:
     """force_login, then (for a user who owes one) a second factor passed now; second_factor=False leaves
     the session unverified, as right after the password."""
     client.force_login(user)
-    if second_factor and second_factor_expected(user):
+    if second_factor and second_factor_expected(user=user):
         device = authenticator_of(user)
         session = client.session
         session[DEVICE_ID_SESSION_KEY] = device.persistent_id

@@ -99,7 +99,7 @@ class PensionFiguresImport(Importer):
             values["imputed_annual_benefit"] = values["imputed_annual_benefit"] or Decimal("0.00")
             values["spouse_name"] = row.text("spouse_name", max_length=200)
             participation = self._participation(row, number, participations)
-            if row.bad or participation is None:
+            if row.bad or participation is None or as_of is None:
                 continue
             refusal = pension_figures_refusal(participation=participation, values={**values, "as_of": as_of})
             if refusal:

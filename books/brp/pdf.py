@@ -44,7 +44,7 @@ def quote_context(quote: BenefitQuote, *, as_of) -> dict:
         "commencement": _day(quote.commencement_date),
         "first_payment": _day(quote.first_payment_date),
         "reference": f"brp-{participation.pk}-{quote.separation_date:%Y%m%d}",
-        "quotes": provision_quotes(version, sections),
+        "quotes": provision_quotes(version=version, citations=sections),
         "signatures": range(members),
         "committee_cite": version.cite("committee_min_members"),
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
 from django.db.models import Max
 
@@ -15,8 +16,11 @@ from books.services.brp import (
 from participants.models import EmploymentEvent, Participation
 from plans.models import Plan
 
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
 
-def brp_participations(query: str = ""):
+
+def brp_participations(*, query: str = "") -> QuerySet[Participation]:
     """Participants of the defined benefit plans, with the date of their latest Pension Plan figures."""
     qs = (
         Participation.objects.filter(plan__kind=Plan.Kind.DEFINED_BENEFIT)
@@ -35,7 +39,7 @@ def brp_participations(query: str = ""):
     return qs
 
 
-def employment_event_dates(participation: Participation) -> dict[str, dt.date]:
+def employment_event_dates(*, participation: Participation) -> dict[str, dt.date]:
     """kind -> the date of the participant's first employment event of that kind (rehires aside)."""
     out: dict[str, dt.date] = {}
     for kind, day in (
@@ -49,8 +53,8 @@ def employment_event_dates(participation: Participation) -> dict[str, dt.date]:
 
 
 def brp_benefit_page(
-    participation: Participation,
     *,
+    participation: Participation,
     today: dt.date,
     separation: dt.date | None = None,
     spouse_birth_date: dt.date | None = None,
@@ -60,12 +64,12 @@ def brp_benefit_page(
     from elections.selectors import annuity_in_force
     from payments.models import Annuity, ScheduledPayment
 
-    events = employment_event_dates(participation)
+    events = employment_event_dates(participation=participation)
     actual = events.get(EmploymentEvent.Kind.SEPARATION)
     death = events.get(EmploymentEvent.Kind.DEATH)
     asked = actual or separation or today
     in_force = annuity_in_force(participation=participation, as_of=actual or today)
-    commencement = benefit_commencement_date(asked, in_force.defer_years)
+    commencement = benefit_commencement_date(separation_date=asked, defer_years=in_force.defer_years)
     quote, error, survivor, survivor_error = None, "", None, ""
     if death is None or (actual is not None and death >= commencement):
         try:

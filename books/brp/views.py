@@ -44,7 +44,7 @@ def staff_list(request):
         request,
         "brp/staff_list.html",
         {
-            "participations": brp_participations(request.GET.get("q", ""))[:500],
+            "participations": brp_participations(query=request.GET.get("q", ""))[:500],
             "q": request.GET.get("q", ""),
             "can_import": has_cap(request.user, Cap.IMPORT_DATA),
             "import_kind": ImportBatch.Kind.PENSION_FIGURES,
@@ -57,7 +57,10 @@ def staff_detail(request, pk: int):
     participation = get_object_or_404(_db_participations(), pk=pk)
     form, separation, spouse = _asked(request)
     context = brp_benefit_page(
-        participation, today=timezone.localdate(), separation=separation, spouse_birth_date=spouse
+        participation=participation,
+        today=timezone.localdate(),
+        separation=separation,
+        spouse_birth_date=spouse,
     )
     can_record = has_cap(request.user, Cap.RECORD_EVENTS)
     return render(
@@ -98,7 +101,7 @@ def staff_figures(request, pk: int):
         else:
             messages.success(request, "Pension Plan figures recorded.")
         return redirect("books_staff:brp_participant", pk=pk)
-    context = brp_benefit_page(participation, today=timezone.localdate())
+    context = brp_benefit_page(participation=participation, today=timezone.localdate())
     return render(
         request,
         "brp/staff_detail.html",
@@ -164,7 +167,9 @@ def _quote_pdf(request, participation: Participation, back: str):
             quote_form.cleaned_data["spouse_birth_date"],
         )
     today = timezone.localdate()
-    context = brp_benefit_page(participation, today=today, separation=separation, spouse_birth_date=spouse)
+    context = brp_benefit_page(
+        participation=participation, today=today, separation=separation, spouse_birth_date=spouse
+    )
     if context["quote"] is None:
         messages.error(request, f"No statement: {context['error'] or 'no Supplemental Benefit to quote'}")
         return redirect(back, pk=participation.pk)
@@ -196,7 +201,10 @@ def portal_benefit(request, pk: int):
     participation = _own(request, pk)
     form, separation, spouse = _asked(request)
     context = brp_benefit_page(
-        participation, today=timezone.localdate(), separation=separation, spouse_birth_date=spouse
+        participation=participation,
+        today=timezone.localdate(),
+        separation=separation,
+        spouse_birth_date=spouse,
     )
     return render(request, "brp/portal_benefit.html", {**context, "quote_form": form})
 

@@ -19,7 +19,7 @@ class BooksError(ApplicationError):
     """A request the books refuse; the message says why (and cites the plan where a plan rule is behind it)."""
 
 
-def parse_account_name(name: str) -> tuple[str, dt.date | None]:
+def parse_account_name(*, name: str) -> tuple[str, dt.date | None]:
     """'retirement_termination' -> (kind, None); 'specified_date:2028-03' -> ('specified_date', 2028-03-01)."""
     if ":" in name:
         kind, month = name.split(":", 1)
@@ -110,7 +110,7 @@ def credit_create(
 ) -> PendingTransaction | None:
     if money(amount) == 0:
         return None
-    kind, month = parse_account_name(account_name)
+    kind, month = parse_account_name(name=account_name)
     account = account_get_or_open(
         participation=participation, kind=kind, specified_month=month, on=effective_date
     )

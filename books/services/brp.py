@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.utils import timezone
@@ -36,6 +37,11 @@ from participants.selectors import key_employee_status
 from plans import actuarial
 from plans.selectors import MissingFigure, figure_for_year
 
+if TYPE_CHECKING:
+    from core.audit import Actor
+    from core.models import Document
+    from plans.models import PlanVersion
+
 JOINT_FORMS = ("qjsa", "js_100", "js_75", "js_50")
 
 
@@ -47,7 +53,7 @@ class BenefitError(ApplicationError):
     """No benefit can be computed; the message says why, with the section. `code` tells a refusal under the
     plan's rules ("not_eligible") from missing inputs staff can record ("no_figures", "no_spouse", "no_limit")."""
 
-    def __init__(self, message: str, code: str = "not_eligible"):
+    def __init__(self, message: str, code: str = "not_eligible") -> None:
         super().__init__(message)
         self.code = code
 
@@ -80,10 +86,10 @@ class BenefitQuote:
     single_life_annual: Decimal
     maximum_benefit: Decimal
     capped: bool
-    annual: Decimal
-    monthly: Decimal
+    annual: Decimal | None  # None: a joint form without the Spouse's date of birth
+    monthly: Decimal | None
     missed_payments: int
-    first_payment: Decimal
+    first_payment: Decimal | None
     lump_sum_value: Decimal
     basis: str
     steps: list[tuple[str, str, str]] = field(default_factory=list)  # (what, amount, citation)
@@ -125,24 +131,24 @@ class SurvivorQuote:
 # --- figures ----------------------------------------------------------------------------------------
 
 
-def maximum_benefit(version, year: int) -> Decimal:
+def maximum_benefit(*, version: PlanVersion, year: int) -> Decimal:
     """BRP 3.4: the 2008 figure raised each January 1 by the 415(b)(1)(A) percentage (the ratio of the limits)."""
     rule = version.provision("db_maximum_benefit")
     base_year, base = rule["base_year"], Decimal(rule["base_amount"])
     index = rule["indexed_by"]
-    return money(base * figure_for_year(index, year) / figure_for_year(index, base_year))
+    return money(base * figure_for_year(code=index, year=year) / figure_for_year(code=index, year=base_year))
 
 
-def maximum_benefit_for(version, year: int) -> tuple[Decimal, str]:
+def maximum_benefit_for(*, version: PlanVersion, year: int) -> tuple[Decimal, str]:
     """(Maximum Benefit, note). A year whose 415(b)(1)(A) limit is not recorded yet uses the latest recorded
     year before it and says so; a benefit is not fixed on such a figure (BRP 3.4(c))."""
     try:
-        return maximum_benefit(version, year), ""
+        return maximum_benefit(version=version, year=year), ""
     except MissingFigure:
         index = version.provision("db_maximum_benefit")["indexed_by"]
         for earlier in range(year - 1, version.provision("db_maximum_benefit")["base_year"] - 1, -1):
             try:
-                return maximum_benefit(version, earlier), (
+                return maximum_benefit(version=version, year=earlier), (
                     f"the {index} limit for {year} is not recorded: the Maximum Benefit of {earlier} is used "
                     f"until the Committee records it ({version.cite('db_maximum_benefit')})"
                 )
@@ -153,7 +159,7 @@ def maximum_benefit_for(version, year: int) -> tuple[Decimal, str]:
         )
 
 
-def pension_figures(participation: Participation, as_of: dt.date) -> DefinedBenefitRecord | None:
+def pension_figures(*, participation: Participation, as_of: dt.date) -> DefinedBenefitRecord | None:
     """The Pension Plan figures in force on `as_of`: the latest recorded as of that day or before."""
     return (
         DefinedBenefitRecord.objects.filter(participation=participation, as_of__lte=as_of)
@@ -162,13 +168,15 @@ def pension_figures(participation: Participation, as_of: dt.date) -> DefinedBene
     )
 
 
-def benefit_commencement_date(separation_date: dt.date, defer_years: int = 0) -> dt.date:
+def benefit_commencement_date(*, separation_date: dt.date, defer_years: int = 0) -> dt.date:
     """BRP 1.3(b), 4.2(a): the 1st day of the month after the month of separation, later by any deferral (4.2(d))."""
     return add_years(day_of_month_after(separation_date, 1, 1), defer_years)
 
 
-def _record_or_error(participation: Participation, as_of: dt.date, version) -> DefinedBenefitRecord:
-    record = pension_figures(participation, as_of)
+def _record_or_error(
+    participation: Participation, as_of: dt.date, version: PlanVersion
+) -> DefinedBenefitRecord:
+    record = pension_figures(participation=participation, as_of=as_of)
     if record is None:
         raise BenefitError(
             f"no Pension Plan figures are recorded for {participation.person} ({version.cite('db_benefit')})",
@@ -178,7 +186,7 @@ def _record_or_error(participation: Participation, as_of: dt.date, version) -> D
 
 
 def _supplemental(
-    version, record: DefinedBenefitRecord, commencement: dt.date
+    version: PlanVersion, record: DefinedBenefitRecord, commencement: dt.date
 ) -> tuple[Decimal, Decimal, Decimal, bool, list[tuple[str, str, str]], list[str]]:
     """BRP 3.2-3.4: (single life annual, Maximum Benefit, ceiling, capped, steps, notes)."""
     cite = version.cite("db_benefit")
@@ -207,7 +215,7 @@ def _supplemental(
                 version.provision("db_benefit").get("cite_early", cite),
             )
         )
-    max_benefit, note = maximum_benefit_for(version, commencement.year)
+    max_benefit, note = maximum_benefit_for(version=version, year=commencement.year)
     ceiling = max(ZERO, max_benefit - record.payable_annual_benefit)
     capped = adjusted > ceiling
     sla = min(adjusted, ceiling)
@@ -226,7 +234,11 @@ def _supplemental(
 
 
 def _eligibility(
-    version, record: DefinedBenefitRecord, person: Person, separation_date: dt.date, commencement: dt.date
+    version: PlanVersion,
+    record: DefinedBenefitRecord,
+    person: Person,
+    separation_date: dt.date,
+    commencement: dt.date,
 ) -> None:
     """BRP 3.1: (i) 15 years of Benefit Service or the Early or Normal Retirement Date reached at termination, and
     (ii) for distributions beginning on or after January 1, 2008, termination after meeting Early or Normal Retirement."""
@@ -251,7 +263,7 @@ def _eligibility(
 
 
 def _basis(
-    version, commencement: dt.date, person: Person
+    version: PlanVersion, commencement: dt.date, person: Person
 ) -> tuple[actuarial.MortalityTable, actuarial.InterestBasis, str, list[str]]:
     rule = version.provision("actuarial_basis")
     table, table_note = actuarial.mortality_table(commencement.year)
@@ -266,10 +278,10 @@ def _basis(
 
 
 def _forms(
-    version,
+    version: PlanVersion,
     sla: Decimal,
-    table,
-    interest,
+    table: actuarial.MortalityTable,
+    interest: actuarial.InterestBasis,
     life: actuarial.Life,
     spouse: actuarial.Life | None,
     default: str,
@@ -331,7 +343,7 @@ def brp_benefit_sheet(
     version = plan.version_on(separation_date)
     person = participation.person
     record = _record_or_error(participation, as_of, version)
-    commencement = benefit_commencement_date(separation_date, defer_years)
+    commencement = benefit_commencement_date(separation_date=separation_date, defer_years=defer_years)
     _eligibility(version, record, person, separation_date, commencement)
     cites = {
         "commencement": version.cite("db_commencement"),
@@ -346,7 +358,10 @@ def brp_benefit_sheet(
     first_payment_date = commencement
     ke = version.provision("key_employee")
     status = key_employee_status(
-        person, separation_date, effective_month=ke["effective_month"], effective_day=ke["effective_day"]
+        person=person,
+        on=separation_date,
+        effective_month=ke["effective_month"],
+        effective_day=ke["effective_day"],
     )
     delay_rule = next((r for r in version.provision("distribution", []) if r.get("key_employee_delay")), None)
     if delay_rule:
@@ -374,9 +389,12 @@ def brp_benefit_sheet(
     missed = (
         (first_payment_date.year - commencement.year) * 12 + first_payment_date.month - commencement.month
     )
+    annual: Decimal | None
+    monthly: Decimal | None
+    first: Decimal | None
     if form == "lump_sum":
         annual = monthly = first = lump
-    elif chosen.annual is None:
+    elif chosen.annual is None or chosen.monthly is None:
         annual = monthly = first = None
     else:
         annual, monthly = chosen.annual, chosen.monthly
@@ -580,10 +598,10 @@ def pension_figures_record(
     *,
     participation: Participation,
     as_of: dt.date,
-    actor,
+    actor: Actor,
     now: dt.datetime | None = None,
     source: str = "",
-    **values,
+    **values: Decimal | dt.date | str | None,
 ) -> DefinedBenefitRecord:
     """Record the Pension Plan figures of `as_of` (a correction of the same date replaces them; history keeps the
     old ones) and let the payment schedule follow (a benefit already in pay stays fixed, BRP 3.4(c))."""
@@ -623,7 +641,7 @@ def pension_figures_record(
 QUOTE_KIND = "brp_benefit_statement"
 
 
-def brp_quote_document(*, quote: BenefitQuote, as_of: dt.date, actor, now: dt.datetime):
+def brp_quote_document(*, quote: BenefitQuote, as_of: dt.date, actor: Actor, now: dt.datetime) -> Document:
     """The PDF of a quote: its steps and sections, every form side by side, the basis, the dates, the provisions
     quoted and lines for the Committee's signatures (stored by content hash: the same quote gives the same file)."""
     from books.brp.pdf import TEMPLATE, quote_context

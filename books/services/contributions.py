@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.db.models import Sum
@@ -17,6 +18,9 @@ from participants.models import EmploymentEvent, Participation
 from participants.selectors import termination_event
 from plans.models import Plan
 
+if TYPE_CHECKING:
+    from core.audit import Actor
+
 
 def company_contribution_credit(
     *,
@@ -25,7 +29,7 @@ def company_contribution_credit(
     amount: Decimal,
     plan_year: int,
     on: dt.date,
-    actor,
+    actor: Actor,
     key: str | None = None,
 ) -> None:
     """EDCP 4.1: credit the matching or retirement contribution lost by deferring, to the Company Contribution Account."""
@@ -60,7 +64,7 @@ def _restoration_eligible(
 ) -> tuple[bool, str]:
     """RRP 3.02: employed on the last day of the year, unless they died or Retired during it."""
     year_end = dt.date(plan_year, 12, 31)
-    ended = termination_event(participation.person, on_or_before=year_end)
+    ended = termination_event(person=participation.person, on_or_before=year_end)
     if ended is None or ended.effective_date.year > plan_year:
         return True, ""
     if not rule.get("employed_last_day", True):
@@ -82,7 +86,7 @@ def _restoration_eligible(
 
 @transaction.atomic
 def restoration_declare(
-    *, plan: Plan, plan_year: int, percent: Decimal, declared_on: dt.date, actor
+    *, plan: Plan, plan_year: int, percent: Decimal, declared_on: dt.date, actor: Actor
 ) -> ContributionDeclaration:
     """RRP 3.02: the declared percentage times each eligible Participant's Plan Compensation for the year."""
     version = plan.version_on(dt.date(plan_year, 12, 31))

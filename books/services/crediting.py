@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from decimal import Decimal
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Sum
@@ -89,7 +89,7 @@ class _Work(NamedTuple):
 
 
 def _work_now(day: dt.date) -> _Work:
-    params = {"day": day, "key": day.isoformat()}
+    params: dict[str, dt.date | str] = {"day": day, "key": day.isoformat()}
     postgresql = connection.vendor == "postgresql"
     with connection.cursor() as cursor:
         cursor.execute(_WORK_WITH_PRICES_SQL if postgresql else _WORK_SQL, params)
@@ -104,7 +104,7 @@ def _funds(ids: list[int]) -> list[Fund]:
     return list(Fund.objects.filter(id__in=ids).select_related("plan")) if ids else []
 
 
-def allocation_in_force(participation_id: int, plan_id: int, day: dt.date) -> list[tuple[int, int]]:
+def allocation_in_force(*, participation_id: int, plan_id: int, day: dt.date) -> list[tuple[int, int]]:
     """[(fund_id, percent)] for future credits on `day`; the plan's default fund without an election (EDCP 7.5)."""
     election = (
         InvestmentElection.objects.filter(
@@ -334,7 +334,7 @@ def _credits_python(day: dt.date, actor: str) -> int:
     with transaction.atomic():
         for t in todo:
             part = t.account.participation
-            lines = allocation_in_force(part.id, part.plan_id, day)
+            lines = allocation_in_force(participation_id=part.id, plan_id=part.plan_id, day=day)
             # the same rule as the SQL: shares rounded, the last fund (highest id) takes the remainder
             parts = split_by_percent(t.amount, lines)
             for fund_id, share in parts:
@@ -472,20 +472,20 @@ def _valuations_python(day: dt.date) -> int:
         return 0
     prices = _prices_on(day)
     prev_day = cal.previous_valuation_date(day)
-    state: dict[int, dict] = {}
-    for row in (
+    state: dict[int, dict[str, Any]] = {}
+    for held in (
         DailyValuation.objects.filter(valuation_date=prev_day)
         .exclude(units=0)
         .values("position_id", "account_id", "fund_id", "units", "value")
     ):
-        state[row["position_id"]] = {**row, "prev_value": row["value"], "flow": ZERO}
+        state[held["position_id"]] = {**held, "prev_value": held["value"], "flow": ZERO}
     flows = (
         LedgerEntry.objects.filter(valuation_date=day)
         .values("position_id", "position__account_id", "position__fund_id")
         .annotate(u=Sum("units"), a=Sum("amount"))
     )
     for f in flows:
-        row = state.setdefault(
+        moved = state.setdefault(
             f["position_id"],
             {
                 "position_id": f["position_id"],
@@ -496,8 +496,8 @@ def _valuations_python(day: dt.date) -> int:
                 "flow": ZERO,
             },
         )
-        row["units"] += f["u"]
-        row["flow"] += f["a"]
+        moved["units"] += f["u"]
+        moved["flow"] += f["a"]
     rows = []
     for row in state.values():
         price = prices[row["fund_id"]]

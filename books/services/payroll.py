@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.utils import timezone
@@ -23,6 +25,7 @@ from books.models import Account, EntryKind, PayrollDeferral, PayrollRecord, Pen
 from books.services.accounts import BooksError, parse_account_name
 from core.audit import actor_label
 from core.errors import ApplicationError
+from core.models import ImportBatch
 from core.money import ZERO, money, percent_of, split_by_percent
 from elections.models import DeferralCancellation, DeferralElectionLine, Status
 from elections.selectors import allocation_of, cancellation_covering, choose_deferral_line
@@ -31,12 +34,16 @@ from participants.selectors import employment_status_from_events
 from plans.models import Plan
 from plans.selectors import announced_percent, figure_for_year
 
+if TYPE_CHECKING:
+    from core.audit import Actor
+    from plans.models import PlanVersion
+
 
 class PayrollError(ApplicationError):
     pass
 
 
-def plan_year_of(pay_date: dt.date) -> int:
+def plan_year_of(*, pay_date: dt.date) -> int:
     return pay_date.year
 
 
@@ -51,7 +58,7 @@ class PayLine:
     performance_period_end: dt.date | None = None
     net_available: Decimal | None = None
     sequence: int = 1
-    batch: object = None
+    batch: ImportBatch | None = None
     line_number: int | None = None
 
 
@@ -85,7 +92,7 @@ class PayrollRun:
     """Pay lines computed in memory and written in bulk. Use: run = PayrollRun.for_people(...); run.add(line)...;
     run.save(). A line the plans refuse raises PayrollError from add() and leaves the run as it was."""
 
-    def __init__(self, *, actor, limits: dict | None = None, now: dt.datetime | None = None):
+    def __init__(self, *, actor: Actor, limits: dict | None = None, now: dt.datetime | None = None) -> None:
         self.actor = actor_label(actor)
         self.limits = limits
         self.now = now or timezone.now()
@@ -104,9 +111,9 @@ class PayrollRun:
     @classmethod
     def for_people(
         cls,
-        people,
+        people: Iterable[Person],
         *,
-        actor,
+        actor: Actor,
         limits: dict | None = None,
         now: dt.datetime | None = None,
         years: set[int] | None = None,
@@ -169,13 +176,13 @@ class PayrollRun:
     def figure(self, code: str, year: int) -> Decimal:
         key = (code, year)
         if key not in self._figures:
-            self._figures[key] = figure_for_year(code, year, self.limits)
+            self._figures[key] = figure_for_year(code=code, year=year, overrides=self.limits)
         return self._figures[key]
 
     def announced(self, plan: Plan, table: str, year: int) -> Decimal:
         key = (plan.pk, table, year)
         if key not in self._announced:
-            self._announced[key] = announced_percent(plan, table, year)
+            self._announced[key] = announced_percent(plan=plan, code=table, year=year)
         return self._announced[key]
 
     def _ytd_sum(self, participation: Participation, plan_year: int, pay_date: dt.date, attr: str) -> Decimal:
@@ -194,7 +201,9 @@ class PayrollRun:
         if self.is_recorded(line):
             return None
         person = line.person
-        status = employment_status_from_events(person, self.events.get(person.pk, []), line.pay_date)
+        status = employment_status_from_events(
+            person=person, events=self.events.get(person.pk, []), day=line.pay_date
+        )
         if not status.employed:
             raise PayrollError(
                 f"{person.employee_number} was not employed on {line.pay_date} ({status.reason})"
@@ -206,7 +215,7 @@ class PayrollRun:
             pay_date=line.pay_date,
             component=line.component,
             gross=money(line.gross),
-            plan_year=line.plan_year or plan_year_of(line.pay_date),
+            plan_year=line.plan_year or plan_year_of(pay_date=line.pay_date),
             period_start=line.period_start,
             performance_period_end=line.performance_period_end,
             net_available=line.net_available,
@@ -246,7 +255,9 @@ class PayrollRun:
         self.computed.append(computed)
         return record
 
-    def _deferral(self, record: PayrollRecord, participation: Participation):
+    def _deferral(
+        self, record: PayrollRecord, participation: Participation
+    ) -> tuple[PayrollDeferral, list[_Credit]] | None:
         version = participation.plan.version_on(record.pay_date)
         if not version.provision("deferral_components", None):
             return None
@@ -261,7 +272,7 @@ class PayrollRun:
                 return None
             plan_comp = record.gross
         line = choose_deferral_line(
-            self.lines[(participation.pk, component)],
+            lines=self.lines[(participation.pk, component)],
             cancellations=self.cancellations[participation.pk],
             evergreen=version.provision("evergreen", False),
             plan_year=record.plan_year,
@@ -271,7 +282,9 @@ class PayrollRun:
         )
         percent = line.percent if line else ZERO
         reason = ""
-        cancelled = cancellation_covering(self.cancellations[participation.pk], record.pay_date)
+        cancelled = cancellation_covering(
+            cancellations=self.cancellations[participation.pk], day=record.pay_date
+        )
         if cancelled and percent:
             reason = f"deferrals cancelled {cancelled.starts_on} to {cancelled.ends_on} ({cancelled.cite}): {cancelled.reason}"
             percent = ZERO
@@ -304,7 +317,7 @@ class PayrollRun:
         if deferral:
             default_kind = version.provision("default_deferral_account")
             for account_name, amount in split_by_percent(
-                deferral, allocation_of(line.election if line else None, default_kind)
+                deferral, allocation_of(election=line.election if line else None, default_kind=default_kind)
             ):
                 if amount:
                     credits.append(
@@ -334,7 +347,7 @@ class PayrollRun:
 
     def _matching(
         self,
-        version,
+        version: PlanVersion,
         participation: Participation,
         record: PayrollRecord,
         deferral: Decimal,
@@ -372,7 +385,7 @@ class PayrollRun:
                     or name in planned[participation.pk]
                 ):
                     continue
-                kind, month = parse_account_name(name)
+                kind, month = parse_account_name(name=name)
                 version = participation.plan.version_on(computed.record.pay_date)
                 spec = version.account_spec(kind)
                 if spec is None:
@@ -383,7 +396,7 @@ class PayrollRun:
                 same_kind = {
                     n
                     for n in set(existing) | self.planned[participation.pk] | planned[participation.pk]
-                    if parse_account_name(n)[0] == kind
+                    if parse_account_name(name=n)[0] == kind
                 }
                 if len(same_kind) >= spec["max_count"]:
                     raise PayrollError(
@@ -409,7 +422,7 @@ class PayrollRun:
                         credit.account_name not in self.accounts[credit.participation.pk]
                         and key not in new_accounts
                     ):
-                        kind, month = parse_account_name(credit.account_name)
+                        kind, month = parse_account_name(name=credit.account_name)
                         new_accounts[key] = Account(
                             participation=credit.participation,
                             kind=kind,
@@ -429,7 +442,7 @@ class PayrollRun:
             for row, credits in c.deferrals:
                 row.record = c.record
                 deferrals.append(row)
-                key = f"pay:{c.record.pk}:{row.participation.pk}"
+                line_key = f"pay:{c.record.pk}:{row.participation.pk}"
                 for credit in credits:
                     pending.append(
                         PendingTransaction(
@@ -438,7 +451,7 @@ class PayrollRun:
                             source=credit.source,
                             amount=credit.amount,
                             effective_date=c.record.pay_date,
-                            idempotency_key=f"{key}:{credit.key_suffix}",
+                            idempotency_key=f"{line_key}:{credit.key_suffix}",
                             actor=self.actor,
                             created_at=self.now,
                             memo=credit.memo[:300],
@@ -459,13 +472,13 @@ def pay_record(
     pay_date: dt.date,
     component: str,
     gross: Decimal,
-    actor,
+    actor: Actor,
     plan_year: int | None = None,
     period_start: dt.date | None = None,
     performance_period_end: dt.date | None = None,
     net_available: Decimal | None = None,
     sequence: int = 1,
-    batch=None,
+    batch: ImportBatch | None = None,
     line_number: int | None = None,
     limits: dict | None = None,
     now: dt.datetime | None = None,
@@ -476,7 +489,7 @@ def pay_record(
     ).first()
     if existing:
         return existing, False
-    year = plan_year or plan_year_of(pay_date)
+    year = plan_year or plan_year_of(pay_date=pay_date)
     run = PayrollRun.for_people([person], actor=actor, limits=limits, now=now, years={year})
     try:
         record = run.add(
@@ -496,5 +509,9 @@ def pay_record(
         )
     except BooksError as exc:
         raise PayrollError(str(exc))
+    if record is None:  # recorded by a concurrent import since the check above
+        return PayrollRecord.objects.get(
+            person=person, pay_date=pay_date, component=component, sequence=sequence
+        ), False
     run.save()
     return record, True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from books.models import Account, EntryKind, Forfeiture, Source
 from books.selectors import account_value
@@ -14,8 +15,11 @@ from participants.models import EmploymentEvent, Participation
 from participants.selectors import change_in_control_between, termination_event, years_of_vesting_service
 from plans.selectors import plan_table
 
+if TYPE_CHECKING:
+    from core.audit import Actor
 
-def vesting_rule(participation: Participation, kind: str, on: dt.date) -> dict:
+
+def vesting_rule(*, participation: Participation, kind: str, on: dt.date) -> dict:
     version = participation.plan.version_on(on)
     for rule in version.provision("vesting"):
         if kind in rule["accounts"]:
@@ -23,20 +27,22 @@ def vesting_rule(participation: Participation, kind: str, on: dt.date) -> dict:
     return {"rule": "immediate", "cite": version.cite("vesting"), "accounts": [kind]}
 
 
-def vested_percent(account: Account, on: dt.date) -> tuple[Decimal, str]:
+def vested_percent(*, account: Account, on: dt.date) -> tuple[Decimal, str]:
     """(percent vested on `on`, the section that decides it)."""
     participation = account.participation
     person = participation.person
-    rule = vesting_rule(participation, account.kind, on)
+    rule = vesting_rule(participation=participation, kind=account.kind, on=on)
     cite = rule["cite"]
     if rule["rule"] == "immediate":
         return HUNDRED, cite
-    ended = termination_event(person, on_or_before=on)
+    ended = termination_event(person=person, on_or_before=on)
     employed_through = ended.effective_date if ended else on
     full_on = set(rule.get("full_on", []))
     if ended and ended.kind == EmploymentEvent.Kind.DEATH and "death_while_employed" in full_on:
         return HUNDRED, cite
-    if "change_in_control" in full_on and change_in_control_between(person.hire_date, employed_through):
+    if "change_in_control" in full_on and change_in_control_between(
+        start=person.hire_date, end=employed_through
+    ):
         return HUNDRED, cite
     if "retirement" in full_on and ended and ended.kind == EmploymentEvent.Kind.SEPARATION:
         age = participation.plan.version_on(on).provision("retirement_age", None)
@@ -45,24 +51,24 @@ def vested_percent(account: Account, on: dt.date) -> tuple[Decimal, str]:
     since = rule.get("full_if_service_on_or_after")
     if since and employed_through >= dt.date.fromisoformat(since):
         return HUNDRED, cite
-    years = years_of_vesting_service(person, employed_through)
+    years = years_of_vesting_service(person=person, on=employed_through)
     if rule["rule"] == "cliff":
         return (HUNDRED if years >= rule["cliff_years"] else ZERO), cite
-    table = plan_table(participation.plan, rule["schedule_table"], on)
+    table = plan_table(plan=participation.plan, code=rule["schedule_table"], on=on)
     return min(HUNDRED, table.step_value(Decimal(years))), cite
 
 
-def forfeit_unvested(*, participation: Participation, on: dt.date, actor) -> list[Forfeiture]:
+def forfeit_unvested(*, participation: Participation, on: dt.date, actor: Actor) -> list[Forfeiture]:
     """At separation the unvested part of each account is forfeited (EDCP 4.2, RRP 3.06)."""
     version = participation.plan.version_on(on)
     if not version.provision("forfeit_unvested_at_separation", False):
         return []
     out = []
     for account in Account.objects.filter(participation=participation).order_by("id"):
-        percent, cite = vested_percent(account, on)
+        percent, cite = vested_percent(account=account, on=on)
         if percent >= HUNDRED:
             continue
-        value = account_value(account, on)
+        value = account_value(account=account, on=on)
         amount = value if percent == 0 else money(value * (HUNDRED - percent) / HUNDRED)
         if amount <= 0:
             continue
@@ -87,7 +93,7 @@ def forfeit_unvested(*, participation: Participation, on: dt.date, actor) -> lis
     return out
 
 
-def on_employment_event(*, event: EmploymentEvent, actor) -> None:
+def on_employment_event(*, event: EmploymentEvent, actor: Actor) -> None:
     if event.kind != EmploymentEvent.Kind.SEPARATION:
         return
     for participation in event.person.participations.select_related("plan"):

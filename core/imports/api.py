@@ -29,7 +29,7 @@ class ImportErrorSerializer(serializers.Serializer):
 
 
 class ImportBatchSerializer(serializers.ModelSerializer):
-    errors = ImportErrorSerializer(many=True, read_only=True)
+    errors = ImportErrorSerializer(many=True, read_only=True)  # type: ignore[assignment]  # a declared field: the serializer metaclass moves it to _declared_fields, so it never replaces Serializer.errors
 
     class Meta:
         model = ImportBatch

@@ -133,7 +133,7 @@ def import_file(*, kind: str, file_name: str, content: bytes, actor, now: dt.dat
             transaction.savepoint_rollback(savepoint)
             problems.add(0, f"The database refused the file, so nothing was applied: {exc}")
             result = None
-        if problems:
+        if problems or result is None:  # None: the database refused it, and problems say so
             if result is not None:
                 transaction.savepoint_rollback(savepoint)
             _refuse(batch, problems, rows_total)

@@ -69,13 +69,13 @@ class SecondFactorRequiredMiddleware:
         if (
             user.is_authenticated
             and not request.path.startswith(SECOND_FACTOR_OPEN)
-            and not second_factor_satisfied(user)
+            and not second_factor_satisfied(user=user)
         ):
             if request.path.startswith("/api/"):
                 return JsonResponse(
                     {"detail": "Second factor required: sign in on the web page and enter your code."},
                     status=403,
                 )
-            target = "signin_verify" if has_authenticator(user) else "signin_enrol"
+            target = "signin_verify" if has_authenticator(user=user) else "signin_enrol"
             return redirect(f"{reverse(target)}?{urlencode({'next': request.get_full_path()})}")
         return self.get_response(request)

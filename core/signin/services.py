@@ -10,7 +10,11 @@ import datetime as dt
 
 import django_otp
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser, User
+from django.contrib.sessions.backends.base import SessionBase
 from django.db import transaction
+from django.http import HttpRequest
+from django_otp.models import Device
 from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
@@ -22,45 +26,45 @@ AUTHENTICATOR_NAME = "authenticator"
 RECOVERY_NAME = "recovery codes"
 
 
-def second_factor_mandatory(user) -> bool:
+def second_factor_mandatory(*, user: User | AnonymousUser) -> bool:
     """Every staff user, and whoever can open the Django admin, signs in with a second factor."""
     return bool(user.is_authenticated and (is_staff_user(user) or user.is_staff or user.is_superuser))
 
 
-def has_authenticator(user) -> bool:
+def has_authenticator(*, user: User | AnonymousUser) -> bool:
     return TOTPDevice.objects.filter(user=user, confirmed=True).exists()
 
 
-def second_factor_expected(user) -> bool:
+def second_factor_expected(*, user: User | AnonymousUser) -> bool:
     """Staff always; a participant once they have added an authenticator."""
-    return second_factor_mandatory(user) or (user.is_authenticated and has_authenticator(user))
+    return second_factor_mandatory(user=user) or (user.is_authenticated and has_authenticator(user=user))
 
 
-def second_factor_verified(user) -> bool:
+def second_factor_verified(*, user: User | AnonymousUser) -> bool:
     """True when this session passed the second factor (django-otp's OTPMiddleware; never for HTTP Basic)."""
     is_verified = getattr(user, "is_verified", None)
     return bool(is_verified is not None and is_verified())
 
 
-def second_factor_satisfied(user) -> bool:
-    return not second_factor_expected(user) or second_factor_verified(user)
+def second_factor_satisfied(*, user: User | AnonymousUser) -> bool:
+    return not second_factor_expected(user=user) or second_factor_verified(user=user)
 
 
-def second_factor_fresh(*, user, session, now: dt.datetime) -> bool:
+def second_factor_fresh(*, user: User | AnonymousUser, session: SessionBase, now: dt.datetime) -> bool:
     """Checked within SECOND_FACTOR_FRESH_MINUTES (approvals and decisions ask again after that)."""
     at = session.get(VERIFIED_AT_SESSION_KEY)
-    if not second_factor_verified(user) or at is None:
+    if not second_factor_verified(user=user) or at is None:
         return False
     return now.timestamp() - float(at) <= settings.SECOND_FACTOR_FRESH_MINUTES * 60
 
 
-def session_second_factor_passed(*, request, device, now: dt.datetime) -> None:
+def session_second_factor_passed(*, request: HttpRequest, device: Device, now: dt.datetime) -> None:
     """Mark this session verified by `device` and remember when (for the 15-minute re-check)."""
     django_otp.login(request, device)
     request.session[VERIFIED_AT_SESSION_KEY] = now.timestamp()
 
 
-def token_check(*, user, token: str):
+def token_check(*, user: User | AnonymousUser, token: str) -> Device | None:
     """The confirmed device (authenticator or an unused recovery code) that accepts `token`, or None.
     A recovery code is used up by the check (django-otp deletes the static token)."""
     token = "".join(token.split())
@@ -69,7 +73,7 @@ def token_check(*, user, token: str):
     return django_otp.match_token(user, token)
 
 
-def authenticator_start(*, user) -> TOTPDevice:
+def authenticator_start(*, user: User | AnonymousUser) -> TOTPDevice:
     """The unconfirmed authenticator being enrolled (a new random key on first call, the same one after)."""
     device = TOTPDevice.objects.filter(user=user, confirmed=False, name=AUTHENTICATOR_NAME).first()
     if device is None:
@@ -77,7 +81,7 @@ def authenticator_start(*, user) -> TOTPDevice:
     return device
 
 
-def secret_base32(device: TOTPDevice) -> str:
+def secret_base32(*, device: TOTPDevice) -> str:
     """The key as authenticator apps take it when typed in by hand."""
     return base64.b32encode(device.bin_key).decode("ascii")
 
@@ -103,7 +107,7 @@ def authenticator_confirm(*, device: TOTPDevice, token: str, now: dt.datetime) -
 
 
 @transaction.atomic
-def recovery_codes_issue(*, user, now: dt.datetime) -> list[str]:
+def recovery_codes_issue(*, user: User, now: dt.datetime) -> list[str]:
     """Replace the user's recovery codes: each works once, in place of an authenticator code."""
     StaticDevice.objects.filter(user=user).delete()
     device = StaticDevice.objects.create(user=user, name=RECOVERY_NAME, confirmed=True)
@@ -119,12 +123,12 @@ def recovery_codes_issue(*, user, now: dt.datetime) -> list[str]:
     return codes
 
 
-def recovery_codes_left(user) -> int:
+def recovery_codes_left(*, user: User | AnonymousUser) -> int:
     return StaticToken.objects.filter(device__user=user).count()
 
 
 @transaction.atomic
-def demo_authenticator_enrol(*, user, key_hex: str, now: dt.datetime) -> TOTPDevice:
+def demo_authenticator_enrol(*, user: User, key_hex: str, now: dt.datetime) -> TOTPDevice:
     """The demo's staff authenticators: a fixed key, so a second load_demo run keeps the same secret."""
     device, created = TOTPDevice.objects.get_or_create(
         user=user, name=AUTHENTICATOR_NAME, defaults={"key": key_hex, "confirmed": True}

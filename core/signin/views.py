@@ -35,7 +35,7 @@ def _next(request, default: str = "home") -> str:
 @login_required
 def verify(request):
     """Enter a code from the authenticator (or a recovery code): at sign-in, and again before a decision."""
-    if not S.has_authenticator(request.user):
+    if not S.has_authenticator(user=request.user):
         return redirect(f"{reverse('signin_enrol')}?{urlencode({'next': _next(request)})}")
     form = TokenForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -43,7 +43,7 @@ def verify(request):
         if device is not None:
             S.session_second_factor_passed(request=request, device=device, now=timezone.now())
             if device.persistent_id.startswith("otp_static"):
-                left = S.recovery_codes_left(request.user)
+                left = S.recovery_codes_left(user=request.user)
                 messages.warning(
                     request, f"You used a recovery code; {left} left. Make new ones if few remain."
                 )
@@ -59,7 +59,7 @@ def verify(request):
 @login_required
 def enrol(request):
     """Add an authenticator app: show its key, confirm it with a first code, then show the recovery codes."""
-    if S.has_authenticator(request.user) and not S.second_factor_verified(request.user):
+    if S.has_authenticator(user=request.user) and not S.second_factor_verified(user=request.user):
         return redirect(f"{reverse('signin_verify')}?{urlencode({'next': _next(request)})}")
     device = S.authenticator_start(user=request.user)
     form = TokenForm(request.POST or None)
@@ -76,11 +76,11 @@ def enrol(request):
         "registration/second_factor_enrol.html",
         {
             "form": form,
-            "secret": S.secret_base32(device),
+            "secret": S.secret_base32(device=device),
             "config_url": device.config_url,
             "next": _next(request),
-            "mandatory": S.second_factor_mandatory(request.user),
-            "replacing": S.has_authenticator(request.user),
+            "mandatory": S.second_factor_mandatory(user=request.user),
+            "replacing": S.has_authenticator(user=request.user),
         },
     )
 
@@ -91,9 +91,9 @@ def overview(request):
         request,
         "registration/second_factor.html",
         {
-            "has_authenticator": S.has_authenticator(request.user),
-            "mandatory": S.second_factor_mandatory(request.user),
-            "codes_left": S.recovery_codes_left(request.user),
+            "has_authenticator": S.has_authenticator(user=request.user),
+            "mandatory": S.second_factor_mandatory(user=request.user),
+            "codes_left": S.recovery_codes_left(user=request.user),
         },
     )
 
@@ -101,7 +101,7 @@ def overview(request):
 @require_POST
 @login_required
 def recovery_codes_new(request):
-    if not (S.has_authenticator(request.user) and S.second_factor_verified(request.user)):
+    if not (S.has_authenticator(user=request.user) and S.second_factor_verified(user=request.user)):
         return redirect("signin_overview")
     codes = S.recovery_codes_issue(user=request.user, now=timezone.now())
     return render(request, "registration/recovery_codes.html", {"codes": codes, "next": reverse_lazy("home")})

@@ -72,7 +72,7 @@ def _record_balances(ctx: SimContext, day: dt.date) -> None:
             "participation__person"
         )
     )
-    values = account_values(accounts, on=day)
+    values = account_values(accounts=accounts, on=day)
     out: dict[str, dict[str, str]] = {pid: {} for pid in ctx.scenario.participants}
     for account in accounts:
         pid = ctx.participant_id(account.participation.person)
@@ -93,7 +93,7 @@ def run_scenario(scenario: Scenario) -> dict:
         by_day.setdefault(event.on, []).append(event)
     checkpoints = set(scenario.checkpoints) | {scenario.through}
     results: dict[int, dict] = {}
-    with figure_overrides(scenario.limits), pinned_version_date(scenario.plan_version):
+    with figure_overrides(limits=scenario.limits), pinned_version_date(scenario.plan_version):
         for hook in registry.SETUP_HOOKS:
             hook(ctx)
         for day in _days(scenario.start, scenario.through):

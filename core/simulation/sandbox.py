@@ -117,14 +117,14 @@ def scratch_database() -> Iterator[str]:
     else:
         var = Path(settings.VAR_DIR)
         var.mkdir(exist_ok=True)
-        template = var / f"simtpl_{fingerprint}.sqlite3"
-        if not template.exists():
-            building = var / f"simtpl_{fingerprint}.{uuid.uuid4().hex[:6]}.sqlite3"
-            with _point_default_at({"NAME": building}):
+        template_file = var / f"simtpl_{fingerprint}.sqlite3"
+        if not template_file.exists():
+            building_file = var / f"simtpl_{fingerprint}.{uuid.uuid4().hex[:6]}.sqlite3"
+            with _point_default_at({"NAME": building_file}):
                 _build_template()
-            building.replace(template)
+            building_file.replace(template_file)
         with tempfile.TemporaryDirectory() as tmp:
-            scratch = Path(tmp) / "simulation.sqlite3"
-            shutil.copyfile(template, scratch)
-            with _point_default_at({"NAME": scratch}):
-                yield str(scratch)
+            scratch_file = Path(tmp) / "simulation.sqlite3"
+            shutil.copyfile(template_file, scratch_file)
+            with _point_default_at({"NAME": scratch_file}):
+                yield str(scratch_file)

@@ -20,12 +20,12 @@ TITLES = {
 
 @register.filter
 def election_kind(election) -> str:
-    return S.kind_of(election)
+    return S.kind_of(election=election)
 
 
 @register.filter
 def election_title(election) -> str:
-    kind = S.kind_of(election)
+    kind = S.kind_of(election=election)
     title = TITLES[kind]
     if kind == "deferral":
         extra = f" for {election.plan_year}"

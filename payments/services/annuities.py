@@ -29,6 +29,7 @@ import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.utils import timezone
@@ -44,6 +45,11 @@ from participants.models import EmploymentEvent, Participation
 from payments.models import Annuity, PaymentSchedule, ScheduledPayment
 from payments.services.bulk import bulk_update_fast
 from plans.models import Plan
+
+if TYPE_CHECKING:
+    from core.audit import Actor
+    from participants.models import Person
+    from plans.models import PlanVersion
 
 S = ScheduledPayment.Status
 K = ScheduledPayment.Kind
@@ -61,7 +67,7 @@ class AnnuityError(ApplicationError):
     pass
 
 
-def is_annuity_account(account: Account) -> bool:
+def is_annuity_account(*, account: Account) -> bool:
     """A defined benefit plan pays annuities, not account balances (the plan's kind, from the catalog)."""
     return account.participation.plan.kind == Plan.Kind.DEFINED_BENEFIT
 
@@ -70,7 +76,7 @@ def _day(d: dt.date) -> str:
     return f"{d:%B} {d.day}, {d.year}"
 
 
-def horizon(day: dt.date) -> dt.date:
+def horizon(*, day: dt.date) -> dt.date:
     """Payments are planned through the 1st of the month twelve months ahead (extended once a month)."""
     return add_months(first_of_month(day), HORIZON_MONTHS)
 
@@ -137,7 +143,58 @@ def _stream(start: dt.date, end: dt.date | None, through: dt.date) -> list[dt.da
     return out
 
 
-def plan_payments(t: Terms, through: dt.date) -> tuple[list[Due], bool]:
+def _after_death(t: Terms, after_death: dt.date, through: dt.date) -> tuple[list[Due], bool]:
+    """What is paid after the participant's death: the survivor's annuity, else the rest of a period certain
+    (payments due through `through`, whether every one of them is now listed)."""
+    dues: list[Due] = []
+    complete = True
+    certain = t.certain_months
+    if (
+        t.survivor_percent
+        and t.survivor_monthly
+        and not (t.survivor_death and t.death and t.survivor_death < t.death)
+    ):
+        end = first_of_month(t.survivor_death) if t.survivor_death else None
+        for day in _stream(after_death, end, through):
+            dues.append(
+                Due(
+                    "death",
+                    "Post-Retirement Survivor Benefit",
+                    K.ANNUITY,
+                    _month_index(t.commencement, day) + 1,
+                    0,
+                    day,
+                    t.survivor_monthly,
+                    t.survivor_name,
+                    t.cite_survivor,
+                    f"the survivor's {t.survivor_percent}% of the {t.form_label}, after the participant's death",
+                )
+            )
+        if end is None or end > through:
+            complete = False
+    elif certain:
+        last = add_months(t.commencement, certain - 1)
+        for day in _stream(after_death, last, through):
+            dues.append(
+                Due(
+                    "death",
+                    t.benefit,
+                    K.ANNUITY,
+                    _month_index(t.commencement, day) + 1,
+                    certain,
+                    day,
+                    t.monthly,
+                    t.beneficiary_name,
+                    t.cite_monthly,
+                    f"guaranteed payment {_month_index(t.commencement, day) + 1} of {certain}, to the Beneficiary",
+                )
+            )
+        if last > through:
+            complete = False
+    return dues, complete
+
+
+def plan_payments(*, t: Terms, through: dt.date) -> tuple[list[Due], bool]:
     """(payments due through `through`, whether every payment of the benefit is now listed)."""
     dues: list[Due] = []
     death_month = first_of_month(t.death) if t.death else None
@@ -207,48 +264,9 @@ def plan_payments(t: Terms, through: dt.date) -> tuple[list[Due], bool]:
             )
         )
     if after_death is not None:
-        if (
-            t.survivor_percent
-            and t.survivor_monthly
-            and not (t.survivor_death and t.survivor_death < t.death)
-        ):
-            end = first_of_month(t.survivor_death) if t.survivor_death else None
-            for day in _stream(after_death, end, through):
-                dues.append(
-                    Due(
-                        "death",
-                        "Post-Retirement Survivor Benefit",
-                        K.ANNUITY,
-                        _month_index(t.commencement, day) + 1,
-                        0,
-                        day,
-                        t.survivor_monthly,
-                        t.survivor_name,
-                        t.cite_survivor,
-                        f"the survivor's {t.survivor_percent}% of the {t.form_label}, after the participant's death",
-                    )
-                )
-            if end is None or end > through:
-                complete = False
-        elif certain:
-            last = add_months(t.commencement, certain - 1)
-            for day in _stream(after_death, last, through):
-                dues.append(
-                    Due(
-                        "death",
-                        t.benefit,
-                        K.ANNUITY,
-                        _month_index(t.commencement, day) + 1,
-                        certain,
-                        day,
-                        t.monthly,
-                        t.beneficiary_name,
-                        t.cite_monthly,
-                        f"guaranteed payment {_month_index(t.commencement, day) + 1} of {certain}, to the Beneficiary",
-                    )
-                )
-            if last > through:
-                complete = False
+        after, all_listed = _after_death(t, after_death, through)
+        dues += after
+        complete = complete and all_listed
     if t.key_unknown_until is not None:
         for d in dues:
             if d.payment_date < t.key_unknown_until:
@@ -275,7 +293,7 @@ class Outcome:
     fields: dict = field(default_factory=dict)  # Annuity fields to store
 
 
-def _events(person) -> dict[str, dt.date]:
+def _events(person: Person) -> dict[str, dt.date]:
     out: dict[str, dt.date] = {}
     for kind, day in (
         EmploymentEvent.objects.filter(person=person)
@@ -290,7 +308,7 @@ def _events(person) -> dict[str, dt.date]:
 def _beneficiary_name(participation: Participation) -> str:
     from participants.selectors import beneficiaries_in_force
 
-    designation = beneficiaries_in_force(participation.person, participation.plan)
+    designation = beneficiaries_in_force(person=participation.person, plan=participation.plan)
     if designation is not None:
         names = [b.name for b in designation.beneficiaries.all() if b.tier == "primary" and not b.deceased_on]
         if names:
@@ -298,9 +316,9 @@ def _beneficiary_name(participation: Participation) -> str:
     return f"Estate of {participation.person.full_name}"[:200]
 
 
-def _cites(version) -> dict[str, str]:
+def _cites(version: PlanVersion) -> dict[str, str]:
     survivor = version.provision("db_survivor", None) or {}
-    delay = next(
+    delay: dict = next(
         (
             r["key_employee_delay"]
             for r in version.provision("distribution", []) or []
@@ -333,19 +351,21 @@ def _fresh(
     person = participation.person
     sep, death = events.get(EmploymentEvent.Kind.SEPARATION), events.get(EmploymentEvent.Kind.DEATH)
     anchor = sep or death
-    version = participation.plan.version_on(anchor)
-    cites = _cites(version)
-    if sep is None and death is None:
+    if anchor is None:
         return Outcome(
             status=Annuity.Status.NOT_PAYABLE,
-            summary=f"Payable after separation from service ({cites['start']}).",
+            summary=f"Payable after separation from service ({_cites(participation.plan.version_on(as_of))['start']}).",
         )
-    in_force = annuity_in_force(participation=participation, as_of=sep or death)
-    commencement = benefit_commencement_date(sep, in_force.defer_years) if sep else None
-    if commencement is not None:
+    version = participation.plan.version_on(anchor)
+    cites = _cites(version)
+    in_force = annuity_in_force(participation=participation, as_of=anchor)
+    commencement = (
+        benefit_commencement_date(separation_date=sep, defer_years=in_force.defer_years) if sep else None
+    )
+    if sep is not None and commencement is not None:
         at_start = annuity_in_force(participation=participation, as_of=commencement)
         if at_start.defer_years != in_force.defer_years:
-            commencement = benefit_commencement_date(sep, at_start.defer_years)
+            commencement = benefit_commencement_date(separation_date=sep, defer_years=at_start.defer_years)
         in_force = at_start
     if death is not None and (commencement is None or death < commencement):
         try:
@@ -406,6 +426,8 @@ def _fresh(
                 "notes": sq.notes,
             },
         )
+    # A death before commencement was answered above, so there was a separation.
+    assert sep is not None and commencement is not None
     try:
         quote = brp_benefit_quote(
             participation=participation,
@@ -416,6 +438,7 @@ def _fresh(
         )
     except BenefitError as exc:
         return _refused(exc, commencement, f"Separation on {_day(sep)} ({cites['start']}): ", "separation")
+    assert quote.monthly is not None  # brp_benefit_quote refuses a form it cannot price ("no_spouse")
     if quote.provisional and any("limit" in p for p in quote.provisional):
         note = next(p for p in quote.provisional if "limit" in p)
         return Outcome(
@@ -507,7 +530,7 @@ def _fresh(
     )
 
 
-def _refused(exc, expected: dt.date, prefix: str, trigger: str) -> Outcome:
+def _refused(exc: Exception, expected: dt.date, prefix: str, trigger: str) -> Outcome:
     code = getattr(exc, "code", "not_eligible")
     if code in HOLD_CODES:
         return Outcome(
@@ -523,6 +546,13 @@ def _refused(exc, expected: dt.date, prefix: str, trigger: str) -> Outcome:
 
 def _stored(annuity: Annuity, participation: Participation, events: dict[str, dt.date]) -> Outcome:
     """The terms already fixed (a payment was released): only deaths change what is paid."""
+    if (
+        annuity.event_date is None
+        or annuity.commencement_date is None
+        or annuity.first_payment_date is None
+        or annuity.monthly is None
+    ):
+        raise ValueError(f"annuity {annuity.pk} has a payment released but its terms were never fixed")
     version = participation.plan.version_on(annuity.event_date)
     cites = _cites(version)
     death = events.get(EmploymentEvent.Kind.DEATH)
@@ -618,7 +648,7 @@ def _recompute(account: Account, *, because: str, now: dt.datetime, as_of: dt.da
             .first()
         )
         created = schedule is None
-        if created:
+        if schedule is None:
             schedule = PaymentSchedule.objects.create(
                 participation=participation,
                 account=account,
@@ -639,9 +669,9 @@ def _recompute(account: Account, *, because: str, now: dt.datetime, as_of: dt.da
             if started and annuity.pk
             else _fresh(participation, events, annuity, as_of)
         )
-        through = max([horizon(as_of)] + [p.payment_date for p in have])
+        through = max([horizon(day=as_of)] + [p.payment_date for p in have])
         if outcome.terms is not None:
-            dues, complete = plan_payments(outcome.terms, through)
+            dues, complete = plan_payments(t=outcome.terms, through=through)
         elif outcome.hold_code and outcome.expected_start:
             benefit = (
                 "Pre-Retirement Survivor Benefit" if outcome.trigger == "death" else "Supplemental Benefit"
@@ -760,14 +790,14 @@ def _merge(
     if updates or cancelled:
         runs = {p.run_id for p in cancelled if p.run_id}
         bulk_update_fast(
-            updates + cancelled,
-            ScheduledPayment,
-            ["status", "run", "cancelled_reason", "hold_code", "hold_reason"],
+            objs=updates + cancelled,
+            model=ScheduledPayment,
+            fields=["status", "run", "cancelled_reason", "hold_code", "hold_reason"],
         )
         if runs:
             from payments.services.runs import runs_refresh_totals
 
-            runs_refresh_totals(runs)
+            runs_refresh_totals(run_ids=runs)
     if new:
         bulk_create_with_history(
             [_row(d, schedule=schedule, revision=revision, now=now, fixed_on=fixed_on) for d in new],
@@ -802,7 +832,7 @@ def _overpaid(have: list[ScheduledPayment], terms: Terms | None) -> str:
 # --- reactions, the daily job, staff actions -----------------------------------------------------------
 
 
-def accounts_open_on_event(*, event, actor) -> None:
+def accounts_open_on_event(*, event: EmploymentEvent, actor: Actor) -> None:
     """A separation or death makes a defined benefit payable: open the plan's record account so the benefit has a
     schedule (registered before payments' own reaction, which then recomputes it)."""
     from books.services.accounts import account_get_or_open
@@ -823,9 +853,9 @@ def accounts_open_on_event(*, event, actor) -> None:
 def annuities_extend(*, day: dt.date, now: dt.datetime) -> int:
     """Plan each annuity in pay twelve months ahead (the daily payment job; a rerun the same month does nothing)."""
     ids = list(
-        Annuity.objects.filter(status=Annuity.Status.IN_PAY, scheduled_through__lt=horizon(day)).values_list(
-            "schedule__account_id", flat=True
-        )
+        Annuity.objects.filter(
+            status=Annuity.Status.IN_PAY, scheduled_through__lt=horizon(day=day)
+        ).values_list("schedule__account_id", flat=True)
     )
     accounts = list(
         Account.objects.filter(id__in=ids).select_related("participation__plan", "participation__person")
@@ -837,7 +867,7 @@ def annuities_extend(*, day: dt.date, now: dt.datetime) -> int:
 
 
 def annuity_survivor_death_record(
-    *, annuity: Annuity, died_on: dt.date, actor, now: dt.datetime | None = None
+    *, annuity: Annuity, died_on: dt.date, actor: Actor, now: dt.datetime | None = None
 ) -> Annuity:
     """The survivor (or the Spouse receiving 5.1) died: their payments stop after the month of death."""
     now = now or timezone.now()
@@ -866,7 +896,7 @@ def annuity_survivor_death_record(
     return annuity
 
 
-def annuities_of(person) -> list[Annuity]:
+def annuities_of(*, person: Person) -> list[Annuity]:
     return list(
         Annuity.objects.filter(participation__person=person)
         .select_related("schedule", "participation__plan")
@@ -874,7 +904,7 @@ def annuities_of(person) -> list[Annuity]:
     )
 
 
-def annuity_payments(annuity: Annuity) -> dict[str, list[ScheduledPayment]]:
+def annuity_payments(*, annuity: Annuity) -> dict[str, list[ScheduledPayment]]:
     rows = list(ScheduledPayment.objects.filter(schedule=annuity.schedule).order_by("payment_date", "id"))
     out: dict[str, list[ScheduledPayment]] = defaultdict(list)
     for p in rows:

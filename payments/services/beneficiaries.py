@@ -18,8 +18,13 @@ import datetime as dt
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import TYPE_CHECKING, TypeVar
 
 from core.money import HUNDRED, PERCENT_PRECISION, split_by_percent
+
+if TYPE_CHECKING:
+    from participants.models import Beneficiary, Person
+    from plans.models import Plan, PlanVersion
 
 
 @dataclass(frozen=True)
@@ -39,35 +44,38 @@ class Payees:
         return len(self.payees) > 1
 
 
-def normalise_percents(parts: Sequence[tuple[Hashable, Decimal | int]]) -> list[tuple[Hashable, Decimal]]:
+Key = TypeVar("Key", bound=Hashable)
+
+
+def normalise_percents(*, parts: Sequence[tuple[Key, Decimal | int]]) -> list[tuple[Key, Decimal]]:
     """Scale percentages to add up to exactly 100: 4 places each, the last takes the remainder."""
     total = sum((Decimal(p) for _, p in parts), Decimal(0))
     if total <= 0:
         raise ValueError("nothing to share: the percentages add up to zero")
-    out: list[tuple[Hashable, Decimal]] = []
+    out: list[tuple[Key, Decimal]] = []
     for key, pct in parts[:-1]:
         out.append((key, (Decimal(pct) * HUNDRED / total).quantize(PERCENT_PRECISION)))
     out.append((parts[-1][0], HUNDRED - sum((p for _, p in out), Decimal(0))))
     return out
 
 
-def split_among(amount: Decimal, parts: Sequence[tuple[Hashable, Decimal | int]]) -> dict[Hashable, Decimal]:
+def split_among(*, amount: Decimal, parts: Sequence[tuple[Key, Decimal | int]]) -> dict[Key, Decimal]:
     """Split `amount` by the parts' percentages (scaled to 100 if they are a subset); remainder on the last."""
     if not parts:
         return {}
-    return dict(split_by_percent(amount, normalise_percents(parts)))
+    return dict(split_by_percent(amount, normalise_percents(parts=parts)))
 
 
-def _survived(beneficiary, death: dt.date) -> bool:
+def _survived(beneficiary: Beneficiary, death: dt.date) -> bool:
     return beneficiary.deceased_on is None or beneficiary.deceased_on > death
 
 
-def death_payees(*, person, plan, version, death: dt.date) -> Payees:
+def death_payees(*, person: Person, plan: Plan, version: PlanVersion, death: dt.date) -> Payees:
     """The payees of a death benefit and their shares, with the sections that make them so."""
     from participants.models import Beneficiary, Person
     from participants.selectors import beneficiaries_in_force
 
-    designation = beneficiaries_in_force(person, plan)
+    designation = beneficiaries_in_force(person=person, plan=plan)
     cite = version.cite("default_beneficiary")
     if designation is not None:
         everyone = list(designation.beneficiaries.all())
@@ -76,7 +84,7 @@ def death_payees(*, person, plan, version, death: dt.date) -> Payees:
             living = [b for b in named if _survived(b, death)]
             if not living:
                 continue
-            shares = normalise_percents([(b.name, b.percent) for b in living])
+            shares = normalise_percents(parts=[(b.name, b.percent) for b in living])
             payees = tuple(Payee(name, pct, f"{tier} beneficiary") for name, pct in shares)
             gone = [b.name for b in named if b not in living]
             why = (

@@ -7,12 +7,14 @@ row per object, as bulk_update_with_history would.
 
 from __future__ import annotations
 
-from django.db import connection
+from collections.abc import Sequence
+
+from django.db import connection, models
 
 CHUNK = 1000
 
 
-def bulk_update_fast(objs: list, model, fields: list[str]) -> None:
+def bulk_update_fast(*, objs: Sequence[models.Model], model: type[models.Model], fields: list[str]) -> None:
     if not objs:
         return
     if connection.vendor != "postgresql":
@@ -21,7 +23,12 @@ def bulk_update_fast(objs: list, model, fields: list[str]) -> None:
         bulk_update_with_history(objs, model, fields, batch_size=CHUNK)
         return
     meta = model._meta
-    columns = [meta.get_field(f) for f in fields]
+    columns: list[models.Field] = []
+    for name in fields:
+        column = meta.get_field(name)
+        if not isinstance(column, models.Field):  # a reverse relation has no column to update
+            raise ValueError(f"{name} is not a column of {meta.label}")
+        columns.append(column)
     table = meta.db_table
     sets = ", ".join(f'"{c.column}" = v."{c.column}"' for c in columns)
     casts = [c.db_type(connection) for c in columns]
@@ -40,4 +47,4 @@ def bulk_update_fast(objs: list, model, fields: list[str]) -> None:
                 f'UPDATE "{table}" AS t SET {sets} FROM (VALUES {values}) AS v({names}) WHERE t.id = v.id',
                 params,
             )
-    model.history.bulk_history_create(objs, update=True)
+    model.history.bulk_history_create(objs, update=True)  # type: ignore[attr-defined]  # django-simple-history adds `history` to each registered model

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from core.dates import (
     add_months,
@@ -20,6 +21,10 @@ from core.dates import (
     end_of_previous_month,
     first_day_of_month_after_anniversary,
 )
+from payments.services.beneficiaries import Payees
+
+if TYPE_CHECKING:
+    from plans.models import PlanVersion
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,7 @@ class AccountFacts:
     kind: str
     name: str
     label: str
-    version: object  # plans.models.PlanVersion (provisions cached)
+    version: PlanVersion  # provisions cached
     separation: dt.date | None = None
     death: dt.date | None = None
     disability: dt.date | None = None
@@ -64,7 +69,7 @@ class AccountFacts:
     value_at_separation: Decimal | None = None
     value_known_through: dt.date | None = None
     separation_valuation_date: dt.date | None = None
-    death_payees: object = None  # payments.services.beneficiaries.Payees, loaded when there is a death
+    death_payees: Payees | None = None  # loaded when there is a death
 
 
 PART_SHARES = ("part", "liquidate_part")
@@ -124,7 +129,7 @@ class ScheduleResult:
 # --- date rules ----------------------------------------------------------------------------------
 
 
-def payment_date_for(rule: dict, event: dt.date) -> dt.date:
+def payment_date_for(*, rule: dict, event: dt.date) -> dt.date:
     kind = rule["rule"]
     if kind == "day_of_month_after_event":
         return day_of_month_after(event, rule.get("day", 15), rule.get("months", 1))
@@ -133,7 +138,7 @@ def payment_date_for(rule: dict, event: dt.date) -> dt.date:
     raise ValueError(f"payment date rule {kind!r} needs a scheduled month, not an event")
 
 
-def key_employee_date(rule: dict, separation: dt.date) -> dt.date:
+def key_employee_date(*, rule: dict, separation: dt.date) -> dt.date:
     if rule["rule"] == "first_day_of_nth_month_after_event_month":
         return day_of_month_after(separation, 1, rule["months"])
     if rule["rule"] == "first_day_of_month_after_n_month_anniversary":
@@ -141,7 +146,7 @@ def key_employee_date(rule: dict, separation: dt.date) -> dt.date:
     raise ValueError(f"unknown Key Employee delay rule {rule['rule']!r}")
 
 
-def valuation_date_for(rule: str, *, event: dt.date | None, payment_date: dt.date) -> dt.date | None:
+def valuation_date_for(*, rule: str, event: dt.date, payment_date: dt.date) -> dt.date | None:
     """The date a payment is valued as of; None = on its release date (everything is sold that day)."""
     if rule == "end_of_event_month":
         return end_of_month(event)
@@ -175,7 +180,7 @@ def _describe(rule: dict, event_word: str) -> str:
 # --- the engine -----------------------------------------------------------------------------------
 
 
-def _rules(version, kind: str) -> list[dict]:
+def _rules(version: PlanVersion, kind: str) -> list[dict]:
     return [r for r in (version.provision("distribution", []) or []) if kind in r["accounts"]]
 
 
@@ -183,7 +188,7 @@ def _rule(rules: list[dict], trigger: str) -> dict | None:
     return next((r for r in rules if r["trigger"] == trigger), None)
 
 
-def _key_hold(f: AccountFacts, version) -> tuple[str, str]:
+def _key_hold(f: AccountFacts, version: PlanVersion) -> tuple[str, str]:
     ks = f.key_status
     if ks is not None and not ks.known:
         return (
@@ -216,7 +221,7 @@ def _lump(
         share=share,
         payment_date=date,
         valuation_rule=valuation_rule,
-        valued_as_of=valuation_date_for(valuation_rule, event=event, payment_date=date),
+        valued_as_of=valuation_date_for(rule=valuation_rule, event=event, payment_date=date),
         cite=cite,
         reason=reason,
         hold_code=hold[0],
@@ -230,17 +235,18 @@ def _delayed_for_key(
     """(first Payment Date, the Key Employee rule's cite when it moved the date)."""
     if not delay_rule or f.key_status is None or not f.key_status.key:
         return standard, None
-    later = key_employee_date(delay_rule, separation)
+    later = key_employee_date(rule=delay_rule, separation=separation)
     if later > standard:
         return later, delay_rule.get("cite")
     return standard, None
 
 
 def _override(
-    f: AccountFacts, version, spec: dict, cite: str, trigger: str, benefit: str, why: str
+    f: AccountFacts, version: PlanVersion, spec: dict, cite: str, trigger: str, benefit: str, why: str
 ) -> list[Planned]:
     """A lump sum of everything on separation (change in control 5.6, small balance 5.7)."""
     sep = f.separation
+    assert sep is not None, "a change in control or small balance lump sum follows a separation"
     standard = day_of_month_after(sep, spec.get("payment_day", 15), spec.get("payment_months", 1))
     date, key_cite = _delayed_for_key(f, spec.get("key_employee_delay"), standard, sep)
     reason = f"{why}: {_describe({'rule': 'day_of_month_after_event', 'day': spec.get('payment_day', 15), 'months': spec.get('payment_months', 1)}, 'separation')}"
@@ -292,7 +298,7 @@ def _series(
     benefit = rule["name"]
     delayed = first != standard
     out: list[Planned] = []
-    if form == "lump_sum" or (form != "lump_sum" and not n):
+    if form == "lump_sum" or not n:
         rule_name = (
             valuation.get("delayed_lump_sum", valuation["lump_sum"]) if delayed else valuation["lump_sum"]
         )
@@ -333,7 +339,7 @@ def _series(
                 share="installment",
                 payment_date=date,
                 valuation_rule=inst_rule,
-                valued_as_of=valuation_date_for(inst_rule, event=event, payment_date=date),
+                valued_as_of=valuation_date_for(rule=inst_rule, event=event, payment_date=date),
                 cite=cite,
                 reason=why,
                 hold_code=hold[0],
@@ -343,14 +349,10 @@ def _series(
     return out, form, n
 
 
-def _life_schedule(f: AccountFacts, version, rules: list[dict], result: ScheduleResult) -> list[Planned]:
-    """What the account pays while the participant lives (separation, disability, a Specified Date)."""
-    events = []
-    for trigger, day in (("separation", f.separation), ("disability", f.disability)):
-        r = _rule(rules, trigger)
-        if day is not None and r is not None:
-            events.append((day, trigger, r))
-    events.sort(key=lambda e: e[0])
+def _change_in_control_override(
+    f: AccountFacts, version: PlanVersion, events: list[tuple[dt.date, str, dict]], result: ScheduleResult
+) -> list[Planned] | None:
+    """A separation soon enough after a change in control pays everything as one lump sum; None otherwise."""
     sep = f.separation
     cic = version.provision("change_in_control", None)
     if sep is not None and cic and f.kind in cic.get("accounts", []):
@@ -378,6 +380,14 @@ def _life_schedule(f: AccountFacts, version, rules: list[dict], result: Schedule
                 "Change in control",
                 f"separation within {window} months after a change in control",
             )
+    return None
+
+
+def _small_balance_override(
+    f: AccountFacts, version: PlanVersion, events: list[tuple[dt.date, str, dict]], result: ScheduleResult
+) -> list[Planned] | None:
+    """A small balance at separation is paid as one lump sum, overriding the election; None otherwise."""
+    sep = f.separation
     small = version.provision("small_balance", None)
     if events and events[0][1] == "separation" and small and f.kind in small.get("accounts", []):
         cite = version.cite("small_balance")
@@ -401,43 +411,70 @@ def _life_schedule(f: AccountFacts, version, rules: list[dict], result: Schedule
                 f"not more than {threshold:,.2f} ({cite}): one lump sum, overriding the election."
             )
             return _override(f, version, small, cite, "small_balance", "Small balance", "small balance")
+    return None
+
+
+def _event_series(
+    f: AccountFacts, version: PlanVersion, rule: dict, trigger: str, day: dt.date, result: ScheduleResult
+) -> list[Planned]:
+    """The payments after the first of the participant's events (separation or disability), per the rule."""
+    standard = payment_date_for(rule=rule["payment_date"], event=day)
+    cite = rule["payment_date"].get("cite", rule["cite"])
+    reason = _describe(rule["payment_date"], trigger.replace("_", " "))
+    first = standard
+    election = f.election
+    if election and election.delay_months and rule.get("later_start"):
+        first = add_months(first, election.delay_months)
+        reason += f", {election.delay_months} months later as elected"
+        cite = rule["later_start"].get("cite", cite)
+    for change in f.changes:
+        if change.delay_years and change.submitted_on <= add_months(first, -12):
+            first = add_years(first, change.delay_years)
+            sc = version.provision("schedule_change", None) or {}
+            cite = sc.get("cites", {}).get("right", cite)
+            reason += (
+                f", delayed {change.delay_years} years by the change filed {change.submitted_on:%B %d, %Y}"
+            )
+    hold: tuple[str, str] = ("", "")
+    if trigger == "separation" and rule.get("key_employee_delay"):
+        hold = _key_hold(f, version)
+        first, key_cite = _delayed_for_key(f, rule["key_employee_delay"], first, day)
+        if key_cite:
+            cite = key_cite
+            reason = f"the later of {reason} and {_describe(rule['key_employee_delay'], trigger)}"
+    payments, form, n = _series(f, rule, trigger, day, first, standard, cite, reason, hold)
+    result.trigger, result.trigger_date, result.benefit, result.form, result.installments = (
+        trigger,
+        day,
+        rule["name"],
+        form,
+        n,
+    )
+    result.cite = rule["cite"]
+    result.summary = f"{rule['name']} ({rule['cite']}): {trigger.replace('_', ' ')} on {day:%B %d, %Y}; first payment {reason}."
+    if hold[0]:
+        result.hold_reason = hold[1]
+    return payments
+
+
+def _life_schedule(
+    f: AccountFacts, version: PlanVersion, rules: list[dict], result: ScheduleResult
+) -> list[Planned]:
+    """What the account pays while the participant lives (separation, disability, a Specified Date)."""
+    events = []
+    for trigger, day in (("separation", f.separation), ("disability", f.disability)):
+        r = _rule(rules, trigger)
+        if day is not None and r is not None:
+            events.append((day, trigger, r))
+    events.sort(key=lambda e: e[0])
+    overridden = _change_in_control_override(f, version, events, result)
+    if overridden is None:
+        overridden = _small_balance_override(f, version, events, result)
+    if overridden is not None:
+        return overridden
     if events:
         day, trigger, rule = events[0]
-        standard = payment_date_for(rule["payment_date"], day)
-        cite = rule["payment_date"].get("cite", rule["cite"])
-        reason = _describe(rule["payment_date"], trigger.replace("_", " "))
-        first = standard
-        election = f.election
-        if election and election.delay_months and rule.get("later_start"):
-            first = add_months(first, election.delay_months)
-            reason += f", {election.delay_months} months later as elected"
-            cite = rule["later_start"].get("cite", cite)
-        for change in f.changes:
-            if change.delay_years and change.submitted_on <= add_months(first, -12):
-                first = add_years(first, change.delay_years)
-                sc = version.provision("schedule_change", None) or {}
-                cite = sc.get("cites", {}).get("right", cite)
-                reason += f", delayed {change.delay_years} years by the change filed {change.submitted_on:%B %d, %Y}"
-        hold: tuple[str, str] = ("", "")
-        if trigger == "separation" and rule.get("key_employee_delay"):
-            hold = _key_hold(f, version)
-            first, key_cite = _delayed_for_key(f, rule["key_employee_delay"], first, day)
-            if key_cite:
-                cite = key_cite
-                reason = f"the later of {reason} and {_describe(rule['key_employee_delay'], trigger)}"
-        payments, form, n = _series(f, rule, trigger, day, first, standard, cite, reason, hold)
-        result.trigger, result.trigger_date, result.benefit, result.form, result.installments = (
-            trigger,
-            day,
-            rule["name"],
-            form,
-            n,
-        )
-        result.cite = rule["cite"]
-        result.summary = f"{rule['name']} ({rule['cite']}): {trigger.replace('_', ' ')} on {day:%B %d, %Y}; first payment {reason}."
-        if hold[0]:
-            result.hold_reason = hold[1]
-        return payments
+        return _event_series(f, version, rule, trigger, day, result)
     sd = _rule(rules, "specified_date")
     if sd is not None and f.specified_first_payment is not None:
         first = f.specified_first_payment
@@ -471,7 +508,7 @@ def _life_schedule(f: AccountFacts, version, rules: list[dict], result: Schedule
     return []
 
 
-def compute_schedule(f: AccountFacts) -> ScheduleResult:
+def compute_schedule(*, f: AccountFacts) -> ScheduleResult:
     version = f.version
     rules = _rules(version, f.kind)
     result = ScheduleResult()
@@ -487,7 +524,7 @@ def compute_schedule(f: AccountFacts) -> ScheduleResult:
         result.payments = kept
         return result
     death = f.death
-    date = payment_date_for(death_rule["payment_date"], death)
+    date = payment_date_for(rule=death_rule["payment_date"], event=death)
     cite = death_rule["payment_date"].get("cite", death_rule["cite"])
     reason = _describe(death_rule["payment_date"], "death")
     valuation = death_rule["valuation"]["lump_sum"]
@@ -516,13 +553,28 @@ def compute_schedule(f: AccountFacts) -> ScheduleResult:
     result.hold_reason = ""
     result.provisional_until = None
     result.payments = kept + death_lump_sums(
-        "death", death_rule["name"], date, valuation, death, cite, reason, payees
+        trigger="death",
+        benefit=death_rule["name"],
+        date=date,
+        valuation=valuation,
+        event=death,
+        cite=cite,
+        reason=reason,
+        payees=payees,
     )
     return result
 
 
 def death_lump_sums(
-    trigger: str, benefit: str, date: dt.date, valuation: str, event: dt.date, cite: str, reason: str, payees
+    *,
+    trigger: str,
+    benefit: str,
+    date: dt.date,
+    valuation: str,
+    event: dt.date,
+    cite: str,
+    reason: str,
+    payees: Payees | None,
 ) -> list[Planned]:
     """The lump sum of everything, one payment per payee (EDCP 5.4 "to the Beneficiary"): each its percentage."""
     if payees is None or not payees.shared:

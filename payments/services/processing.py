@@ -103,11 +103,11 @@ class Work:
         )
 
 
-def payment_work(day: dt.date) -> Work:
+def payment_work(*, day: dt.date) -> Work:
     """One query: is there anything for the payment job (or a run) on `day`?"""
     sql = portable(_WORK_SQL)
     with connection.cursor() as cursor:
-        cursor.execute(sql, {"day": day, "horizon": annuity_horizon(day)})
+        cursor.execute(sql, {"day": day, "horizon": annuity_horizon(day=day)})
         credited, *flags = cursor.fetchone()
     credited_date = dt.date.fromisoformat(credited) if credited else None
     return Work(credited_date, *(bool(f) for f in flags))
@@ -156,7 +156,7 @@ def _recheck_holds(now: dt.datetime, credited: dt.date | None = None) -> int:
     for p in released:
         p.status, p.hold_code, p.hold_reason = S.SCHEDULED, "", ""
     if released:
-        bulk_update_fast(released, ScheduledPayment, ["status", "hold_code", "hold_reason"])
+        bulk_update_fast(objs=released, model=ScheduledPayment, fields=["status", "hold_code", "hold_reason"])
     return len(released)
 
 
@@ -188,7 +188,7 @@ def _hold_uncreditable(day: dt.date, credited: dt.date | None) -> int:
             f"Valuation Date cannot be credited, so the payment cannot be valued. Load the price."
         )
     if held:
-        bulk_update_fast(held, ScheduledPayment, ["status", "hold_code", "hold_reason"])
+        bulk_update_fast(objs=held, model=ScheduledPayment, fields=["status", "hold_code", "hold_reason"])
     return len(held)
 
 
@@ -267,7 +267,7 @@ def _value_batch(batch: list[ScheduledPayment], credited: dt.date, stats: dict[s
     ids = [p.id for p in batch] + [pid for members in groups.values() for pid, _ in members]
     for day, payments in sorted(by_day.items()):
         values = available_values(
-            {p.account_id for p in payments}, on=day, credited=credited, exclude_payments=ids
+            account_ids={p.account_id for p in payments}, on=day, credited=credited, exclude_payments=ids
         )
         shares: dict[int, Decimal] = {}
         for p in payments:
@@ -295,7 +295,11 @@ def _value_batch(batch: list[ScheduledPayment], credited: dt.date, stats: dict[s
             if p.share in ScheduledPayment.PARTS:
                 # EDCP 5.4: the whole value, each payee its percentage (the last what rounding leaves).
                 if p.id not in shares:
-                    shares.update(split_among(available, groups[(p.schedule_id, p.trigger, p.payment_date)]))
+                    shares.update(
+                        split_among(
+                            amount=available, parts=groups[(p.schedule_id, p.trigger, p.payment_date)]
+                        )
+                    )
                     values[p.account_id] = ZERO
                 _set_amount(p, shares[p.id], stats)
                 continue
@@ -311,9 +315,9 @@ def _value_batch(batch: list[ScheduledPayment], credited: dt.date, stats: dict[s
             values[p.account_id] = available - amount
             _set_amount(p, amount, stats)
     bulk_update_fast(
-        changed,
-        ScheduledPayment,
-        ["status", "hold_code", "hold_reason", "amount", "amount_is_estimate", "cancelled_reason"],
+        objs=changed,
+        model=ScheduledPayment,
+        fields=["status", "hold_code", "hold_reason", "amount", "amount_is_estimate", "cancelled_reason"],
     )
 
 
@@ -347,17 +351,18 @@ def _close_paid() -> int:
         if shared:  # the payees of one liquidation are closed together
             seen = {p.id for p in batch}
             batch += [p for p in released.filter(pending_id__in=shared).order_by("id") if p.id not in seen]
-        by_pending: dict[int, list[ScheduledPayment]] = defaultdict(list)
+        by_pending: dict[PendingTransaction, list[ScheduledPayment]] = defaultdict(list)
         for p in batch:
-            by_pending[p.pending_id].append(p)
+            if p.pending is not None:  # always: `released` has a pending transaction
+                by_pending[p.pending].append(p)
         relooked = []
         with transaction.atomic():
-            for rows in by_pending.values():
-                t = rows[0].pending
+            for t, rows in by_pending.items():
                 applied = -(t.applied_amount or ZERO)
                 parts = (
                     split_among(
-                        applied, [(p.id, p.percent or ZERO) for p in sorted(rows, key=lambda r: r.id)]
+                        amount=applied,
+                        parts=[(p.id, p.percent or ZERO) for p in sorted(rows, key=lambda r: r.id)],
                     )
                     if rows[0].share == SH.LIQUIDATE_PART
                     else {rows[0].id: applied}
@@ -376,11 +381,11 @@ def _close_paid() -> int:
             if relooked:
                 from payments.services.withholding import withholding_apply
 
-                withholding_apply(relooked)
+                withholding_apply(payments=relooked)
             bulk_update_fast(
-                batch,
-                ScheduledPayment,
-                [
+                objs=batch,
+                model=ScheduledPayment,
+                fields=[
                     "status",
                     "paid_on",
                     "amount",
@@ -395,7 +400,7 @@ def _close_paid() -> int:
             )
         from payments.services.runs import runs_refresh_totals
 
-        runs_refresh_totals({p.run_id for p in relooked})
+        runs_refresh_totals(run_ids={p.run_id for p in relooked})
         done += len(batch)
 
 
@@ -409,7 +414,7 @@ def _close_defined(day: dt.date) -> int:
     for p in batch:
         p.status, p.paid_on = S.PAID, p.release_date
     if batch:
-        bulk_update_fast(batch, ScheduledPayment, ["status", "paid_on"])
+        bulk_update_fast(objs=batch, model=ScheduledPayment, fields=["status", "paid_on"])
     return len(batch)
 
 
@@ -421,7 +426,7 @@ def payment_day_process(
 ) -> JobRun | None:
     """Process the payments of `day`. Nothing to do: None (no run recorded). Done already: the run as it is."""
     now = now or timezone.now()
-    work = work or payment_work(day)
+    work = work or payment_work(day=day)
     if not work.for_job:
         return None
     with job_lock(JOB_KIND):
@@ -453,7 +458,7 @@ def payment_day_process(
         job_item(run, "settling accounts")
         settled = accounts_settle(credited=work.credited, now=now)
         stats.update(settled)
-        if settled.get("residuals"):
+        if settled.get("residuals") and work.credited is not None:
             stats["residuals_valued"] = _value_due(work.credited, run)["valued"]
         return job_finish(run, status=JobRun.Status.DONE, message="processed", stats=stats)
 
@@ -463,7 +468,7 @@ def payments_close_paid() -> int:
     return _close_paid()
 
 
-def release_date_for(day: dt.date) -> dt.date:
+def release_date_for(*, day: dt.date) -> dt.date:
     return cal.next_valuation_date(day)
 
 
@@ -487,7 +492,7 @@ SELECT LEAST(
 )
 
 
-def payment_next_work_day(day: dt.date) -> dt.date | None:
+def payment_next_work_day(*, day: dt.date) -> dt.date | None:
     """Without new events, the first day after `day` on which the job could find work (PostgreSQL; else tomorrow)."""
     tomorrow = day + dt.timedelta(days=1)
     if connection.vendor != "postgresql":

@@ -116,7 +116,7 @@ def _credited_after(
         applied_on__lte=credited,
     ).values_list("account_id", "applied_on")
     for account_id, day in rows:
-        if day > since[account_id] and day > out.get(account_id, dt.date.min):
+        if day is not None and day > since[account_id] and day > out.get(account_id, dt.date.min):
             out[account_id] = day
     return out
 
@@ -137,7 +137,7 @@ def accounts_settle(*, credited: dt.date | None, now: dt.datetime) -> dict[str, 
             .order_by("id")
         )
         account_ids = [s.account_id for s in schedules]
-        values = available_values(account_ids, on=credited, credited=credited)
+        values = available_values(account_ids=account_ids, on=credited, credited=credited)
         finished = _finished_on(account_ids)
         since = {s.account_id: s.settled_on or finished.get(s.account_id) or credited for s in schedules}
         later = _credited_after(account_ids, since, credited)
@@ -152,7 +152,7 @@ def accounts_settle(*, credited: dt.date | None, now: dt.datetime) -> dict[str, 
             )
             s.settled_on = None
             stats["residuals"] += 1
-        bulk_update_fast(schedules, PaymentSchedule, ["settled_on"])
+        bulk_update_fast(objs=schedules, model=PaymentSchedule, fields=["settled_on"])
         if rows:
             bulk_create_with_history(rows, ScheduledPayment, batch_size=2000)
     return stats
@@ -199,9 +199,16 @@ def _residual(
     )
     out = []
     for planned in death_lump_sums(
-        "residual", BENEFIT_NAME, payment_date, "release_date", payment_date, cite, reason, payees
+        trigger="residual",
+        benefit=BENEFIT_NAME,
+        date=payment_date,
+        valuation="release_date",
+        event=payment_date,
+        cite=cite,
+        reason=reason,
+        payees=payees,
     ):
-        row = planned_to_row(planned, schedule=schedule, revision=1, now=now)
+        row = planned_to_row(p=planned, schedule=schedule, revision=1, now=now)
         row.release_date = release
         row.valuable_on = cal.previous_valuation_date(release)
         out.append(row)

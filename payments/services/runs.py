@@ -12,7 +12,9 @@ import datetime as dt
 import io
 from collections import defaultdict
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Count, Sum
 from django.utils import timezone
@@ -27,6 +29,14 @@ from payments.models import PaymentRun, ScheduledPayment
 from payments.services.bulk import bulk_update_fast
 from payments.services.withholding import withholding_apply
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from django.db.models import QuerySet
+
+    from core.audit import Actor
+    from core.models import Document
+
 S = ScheduledPayment.Status
 
 
@@ -34,7 +44,7 @@ class PaymentRunError(ApplicationError):
     """A refused run action; the message says why."""
 
 
-def runs_refresh_totals(run_ids) -> None:
+def runs_refresh_totals(*, run_ids: Iterable[int | None]) -> None:
     for run in PaymentRun.objects.filter(id__in=[r for r in run_ids if r]):
         _totals(run)
         run.save()
@@ -53,7 +63,7 @@ def _totals(run: PaymentRun) -> None:
     run.state_total, run.net_total = agg["s"] or ZERO, agg["net"] or ZERO
 
 
-def payments_ready(*, period_end: dt.date, period_start: dt.date | None = None):
+def payments_ready(*, period_end: dt.date, period_start: dt.date | None = None) -> QuerySet[ScheduledPayment]:
     qs = ScheduledPayment.objects.filter(status=S.VALUED, run__isnull=True, release_date__lte=period_end)
     if period_start is not None:
         qs = qs.filter(release_date__gte=period_start)
@@ -62,7 +72,7 @@ def payments_ready(*, period_end: dt.date, period_start: dt.date | None = None):
 
 @transaction.atomic
 def payment_run_prepare(
-    *, period_end: dt.date, actor, now: dt.datetime | None = None, period_start: dt.date | None = None
+    *, period_end: dt.date, actor: User, now: dt.datetime | None = None, period_start: dt.date | None = None
 ) -> PaymentRun:
     """Group every valued payment released in the period into a run, with its withholding."""
     if not has_cap(actor, Cap.PREPARE_PAYMENTS):
@@ -83,13 +93,13 @@ def payment_run_prepare(
     run = PaymentRun.objects.create(
         period_start=period_start, period_end=period_end, prepared_by=actor, prepared_at=now
     )
-    withholding_apply(payments)
+    withholding_apply(payments=payments)
     for p in payments:
         p.run, p.status = run, S.IN_RUN
     bulk_update_fast(
-        payments,
-        ScheduledPayment,
-        [
+        objs=payments,
+        model=ScheduledPayment,
+        fields=[
             "run",
             "status",
             "federal_withholding",
@@ -116,7 +126,7 @@ def payment_run_prepare(
 
 
 @transaction.atomic
-def payment_run_approve(*, run: PaymentRun, actor, now: dt.datetime | None = None) -> PaymentRun:
+def payment_run_approve(*, run: PaymentRun, actor: User, now: dt.datetime | None = None) -> PaymentRun:
     """The second pair of eyes: a committee member other than the preparer approves, which releases the run."""
     run = PaymentRun.objects.select_for_update().get(pk=run.pk)
     if not has_cap(actor, Cap.APPROVE_PAYMENTS):
@@ -145,7 +155,7 @@ def payment_run_approve(*, run: PaymentRun, actor, now: dt.datetime | None = Non
     return run
 
 
-def _release(run: PaymentRun, *, actor, now: dt.datetime) -> None:
+def _release(run: PaymentRun, *, actor: User, now: dt.datetime) -> None:
     payments = list(
         run.payments.filter(status=S.IN_RUN).select_related("account").order_by("release_date", "id")
     )
@@ -186,7 +196,7 @@ def _release(run: PaymentRun, *, actor, now: dt.datetime) -> None:
         )
         for g in group:
             g.pending, g.status = pending, S.RELEASED
-    bulk_update_fast(payments, ScheduledPayment, ["pending", "status", "paid_on"])
+    bulk_update_fast(objs=payments, model=ScheduledPayment, fields=["pending", "status", "paid_on"])
 
 
 CSV_COLUMNS = [
@@ -259,7 +269,7 @@ def _fmt(value: Decimal | None) -> str:
     return "" if value is None else f"{value:.2f}"
 
 
-def payment_run_register(*, run: PaymentRun, actor, now: dt.datetime | None = None):
+def payment_run_register(*, run: PaymentRun, actor: Actor, now: dt.datetime | None = None) -> Document:
     """The register PDF of a run (stored by content hash; rendering again gives the same document)."""
     from core.pdf import document_store
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -24,6 +25,10 @@ from payments.services.bulk import bulk_update_fast
 from payments.services.engine import Planned, ScheduleResult, compute_schedule
 from payments.services.facts import load_facts
 from payments.services.values import credited_through
+
+if TYPE_CHECKING:
+    from core.audit import Actor
+    from participants.models import ChangeInControl, EmploymentEvent, Participation, Person
 
 S = ScheduledPayment.Status
 
@@ -40,7 +45,7 @@ def _valuable_on(p: Planned, release: dt.date) -> dt.date:
 
 
 def planned_to_row(
-    p: Planned, *, schedule: PaymentSchedule, revision: int, now: dt.datetime
+    *, p: Planned, schedule: PaymentSchedule, revision: int, now: dt.datetime
 ) -> ScheduledPayment:
     release = _release_date(p.payment_date)
     status = S.HELD if p.hold_code else S.SCHEDULED
@@ -130,17 +135,17 @@ def schedules_recompute(
         .order_by("id")
         .select_related("participation__plan", "participation__person")
     )
-    annuity_accounts = [a for a in accounts if is_annuity_account(a)]
+    annuity_accounts = [a for a in accounts if is_annuity_account(account=a)]
     if annuity_accounts:  # a defined benefit pays a fixed monthly amount, not an account balance (BRP 4.2)
         annuities_changed = annuities_recompute(
             accounts=annuity_accounts, because=because, now=now, as_of=as_of
         )
-        accounts = [a for a in accounts if not is_annuity_account(a)]
+        accounts = [a for a in accounts if not is_annuity_account(account=a)]
         if not accounts:
             return annuities_changed
     else:
         annuities_changed = []
-    facts = load_facts(accounts, as_of=as_of, credited=credited_through())
+    facts = load_facts(accounts=accounts, as_of=as_of, credited=credited_through())
     with transaction.atomic():
         existing = {
             s.account_id: s
@@ -160,7 +165,7 @@ def schedules_recompute(
         pending_rows: list[tuple[PaymentSchedule, list[Planned]]] = []
         to_update: list[ScheduledPayment] = []
         for a in accounts:
-            result = compute_schedule(facts[a.id])
+            result = compute_schedule(f=facts[a.id])
             schedule = existing.get(a.id)
             if schedule is None:
                 schedule = PaymentSchedule(
@@ -233,21 +238,23 @@ def schedules_recompute(
                     s.pk = s.id = ids[s.account_id]
         if changed_schedules:
             bulk_update_fast(
-                changed_schedules,
-                PaymentSchedule,
-                ["revision", "computed_at", "computed_because", *_SCHEDULE_FIELDS],
+                objs=changed_schedules,
+                model=PaymentSchedule,
+                fields=["revision", "computed_at", "computed_because", *_SCHEDULE_FIELDS],
             )
         if to_update:
             runs = {p.run_id for p in to_update if p.run_id}
             bulk_update_fast(
-                to_update, ScheduledPayment, ["status", "run", "cancelled_reason", "hold_code", "hold_reason"]
+                objs=to_update,
+                model=ScheduledPayment,
+                fields=["status", "run", "cancelled_reason", "hold_code", "hold_reason"],
             )
             if runs:
                 from payments.services.runs import runs_refresh_totals
 
-                runs_refresh_totals(runs)
+                runs_refresh_totals(run_ids=runs)
         rows = [
-            planned_to_row(p, schedule=schedule, revision=schedule.revision, now=now)
+            planned_to_row(p=p, schedule=schedule, revision=schedule.revision, now=now)
             for schedule, planned in pending_rows
             for p in planned
         ]
@@ -258,7 +265,7 @@ def schedules_recompute(
 
 
 def participant_schedules_recompute(
-    *, person, because: str, now: dt.datetime | None = None
+    *, person: Person, because: str, now: dt.datetime | None = None
 ) -> list[PaymentSchedule]:
     accounts = list(
         Account.objects.filter(participation__person=person).select_related(
@@ -271,7 +278,7 @@ def participant_schedules_recompute(
 # --- reactions (registered in payments.apps) ---------------------------------------------------------
 
 
-def on_employment_event(*, event, actor) -> None:
+def on_employment_event(*, event: EmploymentEvent, actor: Actor) -> None:
     """After books forfeited what is unvested: the person's schedules follow the event."""
     participant_schedules_recompute(
         person=event.person,
@@ -280,7 +287,7 @@ def on_employment_event(*, event, actor) -> None:
     )
 
 
-def on_change_in_control(*, cic, actor) -> None:
+def on_change_in_control(*, cic: ChangeInControl, actor: Actor) -> None:
     from participants.models import EmploymentEvent
 
     window_end = cic.effective_date + dt.timedelta(days=31 * 36)
@@ -305,7 +312,9 @@ def on_change_in_control(*, cic, actor) -> None:
     )
 
 
-def on_schedule_election(*, participation, actor, now=None, **_) -> None:
+def on_schedule_election(
+    *, participation: Participation, actor: Actor, now: dt.datetime | None = None, **_: object
+) -> None:
     accounts = list(
         Account.objects.filter(participation=participation).select_related(
             "participation__plan", "participation__person"

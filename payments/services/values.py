@@ -29,7 +29,7 @@ def credited_through() -> dt.date | None:
     return last_credited_date()
 
 
-def known_valuation_date(on: dt.date, credited: dt.date | None) -> dt.date | None:
+def known_valuation_date(*, on: dt.date, credited: dt.date | None) -> dt.date | None:
     """The Valuation Date whose positions tell the value at the end of `on`, as far as it is credited."""
     try:
         last = cal.last_valuation_date(on)
@@ -46,8 +46,8 @@ def _chunks(ids: list[int]) -> Iterable[list[int]]:
 
 
 def available_values(
-    account_ids: Iterable[int],
     *,
+    account_ids: Iterable[int],
     on: dt.date,
     credited: dt.date | None,
     exclude_payments: Iterable[int] = (),
@@ -64,7 +64,7 @@ def available_values(
     out: dict[int, Decimal] = defaultdict(lambda: ZERO)
     for i in ids:
         out[i] = ZERO
-    last = known_valuation_date(on, credited)
+    last = known_valuation_date(on=on, credited=credited)
     excluded = list(exclude_payments)
     for chunk in _chunks(ids):
         if last is not None:
@@ -77,21 +77,21 @@ def available_values(
         reflected = Q(status=PendingTransaction.Status.PENDING)
         if last is not None:
             reflected |= Q(status=PendingTransaction.Status.APPLIED, applied_on__gt=last)
-        for row in (
+        for credit in (
             PendingTransaction.objects.filter(
                 reflected, account_id__in=chunk, kind=EntryKind.CREDIT, effective_date__lte=on
             )
             .values("account_id")
             .annotate(t=Sum("amount"))
         ):
-            out[row["account_id"]] += row["t"]
+            out[credit["account_id"]] += credit["t"]
         debits = PendingTransaction.objects.filter(reflected, account_id__in=chunk, amount__lt=0).exclude(
             kind=EntryKind.CREDIT
         )
         if only_effective:
             debits = debits.filter(effective_date__lte=on)
-        for row in debits.values("account_id").annotate(t=Sum("amount")):
-            out[row["account_id"]] += row["t"]
+        for debit in debits.values("account_id").annotate(t=Sum("amount")):
+            out[debit["account_id"]] += debit["t"]
         if only_effective:
             continue
         promised = ScheduledPayment.objects.filter(
@@ -102,11 +102,11 @@ def available_values(
         ).exclude(share__in=ScheduledPayment.LIQUIDATING)
         if excluded:
             promised = promised.exclude(id__in=excluded)
-        for row in promised.values("account_id").annotate(t=Sum("amount")):
-            out[row["account_id"]] -= row["t"]
+        for promise in promised.values("account_id").annotate(t=Sum("amount")):
+            out[promise["account_id"]] -= promise["t"]
     return {k: max(ZERO, money(v)) for k, v in out.items()}
 
 
-def available_value(account_id: int, *, on: dt.date, credited: dt.date | None = None) -> Decimal:
+def available_value(*, account_id: int, on: dt.date, credited: dt.date | None = None) -> Decimal:
     credited = credited if credited is not None else credited_through()
-    return available_values([account_id], on=on, credited=credited)[account_id]
+    return available_values(account_ids=[account_id], on=on, credited=credited)[account_id]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.utils import timezone
@@ -22,6 +23,9 @@ from participants.selectors import death_of
 from payments.models import DomesticRelationsOrder, EmergencyWithdrawal, PaymentSchedule, ScheduledPayment
 from payments.services.values import available_values, credited_through
 
+if TYPE_CHECKING:
+    from core.audit import Actor
+
 S = ScheduledPayment.Status
 
 
@@ -33,7 +37,7 @@ def _check_dates(participation: Participation, day: dt.date, what: str) -> None:
     person = participation.person
     if day < person.hire_date:
         raise WithdrawalError(f"{person} was hired {person.hire_date}: {what} dated {day} is before that.")
-    death = death_of(person)
+    death = death_of(person=person)
     if death is not None and day > death.effective_date:
         raise WithdrawalError(f"{person} died {death.effective_date}: {what} dated {day} is after that.")
 
@@ -51,8 +55,8 @@ def _fixed_payment(
     now: dt.datetime,
     because: str,
     payee: str = "",
-    emergency=None,
-    dro=None,
+    emergency: EmergencyWithdrawal | None = None,
+    dro: DomesticRelationsOrder | None = None,
 ) -> tuple[PaymentSchedule, ScheduledPayment]:
     kind = PaymentSchedule.Kind.EMERGENCY if emergency else PaymentSchedule.Kind.DRO
     schedule = PaymentSchedule.objects.create(
@@ -126,10 +130,10 @@ def emergency_sources(
     spec, _ = _emergency_spec(participation, on)
     credited = credited if credited is not None else credited_through()
     accounts = list(Account.objects.filter(participation=participation, kind__in=spec["order"]))
-    values = available_values([a.id for a in accounts], on=on, credited=credited)
+    values = available_values(account_ids=[a.id for a in accounts], on=on, credited=credited)
     firsts = _first_dates(accounts)
 
-    def order(a: Account):
+    def order(a: Account) -> tuple[int, int, int]:
         rank = spec["order"].index(a.kind)
         first = firsts.get(a.id) or (a.specified_month or dt.date.max)
         latest_first = (
@@ -173,7 +177,7 @@ def emergency_request_record(
     participation: Participation,
     amount: Decimal,
     requested_on: dt.date,
-    actor,
+    actor: Actor,
     now: dt.datetime | None = None,
     need: str = "",
     documents: str = "",
@@ -206,7 +210,7 @@ def emergency_request_record(
     return request
 
 
-def _decision_checks(emergency: EmergencyWithdrawal, *, on: dt.date, actor, cite: str) -> None:
+def _decision_checks(emergency: EmergencyWithdrawal, *, on: dt.date, actor: Actor, cite: str) -> None:
     if not has_cap(actor, Cap.APPROVE_EMERGENCY):
         raise WithdrawalError(
             f"Deciding an emergency request needs the approve-emergency capability "
@@ -221,7 +225,7 @@ def _decision_checks(emergency: EmergencyWithdrawal, *, on: dt.date, actor, cite
 
 
 def _cancel_deferrals(
-    emergency: EmergencyWithdrawal, *, on: dt.date, reason: str, actor, now: dt.datetime
+    emergency: EmergencyWithdrawal, *, on: dt.date, reason: str, actor: Actor, now: dt.datetime
 ) -> None:
     """EDCP 3.7: the Committee cancels the participant's deferrals for the rest of the plan year of the emergency."""
     from elections.services import ElectionError, deferral_cancel
@@ -246,7 +250,7 @@ def emergency_approve(
     emergency: EmergencyWithdrawal,
     amount: Decimal,
     approved_on: dt.date,
-    actor,
+    actor: Actor,
     now: dt.datetime | None = None,
     reason: str = "",
     cancel_deferrals: bool = False,
@@ -322,7 +326,7 @@ def emergency_deny(
     emergency: EmergencyWithdrawal,
     decided_on: dt.date,
     reason: str,
-    actor,
+    actor: Actor,
     now: dt.datetime | None = None,
     cancel_deferrals: bool = False,
 ) -> EmergencyWithdrawal:
@@ -363,7 +367,7 @@ def dro_record(
     participation: Participation,
     alternate_payee: str,
     order_date: dt.date,
-    actor,
+    actor: Actor,
     percent: int | None = None,
     amount: Decimal | None = None,
     account_name: str = "",
@@ -397,19 +401,21 @@ def dro_record(
     kinds = rule["accounts"] if rule else []
     accounts = list(Account.objects.filter(participation=participation, kind__in=kinds))
     if account_name:
-        kind, month = parse_account_name(account_name)
+        kind, month = parse_account_name(name=account_name)
         accounts = [a for a in accounts if a.kind == kind and a.specified_month == month]
         if not accounts:
             raise WithdrawalError(
                 f"{participation.person} has no {account_name} account an order can reach ({cite})."
             )
     accounts.sort(key=lambda a: (kinds.index(a.kind), a.specified_month or dt.date.min, a.id))
-    values = available_values([a.id for a in accounts], on=order_date, credited=credited_through())
+    values = available_values(
+        account_ids=[a.id for a in accounts], on=order_date, credited=credited_through()
+    )
     total_available = sum((values[a.id] for a in accounts), ZERO)
     parts: list[tuple[Account, Decimal]] = []
     if percent is not None:
         parts = [(a, percent_of(values[a.id], percent)) for a in accounts]
-    else:
+    elif amount is not None:  # exactly one of the two, checked above
         amount = money(amount)
         if amount <= 0:
             raise WithdrawalError("The amount must be positive.")

@@ -11,6 +11,7 @@ import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from django.db.models import Sum
 from django.utils import timezone
@@ -19,6 +20,9 @@ from core.audit import actor_label, audit_record
 from core.errors import ApplicationError
 from core.money import HUNDRED, ZERO, money
 from payments.models import ScheduledPayment, WithholdingRate
+
+if TYPE_CHECKING:
+    from core.audit import Actor
 
 K = WithholdingRate.Kind
 
@@ -104,7 +108,7 @@ def _default_rows() -> list[WithholdingRate]:
     ]
 
 
-def rates_on(day: dt.date) -> Rates:
+def rates_on(*, day: dt.date) -> Rates:
     rows = list(WithholdingRate.objects.filter(effective_date__lte=day))
     if not rows and not WithholdingRate.objects.exists():
         rows = [r for r in _default_rows() if r.effective_date <= day]
@@ -134,7 +138,7 @@ def withholding_rate_record(
     kind: str,
     rate: Decimal,
     effective_date: dt.date,
-    actor,
+    actor: Actor,
     jurisdiction: str = "",
     threshold: Decimal | None = None,
     source: str = "",
@@ -178,7 +182,7 @@ def withholding_rate_record(
     return row
 
 
-def withholding_apply(payments: list[ScheduledPayment], *, exclude_ids: set[int] | None = None) -> None:
+def withholding_apply(*, payments: list[ScheduledPayment], exclude_ids: set[int] | None = None) -> None:
     """Fill federal/state withholding and net on each payment (in memory), in release order per person.
 
     The year's supplemental wages so far are the gross of the person's other payments released or
@@ -211,7 +215,7 @@ def withholding_apply(payments: list[ScheduledPayment], *, exclude_ids: set[int]
     for p in sorted(payments, key=lambda x: (x.release_date, x.id or 0)):
         gross = p.amount or ZERO
         rates = rates_cache.get(p.release_date) or rates_cache.setdefault(
-            p.release_date, rates_on(p.release_date)
+            p.release_date, rates_on(day=p.release_date)
         )
         key = (p.participation.person_id, p.release_date.year)
         before = ytd[key]

@@ -225,9 +225,9 @@ def cc_account(edcp, years_of_service):
 
 def test_company_contributions_vest_after_two_years_of_vesting_service(edcp):
     _, account = cc_account(edcp, 1)
-    assert vested_percent(account, dt.date(2026, 6, 1))[0] == Decimal(0)
+    assert vested_percent(account=account, on=dt.date(2026, 6, 1))[0] == Decimal(0)
     _, account = cc_account(edcp, 2)
-    assert vested_percent(account, dt.date(2026, 6, 1)) == (Decimal(100), "EDCP 4.2")
+    assert vested_percent(account=account, on=dt.date(2026, 6, 1)) == (Decimal(100), "EDCP 4.2")
 
 
 def test_company_contributions_vest_fully_on_death_while_employed_and_on_a_change_in_control(edcp):
@@ -235,10 +235,10 @@ def test_company_contributions_vest_fully_on_death_while_employed_and_on_a_chang
     employment_event_record(
         person=part.person, kind="death", effective_date=dt.date(2026, 5, 1), actor="test"
     )
-    assert vested_percent(account, dt.date(2026, 5, 1))[0] == Decimal(100)
+    assert vested_percent(account=account, on=dt.date(2026, 5, 1))[0] == Decimal(100)
     _, other = cc_account(edcp, 0)
     change_in_control_record(effective_date=dt.date(2026, 7, 1), actor="test")
-    assert vested_percent(other, dt.date(2026, 7, 2))[0] == Decimal(100)
+    assert vested_percent(account=other, on=dt.date(2026, 7, 2))[0] == Decimal(100)
 
 
 def test_the_unvested_company_contribution_is_forfeited_at_separation(edcp):
@@ -265,8 +265,11 @@ def test_rrp_2011_matching_vests_after_three_years_and_2017_vests_anyone_who_wor
     from books.services.accounts import account_get_or_open
 
     account = account_get_or_open(participation=part, kind="matching", on=dt.date(2016, 1, 1))
-    assert vested_percent(account, dt.date(2016, 6, 1))[0] == Decimal(0)  # RRP 3.06, 2011: 3 years
-    assert vested_percent(account, dt.date(2017, 1, 3)) == (Decimal(100), "RRP 3.06(b)")  # 2017 restatement
+    assert vested_percent(account=account, on=dt.date(2016, 6, 1))[0] == Decimal(0)  # RRP 3.06, 2011: 3 years
+    assert vested_percent(account=account, on=dt.date(2017, 1, 3)) == (
+        Decimal(100),
+        "RRP 3.06(b)",
+    )  # 2017 restatement
 
 
 def test_deferrals_are_always_fully_vested(edcp):
@@ -280,6 +283,6 @@ def test_deferrals_are_always_fully_vested(edcp):
         actor="test",
     )
     account = Account.objects.get(participation=part)
-    assert vested_percent(account, dt.date(2026, 1, 15))[0] == Decimal(100)
-    assert account_value(account, dt.date(2026, 1, 15)) == Decimal("100.00")
+    assert vested_percent(account=account, on=dt.date(2026, 1, 15))[0] == Decimal(100)
+    assert account_value(account=account, on=dt.date(2026, 1, 15)) == Decimal("100.00")
     assert DeferralElection.objects.filter(participation=part).count() == 1

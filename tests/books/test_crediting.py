@@ -51,7 +51,7 @@ def test_a_credit_buys_units_at_the_price_of_its_valuation_date(setup):
         Decimal("1000.00"),
     )
     account = Account.objects.get(participation=participation)
-    assert account_value(account, JAN15) == Decimal("1000.00")
+    assert account_value(account=account, on=JAN15) == Decimal("1000.00")
 
 
 def test_earnings_follow_the_price_and_are_recorded_each_day(setup):
@@ -62,7 +62,7 @@ def test_earnings_follow_the_price_and_are_recorded_each_day(setup):
     assert (row.value, row.earnings, row.flow) == (Decimal("1100.00"), Decimal("100.00"), Decimal("0.00"))
     credit_valuation_date(valuation_date=dt.date(2026, 1, 20))
     account = Account.objects.get(participation=participation)
-    assert account_value(account, dt.date(2026, 1, 20)) == Decimal("950.00")
+    assert account_value(account=account, on=dt.date(2026, 1, 20)) == Decimal("950.00")
 
 
 def test_crediting_a_date_twice_credits_once(setup):
@@ -185,7 +185,7 @@ def test_the_database_refuses_an_entry_whose_account_is_not_its_positions(setup,
 def test_pending_money_is_in_the_balance_before_its_valuation_date(setup):
     participation, _ = setup
     account = Account.objects.get(participation=participation)
-    assert account_value(account, JAN15) == Decimal("1000.00")
+    assert account_value(account=account, on=JAN15) == Decimal("1000.00")
     assert PendingTransaction.objects.get().status == "pending"
 
 
@@ -212,6 +212,6 @@ def test_a_value_asked_for_before_its_day_is_credited_uses_the_last_credited_day
     credit_valuation_date(valuation_date=JAN15)
     account = Account.objects.get(participation=participation)
     # January 16 is a Valuation Date not credited yet: the books still show January 15's 1,000.00
-    assert account_value(account, JAN16) == Decimal("1000.00")
+    assert account_value(account=account, on=JAN16) == Decimal("1000.00")
     credit_valuation_date(valuation_date=JAN16)
-    assert account_value(account, JAN16) == Decimal("1100.00")
+    assert account_value(account=account, on=JAN16) == Decimal("1100.00")

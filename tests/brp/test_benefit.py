@@ -37,9 +37,9 @@ def brp_participation():
 
 def test_maximum_benefit_is_the_2008_figure_indexed_by_the_415b_limit():
     version = Plan.objects.get(code="BRP").version_on(dt.date(2026, 1, 1))
-    assert maximum_benefit(version, 2008) == Decimal("462500.00")
+    assert maximum_benefit(version=version, year=2008) == Decimal("462500.00")
     # 462,500 x 290,000 / 185,000 = 725,000.00
-    assert maximum_benefit(version, 2026) == Decimal("725000.00")
+    assert maximum_benefit(version=version, year=2026) == Decimal("725000.00")
 
 
 def test_supplemental_benefit_is_the_unlimited_benefit_less_the_pension_plan_benefit(brp_participation):

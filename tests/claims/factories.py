@@ -95,7 +95,7 @@ def deny(claim, *, now: dt.datetime, actor, provisions=None, **kwargs):
         "reasons": "The 2024 company contribution was credited on December 31, 2024, as the records show.",
         "provisions": provisions if provisions is not None else [section(claim.plan.code, "4.1")],
         "additional_material": "None is needed: the records of the plan are complete for this claim.",
-        "review_procedure": review_procedure_text(claim),
+        "review_procedure": review_procedure_text(claim=claim),
     }
     defaults.update(kwargs)
     return claim_deny(claim=claim, now=now, actor=actor, **defaults)

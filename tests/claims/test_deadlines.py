@@ -64,14 +64,14 @@ JAN10 = dt.date(2025, 1, 10)
     ],
 )
 def test_each_plan_cites_its_own_claims_sections(code, sections):
-    rules = rules_for(Plan.objects.get(code=code), JAN10)
+    rules = rules_for(plan=Plan.objects.get(code=code), on=JAN10)
     assert rules.sections == sections
     assert rules.provision_cite == f"{code} {sections['denial']}"
 
 
 @pytest.mark.parametrize("code", ["EDCP", "BRP", "RRP"])
 def test_the_time_limits_come_from_the_plan_provision(code):
-    rules = rules_for(Plan.objects.get(code=code), JAN10)
+    rules = rules_for(plan=Plan.objects.get(code=code), on=JAN10)
     assert (
         rules.decision_days,
         rules.extension_days,
@@ -85,38 +85,48 @@ def test_the_time_limits_come_from_the_plan_provision(code):
 
 
 def test_the_decision_is_due_on_day_90_or_day_180_when_extended(edcp):
-    rules = rules_for(edcp, JAN10)
-    assert decision_due_on(JAN10, rules, extended=False) == dt.date(2025, 4, 10)
-    assert decision_due_on(JAN10, rules, extended=True) == dt.date(2025, 7, 9)
-    assert extension_notice_by(JAN10, rules) == dt.date(2025, 4, 10)
+    rules = rules_for(plan=edcp, on=JAN10)
+    assert decision_due_on(received_on=JAN10, rules=rules, extended=False) == dt.date(2025, 4, 10)
+    assert decision_due_on(received_on=JAN10, rules=rules, extended=True) == dt.date(2025, 7, 9)
+    assert extension_notice_by(received_on=JAN10, rules=rules) == dt.date(2025, 4, 10)
 
 
 def test_the_appeal_window_is_60_days_from_receipt_of_the_denial(edcp):
-    rules = rules_for(edcp, JAN10)
+    rules = rules_for(plan=edcp, on=JAN10)
     assert RECEIPT_ALLOWANCE_DAYS == {"portal": 0, "mail": 5}
-    assert claimant_receives_on(dt.date(2025, 3, 3), "portal") == dt.date(2025, 3, 3)
-    assert claimant_receives_on(dt.date(2025, 3, 3), "mail") == dt.date(2025, 3, 8)
-    assert appeal_due_on(dt.date(2025, 3, 3), rules) == dt.date(2025, 5, 2)
-    assert appeal_due_on(dt.date(2025, 3, 8), rules) == dt.date(2025, 5, 7)
+    assert claimant_receives_on(notice_on=dt.date(2025, 3, 3), delivery="portal") == dt.date(2025, 3, 3)
+    assert claimant_receives_on(notice_on=dt.date(2025, 3, 3), delivery="mail") == dt.date(2025, 3, 8)
+    assert appeal_due_on(received_denial_on=dt.date(2025, 3, 3), rules=rules) == dt.date(2025, 5, 2)
+    assert appeal_due_on(received_denial_on=dt.date(2025, 3, 8), rules=rules) == dt.date(2025, 5, 7)
 
 
 def test_the_review_is_due_on_day_60_or_day_120_when_extended(edcp):
-    rules = rules_for(edcp, JAN10)
-    assert review_due_on(dt.date(2025, 4, 1), rules, extended=False) == dt.date(2025, 5, 31)
-    assert review_due_on(dt.date(2025, 4, 1), rules, extended=True) == dt.date(2025, 7, 30)
+    rules = rules_for(plan=edcp, on=JAN10)
+    assert review_due_on(appeal_received_on=dt.date(2025, 4, 1), rules=rules, extended=False) == dt.date(
+        2025, 5, 31
+    )
+    assert review_due_on(appeal_received_on=dt.date(2025, 4, 1), rules=rules, extended=True) == dt.date(
+        2025, 7, 30
+    )
 
 
 def test_legal_action_runs_one_year_and_a_february_29_decision_runs_to_february_28(edcp):
-    rules = rules_for(edcp, JAN10)
-    assert legal_action_until(dt.date(2025, 7, 30), rules) == dt.date(2026, 7, 30)
-    assert legal_action_until(dt.date(2024, 2, 29), rules) == dt.date(2025, 2, 28)
+    rules = rules_for(plan=edcp, on=JAN10)
+    assert legal_action_until(final_determination_on=dt.date(2025, 7, 30), rules=rules) == dt.date(
+        2026, 7, 30
+    )
+    assert legal_action_until(final_determination_on=dt.date(2024, 2, 29), rules=rules) == dt.date(
+        2025, 2, 28
+    )
 
 
 def test_a_moment_is_dated_in_the_plans_time_zone_not_in_utc(edcp):
-    rules = rules_for(edcp, JAN10)
+    rules = rules_for(plan=edcp, on=JAN10)
     late_evening = at(2025, 4, 10, 23, 30)  # 03:30 UTC on April 11
     assert late_evening.astimezone(dt.UTC).date() == dt.date(2025, 4, 11)
-    assert local_date(late_evening, rules) == dt.date(2025, 4, 10)
-    assert local_date(dt.datetime(2025, 4, 11, 4, 30, tzinfo=dt.UTC), rules) == dt.date(2025, 4, 11)
+    assert local_date(moment=late_evening, rules=rules) == dt.date(2025, 4, 10)
+    assert local_date(moment=dt.datetime(2025, 4, 11, 4, 30, tzinfo=dt.UTC), rules=rules) == dt.date(
+        2025, 4, 11
+    )
     with pytest.raises(ValueError, match="time zone"):
-        local_date(dt.datetime(2025, 4, 10, 12, 0), rules)  # noqa: DTZ001 - the naive moment is the point
+        local_date(moment=dt.datetime(2025, 4, 10, 12, 0), rules=rules)  # noqa: DTZ001 - the naive moment is the point

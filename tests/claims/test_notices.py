@@ -253,7 +253,7 @@ def test_an_appeal_approved_on_review_is_communicated_in_writing(alice, admin_us
 def test_rendering_a_notice_again_gives_the_same_document(alice, admin_user):
     claim = file_claim(alice, now=at(2025, 1, 10))
     decision = deny(claim, now=at(2025, 3, 3), actor=admin_user)
-    again = decision_notice(decision, rules=claim_rules(claim), now=at(2025, 3, 4), actor=admin_user)
+    again = decision_notice(decision, rules=claim_rules(claim=claim), now=at(2025, 3, 4), actor=admin_user)
     assert again.pk == decision.notice.pk
 
 

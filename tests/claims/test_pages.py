@@ -131,7 +131,7 @@ def test_the_deny_form_demands_each_element_and_nothing_changes_without_them(ali
         reverse("claims_staff:deny", args=[claim.pk]),
         {
             "reasons": "Credited already.",
-            "review_procedure": review_procedure_text(claim),
+            "review_procedure": review_procedure_text(claim=claim),
             "delivery": "portal",
         },
     )
@@ -157,7 +157,7 @@ def test_the_deny_form_demands_each_element_and_nothing_changes_without_them(ali
             "reasons": "Credited already.",
             "provisions": [section("EDCP", "4.1").pk],
             "additional_material": "None is needed.",
-            "review_procedure": review_procedure_text(claim),
+            "review_procedure": review_procedure_text(claim=claim),
             "delivery": "mail",
         },
     )

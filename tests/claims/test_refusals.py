@@ -249,7 +249,7 @@ def test_a_claim_needs_a_description_and_cannot_be_received_in_the_future(alice)
 
 
 def test_the_default_review_procedure_states_the_limits_and_the_right_to_sue(claim):
-    text = review_procedure_text(claim)
+    text = review_procedure_text(claim=claim)
     for part in (
         "60 days",
         "120 days",

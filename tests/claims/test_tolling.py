@@ -96,7 +96,7 @@ def test_the_decision_falls_due_later_by_exactly_the_days_between_the_notice_and
 ):
     limit = received + dt.timedelta(days=180)
     notice_on = received + dt.timedelta(days=notice_day)
-    due = tolled_due_on(limit, notice_on=notice_on, response_on=notice_on + dt.timedelta(days=waited))
+    due = tolled_due_on(due_on=limit, notice_on=notice_on, response_on=notice_on + dt.timedelta(days=waited))
     assert due == received + dt.timedelta(days=180 + waited)
 
 
@@ -113,7 +113,7 @@ def test_a_request_on_day_80_answered_on_day_100_makes_the_decision_due_on_day_2
         None,
         AWAITING_CLAIMANT,
     )
-    waiting = claim_deadlines(claim).decision
+    waiting = claim_deadlines(claim=claim).decision
     assert (waiting.suspended_since, waiting.days_remaining, waiting.due_on) == (DAY_80, 100, None)
 
     extension = _answer(claim, alice)
@@ -125,7 +125,7 @@ def test_a_request_on_day_80_answered_on_day_100_makes_the_decision_due_on_day_2
         DAY_200,
         "decision",
     )
-    assert claim_deadlines(claim).decision.days_tolled == 20
+    assert claim_deadlines(claim=claim).decision.days_tolled == 20
 
 
 def test_a_decision_on_day_200_after_20_days_tolled_is_on_time(claim, alice, admin_user):
@@ -244,7 +244,7 @@ def test_a_response_out_of_time_empty_or_of_the_wrong_file_type_is_refused(
     with pytest.raises(ClaimRefused, match=message):
         _answer(claim, alice, **kwargs)
     _nothing_recorded(claim, 2, None)
-    assert information_request_pending(Claim.objects.get(pk=claim.pk)) is not None
+    assert information_request_pending(claim=Claim.objects.get(pk=claim.pk)) is not None
 
 
 def test_only_the_claimant_or_representative_may_answer(claim, bob, admin_user):
@@ -536,7 +536,7 @@ def test_the_claimant_sees_the_request_in_the_portal_and_sends_the_information(a
         and "Write the information requested or attach it." in response.content.decode()
     )
     assert _client(bob.user).post(url, {"response": "Mine"}).status_code == 404
-    assert not ClaimDocument.objects.exists() and information_request_pending(claim) is not None
+    assert not ClaimDocument.objects.exists() and information_request_pending(claim=claim) is not None
     response = client.post(url, {"response": "My W-2 is attached.", "files": [upload("w2.pdf")]})
     assert response.status_code == 302
     claim.refresh_from_db()

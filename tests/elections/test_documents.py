@@ -71,13 +71,13 @@ def test_regenerating_a_confirmation_gives_the_same_document(deferral):
 
 def test_the_paragraph_cited_is_quoted_rather_than_the_whole_section(db):
     version = Plan.objects.get(code="EDCP").version_on(dt.date(2026, 1, 1))
-    quote = provision_quote(version, "EDCP 3.2(a)")
+    quote = provision_quote(version=version, citation="EDCP 3.2(a)")
     assert quote.text.startswith("(a) First Year of Eligibility") and "(b) Annual Election" not in quote.text
 
 
 def test_a_provision_missing_from_a_versions_text_is_quoted_from_the_nearest_version_that_has_it(db):
     version_2011 = Plan.objects.get(code="EDCP").version_on(dt.date(2012, 1, 1))
-    quote = provision_quote(version_2011, "EDCP 3.2(b)")
+    quote = provision_quote(version=version_2011, citation="EDCP 3.2(b)")
     assert "Annual Election" in quote.text and "2024" in quote.source
 
 

@@ -62,11 +62,16 @@ def test_a_participant_with_no_account_sees_an_empty_portal(books, edcp):
 def test_holdings_match_account_values_on_a_credited_date(books):
     accounts = list(Account.objects.all())
     day = dt.date(2026, 1, 16)
-    assert {a: h["value"] for a, h in holdings_on(accounts, day).items()} == account_values(accounts, on=day)
-    assert holdings_on(accounts, day)[accounts[0].id]["value"] in (Decimal("1100.00"), Decimal("5500.00"))
+    assert {a: h["value"] for a, h in holdings_on(accounts=accounts, on=day).items()} == account_values(
+        accounts=accounts, on=day
+    )
+    assert holdings_on(accounts=accounts, on=day)[accounts[0].id]["value"] in (
+        Decimal("1100.00"),
+        Decimal("5500.00"),
+    )
 
 
 def test_holdings_on_a_day_not_yet_credited_show_the_last_credited_positions(books):
     account = Account.objects.get(participation=books["alice"])
     # 2026-01-20 is a Valuation Date whose crediting has not run yet (prices arrive in the evening).
-    assert holdings_on([account], dt.date(2026, 1, 20))[account.id]["value"] == Decimal("1100.00")
+    assert holdings_on(accounts=[account], on=dt.date(2026, 1, 20))[account.id]["value"] == Decimal("1100.00")

@@ -95,7 +95,7 @@ def test_the_database_refuses_an_approval_by_the_preparer(valued, staff):
 
 def test_withholding_is_22_percent_then_37_above_a_million_of_the_years_supplemental_wages(valued):
     valued.amount = Decimal("1200000.00")
-    withholding_apply([valued])
+    withholding_apply(payments=[valued])
     # 1,000,000 x 22% + 200,000 x 37% ; Virginia 5.75%
     assert valued.federal_withholding == Decimal("220000.00") + Decimal("74000.00")
     assert valued.state_withholding == Decimal("69000.00") and valued.state == "VA"
@@ -110,7 +110,7 @@ def test_withholding_rates_are_dated_tables_the_committee_maintains(valued):
         effective_date=dt.date(2026, 5, 1),
         actor="committee",
     )
-    withholding_apply([valued])
+    withholding_apply(payments=[valued])
     assert valued.state_withholding == Decimal("3000.00") and valued.federal_withholding == Decimal(
         "13200.00"
     )
@@ -153,7 +153,7 @@ def test_the_payment_job_run_twice_for_a_day_pays_once():
     credit_valuation_date(valuation_date=dt.date(2026, 5, 1))
     first = payment_day_process(day=dt.date(2026, 5, 2))
     assert payment_day_process(day=dt.date(2026, 5, 2)) is None  # nothing left to do
-    forced = dataclasses.replace(processing.payment_work(dt.date(2026, 5, 2)), to_value=True)
+    forced = dataclasses.replace(processing.payment_work(day=dt.date(2026, 5, 2)), to_value=True)
     again = payment_day_process(day=dt.date(2026, 5, 2), work=forced)  # a second worker claims the same day
     assert first.status == "done" and again.pk == first.pk and again.attempts == 1
     assert ScheduledPayment.objects.filter(status="valued").count() == 1

@@ -24,6 +24,7 @@ import zoneinfo
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -275,7 +276,7 @@ class Demo:
             # Staff sign in with a second factor: the demo enrols their authenticator so a tester can add the
             # printed key to an app (or a browser test can compute the code).
             device = demo_authenticator_enrol(user=user, key_hex=demo_totp_key(username), now=timezone.now())
-            secret = secret_base32(device)
+            secret = secret_base32(device=device)
         self.logins.append((username, password, secret, what))
         return user
 
@@ -480,7 +481,7 @@ class Demo:
                 actions += self.pension(p, person, participation, start, admin)
         actions += self.key_employee_lists(demo_people, records, start, admin)
         actions += self.restoration(start, committee)
-        stats = {"pay lines": 0, "elections": 0, "events": 0}
+        stats: dict[str, Any] = {"pay lines": 0, "elections": 0, "events": 0}
         for action in sorted(actions):
             if action.credit_first:
                 # An event is recorded after its day is credited: forfeiture values the accounts on that day.
@@ -513,12 +514,12 @@ class Demo:
         preparer, approver = self.payment_staff
         day = last + dt.timedelta(days=1)
         while day <= through:
-            work = payment_work(day)
+            work = payment_work(day=day)
             if work.for_job:
                 payment_day_process(day=day, now=moment(day, 7), work=work)
             if payments_ready(period_end=day).exists():
-                run = payment_run_prepare(period_end=day, actor=preparer, now=moment(day, 8))
-                payment_run_approve(run=run, actor=approver, now=moment(day, 10))
+                payment_run = payment_run_prepare(period_end=day, actor=preparer, now=moment(day, 8))
+                payment_run_approve(run=payment_run, actor=approver, now=moment(day, 10))
             if cal.is_valuation_date(day):
                 for run in credit_due_dates(through=day, actor="crediting job (demo)"):
                     if run.status != "done":
@@ -572,10 +573,34 @@ class Demo:
         )
 
     def timeline(self, p: DemoPerson, person: Person, participation, start: dt.date, admin) -> list[Action]:
-        end = min(p.end or self.as_of, self.as_of)
-        actor = person.user or p.employee_number
-        actions: list[Action] = []
+        """Every action of one participant's demo life, each on its day, one kind of action at a time."""
+        return [
+            *self.opening_actions(p, person, participation, start, admin),
+            *self.deferral_elections_actions(p, person, participation, start, admin),
+            *self.distribution_elections_actions(p, person, participation, start, admin),
+            *self.investment_elections_actions(p, person, participation, start, admin),
+            *self.payroll_actions(p, person, participation, start, admin),
+            *self.company_contributions_actions(p, person, participation, start, admin),
+            *self.employment_end_actions(p, person, participation, start, admin),
+        ]
 
+    def election_years(self, p: DemoPerson, start: dt.date) -> list[tuple[int, dt.datetime]]:
+        """(plan year, when the deferral election for it is submitted): EDCP 3.2's deadlines."""
+        if p.eligible_on:
+            return [(p.eligible_on.year, moment(p.eligible_on + dt.timedelta(days=5)))]
+        years = [(start.year, moment(dt.date(start.year - 1, 11, 20)))]
+        years += [
+            (y, moment(dt.date(y - 1, 11, 20)))
+            for y in range(start.year + 1, self.as_of.year + 2)
+            if p.index % 3 == 0
+        ]
+        return years
+
+    def opening_actions(
+        self, p: DemoPerson, person: Person, participation, start: dt.date, admin
+    ) -> list[Action]:
+        """Balances brought forward from before the books begin."""
+        actions: list[Action] = []
         for account, amount in p.opening.items():
 
             def opening(account=account, amount=amount):
@@ -591,17 +616,17 @@ class Demo:
                 )
 
             actions.append(Action(start, 0, opening))
+        return actions
 
+    def deferral_elections_actions(
+        self, p: DemoPerson, person: Person, participation, start: dt.date, admin
+    ) -> list[Action]:
+        """Deferral elections: the first year of eligibility, or the annual deadline before each plan year."""
+        end = min(p.end or self.as_of, self.as_of)
+        actor = person.user or p.employee_number
+        actions: list[Action] = []
         # Deferral elections: first year of eligibility, or the annual deadline before each plan year (EDCP 3.2).
-        if p.eligible_on:
-            years = [(p.eligible_on.year, moment(p.eligible_on + dt.timedelta(days=5)))]
-        else:
-            years = [(start.year, moment(dt.date(start.year - 1, 11, 20)))]
-            years += [
-                (y, moment(dt.date(y - 1, 11, 20)))
-                for y in range(start.year + 1, self.as_of.year + 2)
-                if p.index % 3 == 0
-            ]
+        years = self.election_years(p, start)
         for n, (plan_year, submitted) in enumerate(years):
             if submitted.date() > end:
                 continue
@@ -637,11 +662,22 @@ class Demo:
                 return "elections"
 
             actions.append(Action(submitted.date(), 1, elect))
+        return actions
 
+    def distribution_elections_actions(
+        self, p: DemoPerson, person: Person, participation, start: dt.date, admin
+    ) -> list[Action]:
+        """Distribution elections, filed with the first deferral into each account."""
+        end = min(p.end or self.as_of, self.as_of)
+        actor = person.user or p.employee_number
+        years = self.election_years(p, start)
+        actions: list[Action] = []
         # Distribution elections are filed with the first deferral into an account (EDCP 5.1(c), 5.2(c)).
         if p.plan == "EDCP":
             filed = years[0][1]
-            choices = [("retirement_termination", "installments", 5 + p.index % 5)]
+            choices: list[tuple[str, str, int | None]] = [
+                ("retirement_termination", "installments", 5 + p.index % 5)
+            ]
             if p.specified_month:
                 choices.append((f"specified_date:{p.specified_month}", "lump_sum", None))
             for account, form, installments in choices:
@@ -674,7 +710,15 @@ class Demo:
                     return "elections"
 
                 actions.append(Action(filed.date(), 2, distribute))
+        return actions
 
+    def investment_elections_actions(
+        self, p: DemoPerson, person: Person, participation, start: dt.date, admin
+    ) -> list[Action]:
+        """Investment elections: a first mix, and for some a second one half way through."""
+        end = min(p.end or self.as_of, self.as_of)
+        actor = person.user or p.employee_number
+        actions: list[Action] = []
         # Investment elections (EDCP 7.4, RRP 3.05): effective on the next Valuation Date.
         invest_at = [
             (start + dt.timedelta(days=p.index % 15), p.mix),
@@ -705,7 +749,14 @@ class Demo:
                 return "elections"
 
             actions.append(Action(day, 3, invest))
+        return actions
 
+    def payroll_actions(
+        self, p: DemoPerson, person: Person, participation, start: dt.date, admin
+    ) -> list[Action]:
+        """Monthly pay (and the March bonus), through the payroll service."""
+        end = min(p.end or self.as_of, self.as_of)
+        actions: list[Action] = []
         # Payroll: monthly salary on the last business day, the annual bonus with March pay (EDCP 7.1, RRP 3.03).
         month = start.replace(day=1)
         while month <= end:
@@ -732,7 +783,14 @@ class Demo:
 
                 actions.append(Action(pay_day, 4, pay))
             month = add_months(month, 1)
+        return actions
 
+    def company_contributions_actions(
+        self, p: DemoPerson, person: Person, participation, start: dt.date, admin
+    ) -> list[Action]:
+        """EDCP company contributions, declared each March for the year before."""
+        end = min(p.end or self.as_of, self.as_of)
+        actions: list[Action] = []
         # EDCP 4.1: company contributions lost by deferring, imported each March for the year before.
         if p.plan == "EDCP":
             for year in range(start.year - 1, self.as_of.year):
@@ -759,7 +817,13 @@ class Demo:
                     return None
 
                 actions.append(Action(day, 5, contribute))
+        return actions
 
+    def employment_end_actions(
+        self, p: DemoPerson, person: Person, participation, start: dt.date, admin
+    ) -> list[Action]:
+        """The separation, death or disability that ends the demo person's employment."""
+        actions: list[Action] = []
         if p.end and p.end <= self.as_of:
 
             def event():
