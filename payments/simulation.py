@@ -47,7 +47,9 @@ def setup(ctx) -> None:
     ctx.state["payments_users"] = users
     ctx.state["emergency_approvals"] = {}
     ctx.state["late_outcomes"] = {}
-    ctx.state["event_days"] = {e.on for e in ctx.scenario.events}
+    # The days the payment job must look whatever the database says: every event day, and every day an
+    # event brings work to without an event of its own (an emergency approved later: EDCP 5.5).
+    ctx.state["due_days"] = {e.on for e in ctx.scenario.events}
     ctx.state["payments_next_day"] = None
 
 
@@ -79,6 +81,7 @@ def emergency_request(ctx, event) -> dict:
     except WithdrawalError as exc:
         raise Rejected(cite, str(exc))
     ctx.state["emergency_approvals"].setdefault(approved_on, []).append((event.index, request.pk))
+    ctx.state["due_days"].add(approved_on)
     if approved_on == event.on:
         _approve_due(ctx, event.on)
         outcome = ctx.state["late_outcomes"].pop(event.index, None)
@@ -147,7 +150,7 @@ def payment_day(ctx, day: dt.date) -> None:
     valuation, release or close), so a quiet day costs nothing.
     """
     next_day = ctx.state.get("payments_next_day")
-    if day not in ctx.state["event_days"] and (next_day is None or day < next_day):
+    if day not in ctx.state["due_days"] and (next_day is None or day < next_day):
         return
     work = payment_work(day=day)
     if not (work.for_job or work.ready):

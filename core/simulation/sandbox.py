@@ -126,5 +126,7 @@ def scratch_database() -> Iterator[str]:
         with tempfile.TemporaryDirectory() as tmp:
             scratch_file = Path(tmp) / "simulation.sqlite3"
             shutil.copyfile(template_file, scratch_file)
-            with _point_default_at({"NAME": scratch_file}):
+            # A throw-away file: commits need not wait for the disk (as synchronous_commit off above).
+            options = {**conn.settings_dict.get("OPTIONS", {}), "init_command": "PRAGMA synchronous = OFF"}
+            with _point_default_at({"NAME": scratch_file, "OPTIONS": options}):
                 yield str(scratch_file)

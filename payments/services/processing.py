@@ -21,17 +21,19 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Count, Min, Q
 from django.utils import timezone
 
-from books.models import Account, PendingTransaction
+from books.models import Account, EntryKind, PendingTransaction
 from core import valuation_calendar as cal
+from core.dates import add_months, first_of_month
 from core.jobs import job_claim, job_finish, job_item, job_lock, job_progress
 from core.models import JobRun
 from core.money import ZERO, installment, money, percent_of
 from core.sql import portable
-from payments.models import PaymentSchedule, ScheduledPayment
+from payments.models import Annuity, PaymentSchedule, ScheduledPayment
 from payments.services.annuities import HOLD_CODES as ANNUITY_HOLDS
-from payments.services.annuities import annuities_extend
+from payments.services.annuities import HORIZON_MONTHS, annuities_extend
 from payments.services.annuities import horizon as annuity_horizon
 from payments.services.beneficiaries import split_among
 from payments.services.bulk import bulk_update_fast
@@ -472,32 +474,62 @@ def release_date_for(*, day: dt.date) -> dt.date:
     return cal.next_valuation_date(day)
 
 
-_NEXT_SQL = (
-    """
-SELECT LEAST(
-  (SELECT MIN(valuable_on) FROM payments_scheduledpayment WHERE status = 'scheduled') + 1,
-  (SELECT MIN(release_date) FROM payments_scheduledpayment WHERE status = 'valued' AND run_id IS NULL),
-  (SELECT MIN(release_date) FROM payments_scheduledpayment WHERE status = 'released') + 1,
-  (SELECT MIN(provisional_until) FROM payments_paymentschedule) + 1,
-  (SELECT CAST(MIN(scheduled_through) - INTERVAL '11 months' AS date) FROM payments_annuity WHERE status = 'in_pay'),
-  (SELECT MIN(t.effective_date) FROM books_pendingtransaction t JOIN payments_paymentschedule s
-     ON s.account_id = t.account_id AND s.kind = 'benefit'
-   WHERE s.settled_on IS NOT NULL AND t.status = 'pending' AND t.kind = 'credit') + 1,
-  (SELECT CASE WHEN EXISTS (SELECT 1 FROM payments_scheduledpayment WHERE status = 'held')
-               OR EXISTS ("""
-    + UNSETTLED_SQL
-    + """) THEN %(tomorrow)s END)
-)
-"""
-)
-
-
 def payment_next_work_day(*, day: dt.date) -> dt.date | None:
-    """Without new events, the first day after `day` on which the job could find work (PostgreSQL; else tomorrow)."""
+    """Without new events, the first day after `day` on which the job could find work (None: never).
+
+    One implementation for PostgreSQL and SQLite, through the ORM, so both databases skip the same days;
+    date arithmetic is done here in Python, never in SQL (SQLite keeps dates as text). Each candidate
+    is the earliest day its step of `payment_work` can find something:
+      - a scheduled payment is valued the day after the crediting of its valuation date;
+      - a valued payment goes into a run on its release date; a released one is closed the day after;
+      - a provisional schedule is recomputed the day after its value is credited;
+      - an annuity in pay is extended in the month its planned payments come within the horizon;
+      - a credit pending for a settled account reopens it the day after it is credited;
+      - a held payment, a benefit to settle or an account without a schedule: every day (tomorrow).
+    """
     tomorrow = day + dt.timedelta(days=1)
-    if connection.vendor != "postgresql":
+    payments = ScheduledPayment.objects.aggregate(
+        held=Count("id", filter=Q(status=S.HELD)),
+        scheduled=Min("valuable_on", filter=Q(status=S.SCHEDULED)),
+        valued=Min("release_date", filter=Q(status=S.VALUED, run__isnull=True)),
+        released=Min("release_date", filter=Q(status=S.RELEASED)),
+    )
+    if payments["held"] or _exists(UNSETTLED_SQL) or _exists(_UNSCHEDULED_SQL):
         return tomorrow
+    after = dt.timedelta(days=1)
+    candidates = [
+        payments["scheduled"] and payments["scheduled"] + after,
+        payments["valued"],
+        payments["released"] and payments["released"] + after,
+    ]
+    provisional = PaymentSchedule.objects.aggregate(first=Min("provisional_until"))["first"]
+    candidates.append(provisional and provisional + after)
+    annuity = Annuity.objects.filter(status=Annuity.Status.IN_PAY).aggregate(first=Min("scheduled_through"))
+    if annuity["first"] is not None:
+        candidates.append(annuity_due_from(annuity["first"]))
+    reopening = PendingTransaction.objects.filter(
+        status=PendingTransaction.Status.PENDING,
+        kind=EntryKind.CREDIT,
+        account__payment_schedules__kind=PaymentSchedule.Kind.BENEFIT,
+        account__payment_schedules__settled_on__isnull=False,
+    ).aggregate(first=Min("effective_date"))["first"]
+    candidates.append(reopening and reopening + after)
+    found = [c for c in candidates if c is not None]
+    return max(min(found), tomorrow) if found else None
+
+
+def annuity_due_from(scheduled_through: dt.date) -> dt.date:
+    """The first day whose horizon (the 1st of the month twelve months ahead) passes `scheduled_through`."""
+    return add_months(first_of_month(add_months(scheduled_through, -HORIZON_MONTHS)), 1)
+
+
+_UNSCHEDULED_SQL = """
+SELECT 1 FROM books_account a WHERE NOT EXISTS
+  (SELECT 1 FROM payments_paymentschedule s WHERE s.account_id = a.id AND s.kind = 'benefit')
+"""
+
+
+def _exists(sql: str) -> bool:
     with connection.cursor() as cursor:
-        cursor.execute(_NEXT_SQL, {"tomorrow": tomorrow})
-        found = cursor.fetchone()[0]
-    return max(found, tomorrow) if found else None
+        cursor.execute(f"SELECT EXISTS ({sql})")
+        return bool(cursor.fetchone()[0])
