@@ -9,22 +9,20 @@ schedules through core.hooks (payments.apps), not through handlers here.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from decimal import Decimal
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
+from core import valuation_calendar as cal
 from core.dates import parse_date
 from core.money import ZERO
 from core.simulation.registry import REPORTERS, SETUP_HOOKS, Rejected, daily, handles
 from payments.models import EmergencyWithdrawal, ScheduledPayment
-from payments.services.processing import (
-    payment_day_process,
-    payment_next_work_day,
-    payment_work,
-    payments_close_paid,
-)
-from payments.services.runs import PaymentRunError, payment_run_approve, payment_run_prepare, payments_ready
+from payments.services.day import RunStaff, production_day_run
+from payments.services.processing import payment_next_work_day, payments_close_paid
+from payments.services.runs import PaymentRunError
 from payments.services.withdrawals import (
     WithdrawalError,
     dro_record,
@@ -90,7 +88,7 @@ def emergency_request(ctx, event) -> dict:
     return {}
 
 
-@daily("before_crediting", 40)
+@daily("day", 40)
 def _approve_due(ctx, day: dt.date) -> None:
     """On the approval date the Committee approves what the need allows and the accounts hold (EDCP 5.5)."""
     due = ctx.state.get("emergency_approvals", {}).pop(day, [])
@@ -142,32 +140,33 @@ def domestic_relations_order(ctx, event) -> dict:
     return {"amount": str(order.total)}
 
 
-@daily("before_crediting", 60)
-def payment_day(ctx, day: dt.date) -> None:
-    """The production job for the day, then the two-person run for what is released today.
+@daily("day", 60)
+def production_day(ctx, day: dt.date) -> None:
+    """The production day (payments.services.day): the payment job, the two-person run, the crediting.
 
     Between events the simulator asks the database only on the days work can fall due (the next
-    valuation, release or close), so a quiet day costs nothing.
+    valuation, release or close, and the due days of setup), so a quiet day costs nothing but its
+    crediting; `ctx.shortcut = False` looks every day (the tests compare both).
     """
     next_day = ctx.state.get("payments_next_day")
-    if day not in ctx.state["due_days"] and (next_day is None or day < next_day):
-        return
-    work = payment_work(day=day)
-    if not (work.for_job or work.ready):
-        ctx.state["payments_next_day"] = payment_next_work_day(day=day)
-        return
-    if work.for_job:
-        payment_day_process(day=day, now=ctx.moment(day, 7), work=work)
-    if not payments_ready(period_end=day).exists():
-        ctx.state["payments_next_day"] = payment_next_work_day(day=day)
-        return
+    looks = not ctx.shortcut or day in ctx.state["due_days"] or (next_day is not None and day >= next_day)
     users = ctx.state["payments_users"]
     try:
-        run = payment_run_prepare(period_end=day, actor=users[PREPARER], now=ctx.moment(day, 8))
-        payment_run_approve(run=run, actor=users[APPROVER], now=ctx.moment(day, 10))
+        result = production_day_run(
+            as_of=day,
+            at=functools.partial(ctx.moment, day),
+            staff=RunStaff(preparer=users[PREPARER], approver=users[APPROVER]),
+            payments=looks,
+            credit=cal.is_valuation_date(day),
+            crediting_actor="crediting job (simulator)",
+            crediting_since=ctx.scenario.start,
+        )
     except PaymentRunError as exc:
         raise RuntimeError(f"payment run on {day} failed: {exc}")
-    finally:
+    refused = result.crediting_refused
+    if refused is not None:
+        raise RuntimeError(f"crediting {refused.key} did not finish: {refused.message}")
+    if looks:
         ctx.state["payments_next_day"] = payment_next_work_day(day=day)
 
 

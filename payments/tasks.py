@@ -8,7 +8,7 @@ from celery import shared_task
 from django.utils import timezone
 
 from core.jobs import JobBusy
-from payments.services.processing import payment_day_process
+from payments.services.day import production_day_run
 
 
 @shared_task(
@@ -18,7 +18,10 @@ def process_day_task(self, day: str | None = None) -> dict:
     """Beat, every morning before the evening crediting: schedules, valuation, holds, paid payments."""
     when = dt.date.fromisoformat(day) if day else timezone.localdate()
     try:
-        run = payment_day_process(day=when, now=timezone.now())
+        # The morning of the production day; the run is two people's work on the payments page, and the
+        # evening's crediting is books.credit_due_dates (the same step production_day_run ends with).
+        now = timezone.now()
+        run = production_day_run(as_of=when, at=lambda hour: now, credit=False).payments_job
     except JobBusy as exc:
         # Another worker holds the payment job's lock (or a killed worker's last statement is still
         # finishing on the server): come back rather than drop the day.

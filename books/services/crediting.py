@@ -592,10 +592,18 @@ def credit_valuation_date(
         return claimed.finish(status=JobRun.Status.DONE, message="credited", stats=stats)
 
 
-def credit_due_dates(*, through: dt.date, actor: str = "crediting job") -> list[JobRun]:
-    """Credit every Valuation Date not yet credited, in order, through `through`; stop at the first refusal."""
+def credit_due_dates(
+    *, through: dt.date, actor: str = "crediting job", since: dt.date | None = None
+) -> list[JobRun]:
+    """Credit every Valuation Date not yet credited, in order, through `through`; stop at the first refusal.
+
+    Before any date is credited, the first is the Valuation Date of the first pending transaction, or
+    `since` when given (books whose first day is known: a simulation, whose BRP payments move no units).
+    """
     last = last_credited_date()
-    if last is None:
+    if last is None and since is not None:
+        start = cal.next_valuation_date(since)
+    elif last is None:
         first_pending = (
             PendingTransaction.objects.filter(status=PendingTransaction.Status.PENDING)
             .order_by("effective_date")

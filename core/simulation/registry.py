@@ -7,7 +7,7 @@ from collections.abc import Callable
 EVENT_HANDLERS: dict[str, Callable] = {}
 DAILY_JOBS: list[
     tuple[str, int, Callable]
-] = []  # (stage, order, fn(ctx, day)); stages: before_crediting, after_crediting
+] = []  # (stage, order, fn(ctx, day)), run each day in order after its events; one stage: "day"
 SETUP_HOOKS: list[Callable] = []
 YEAR_END_HOOKS: list[Callable] = []
 REPORTERS: list[Callable] = []  # fn(ctx) -> dict merged into the result

@@ -45,6 +45,7 @@ class SimContext:
     state: dict[str, Any] = field(default_factory=dict)
     actor: str = ACTOR
     today: dt.date | None = None
+    shortcut: bool = True  # the payment job looks only on the days work can fall due (payments.simulation)
 
     def moment(self, day: dt.date, hour: int = 12) -> dt.datetime:
         """A scenario event happens at noon Eastern on its date (dates carry no time)."""
@@ -81,14 +82,46 @@ def _record_balances(ctx: SimContext, day: dt.date) -> None:
     ctx.balances[day.isoformat()] = out
 
 
-def run_scenario(scenario: Scenario) -> dict:
-    """Run in the current database (the caller provides the sandbox); returns the result object."""
-    from books.tasks import credit_valuation_date_task
+def _apply_event(ctx: SimContext, event) -> dict:
+    """One event through its app's handler: applied, or rejected with the rule it breaks (FORMAT.md)."""
+    result: dict[str, Any] = {"index": event.index, "type": event.type}
+    handler = registry.EVENT_HANDLERS.get(event.type)
+    if handler is None:
+        return {
+            **result,
+            "status": "rejected",
+            "rule": "simulator",
+            "message": f"{event.type} is not supported yet",
+        }
+    try:
+        with transaction.atomic():
+            outcome = handler(ctx, event) or {}
+    except Rejected as exc:
+        return {**result, "status": "rejected", "rule": exc.rule, "message": exc.message}
+    return {**result, "status": "applied", **outcome}
+
+
+def _end_of_day(ctx: SimContext, day: dt.date, checkpoints: set[dt.date]) -> None:
+    if day.month == 12 and day.day == 31:
+        for hook in registry.YEAR_END_HOOKS:
+            hook(ctx, day)
+    if day in checkpoints:
+        _record_balances(ctx, day)
+
+
+def run_scenario(scenario: Scenario, *, shortcut: bool = True) -> dict:
+    """Run in the current database (the caller provides the sandbox); returns the result object.
+
+    Each day: the day's events in file order, then the daily jobs (registry.daily: the production day of
+    payments.services.day, whose payment job and crediting run as in production), then the year end and
+    the checkpoints. `shortcut=False` makes the payment job look every day instead of only on the days
+    work can fall due (the tests compare both: the shortcut must never skip a day).
+    """
     from plans.models import pinned_version_date
     from plans.selectors import figure_overrides
 
     load_plugins()
-    ctx = SimContext(scenario=scenario)
+    ctx = SimContext(scenario=scenario, shortcut=shortcut)
     by_day: dict[dt.date, list] = {}
     for event in scenario.events:
         by_day.setdefault(event.on, []).append(event)
@@ -100,36 +133,10 @@ def run_scenario(scenario: Scenario) -> dict:
         for day in _days(scenario.start, scenario.through):
             ctx.today = day
             for event in by_day.get(day, []):
-                handler = registry.EVENT_HANDLERS.get(event.type)
-                result = {"index": event.index, "type": event.type}
-                if handler is None:
-                    result.update(
-                        status="rejected", rule="simulator", message=f"{event.type} is not supported yet"
-                    )
-                else:
-                    try:
-                        with transaction.atomic():
-                            outcome = handler(ctx, event) or {}
-                        result.update({"status": "applied", **outcome})
-                    except Rejected as exc:
-                        result.update(status="rejected", rule=exc.rule, message=exc.message)
-                results[event.index] = result
-            is_valuation = cal.is_valuation_date(day)
-            for stage, _, job in registry.DAILY_JOBS:
-                if stage == "before_crediting":
-                    job(ctx, day)
-            if is_valuation:
-                run = credit_valuation_date_task(day.isoformat())
-                if run["status"] != "done":
-                    raise RuntimeError(f"crediting {day} did not finish: {run['message']}")
-            for stage, _, job in registry.DAILY_JOBS:
-                if stage == "after_crediting":
-                    job(ctx, day)
-            if day.month == 12 and day.day == 31:
-                for hook in registry.YEAR_END_HOOKS:
-                    hook(ctx, day)
-            if day in checkpoints:
-                _record_balances(ctx, day)
+                results[event.index] = _apply_event(ctx, event)
+            for _, _, job in registry.DAILY_JOBS:
+                job(ctx, day)
+            _end_of_day(ctx, day, checkpoints)
     ctx.events = [results[i] for i in sorted(results)]
     out = {
         "name": scenario.name,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -16,55 +17,7 @@ class ScenarioError(ValueError):
     """A malformed scenario: names the event index (or the section) and the field."""
 
 
-EVENT_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
-    # type: {"required": (...), "optional": (...)}
-    "deferral_election": {
-        "required": ("participant", "plan_year", "percentages"),
-        "optional": ("performance_period", "accounts"),
-    },
-    "distribution_election": {
-        "required": ("participant", "account", "form"),
-        "optional": ("installments", "lump_sum_percent", "delay_years", "delay_months"),
-    },
-    "investment_election": {"required": ("participant", "allocation"), "optional": ("applies_to",)},
-    "pay": {
-        "required": ("participant", "component", "gross"),
-        "optional": ("performance_period_end", "net_available"),
-    },
-    "company_contribution": {"required": ("participant", "kind", "amount", "plan_year"), "optional": ()},
-    "retirement_contribution_declared": {"required": ("plan_year", "percent"), "optional": ()},
-    "separation": {"required": ("participant", "reason"), "optional": ()},
-    "death": {"required": ("participant",), "optional": ()},
-    "disability": {"required": ("participant",), "optional": ()},
-    "change_in_control": {"required": (), "optional": ()},
-    "schedule_change": {
-        "required": ("participant", "account"),
-        "optional": ("form", "installments", "new_month", "delay_years", "lump_sum_percent"),
-    },
-    "emergency_request": {"required": ("participant", "amount"), "optional": ("approved_on",)},
-    "domestic_relations_order": {
-        "required": ("participant", "alternate_payee"),
-        "optional": ("percent", "amount", "account"),
-    },
-    # BRP (a defined benefit): the qualified Pension Plan's figures for the participant, and the form of benefit.
-    "pension_figures": {
-        "required": (
-            "participant",
-            "unlimited_annual_benefit",
-            "payable_annual_benefit",
-            "benefit_service_years",
-            "normal_retirement_date",
-        ),
-        "optional": (
-            "imputed_annual_benefit",
-            "early_retirement_date",
-            "early_adjustment_factor",
-            "spouse_name",
-            "spouse_birth_date",
-        ),
-    },
-    "annuity_election": {"required": ("participant", "form"), "optional": ("defer_years",)},
-}
+FORMS = ("lump_sum", "installments", "lump_sum_and_installments")
 ANNUITY_FORMS = (
     "qjsa",
     "single_life",
@@ -173,203 +126,307 @@ def _account_name(value: Any, where: str) -> str:
     return value
 
 
+# --- field validators: fn(value, where, funds) raises ScenarioError ---------------------------------
+
+Validator = Callable[[Any, str, dict[str, "Fund"]], object]
+
+
+def whole(lo: int, hi: int) -> Validator:
+    return lambda value, where, funds: _whole(value, where, lo, hi)
+
+
+def money(*, positive: bool = False) -> Validator:
+    return lambda value, where, funds: _money(value, where, positive=positive)
+
+
+def date(value: Any, where: str, funds: dict) -> dt.date:
+    return _date(value, where)
+
+
+def month(value: Any, where: str, funds: dict) -> dt.date:
+    return _month(value, where)
+
+
+def account(value: Any, where: str, funds: dict) -> str:
+    return _account_name(value, where)
+
+
+def text(value: Any, where: str, funds: dict) -> str:
+    if not isinstance(value, str) or not value:
+        raise ScenarioError(f"{where}: missing")
+    return value
+
+
+def one_of(choices: tuple[str, ...], names: str | None = None) -> Validator:
+    def check(value: Any, where: str, funds: dict) -> str:
+        if value not in choices:
+            raise ScenarioError(f"{where}: {value!r} is not {names or ', '.join(choices)}")
+        return value
+
+    return check
+
+
+def percent(value: Any, where: str, funds: dict) -> Decimal:
+    pct = _money(value, where)
+    if pct > 100:
+        raise ScenarioError(f"{where}: {pct} is over 100")
+    return pct
+
+
+def whole_percents(key: Validator | None = None, what: str = "components") -> Validator:
+    """An object of `what` (checked by `key`) to whole percents."""
+
+    def check(value: Any, where: str, funds: dict) -> None:
+        if not isinstance(value, dict) or not value:
+            raise ScenarioError(f"{where}: must map {what} to whole percents")
+        for name, pct in value.items():
+            if key is not None:
+                key(name, where, funds)
+            _whole(pct, f"{where}.{name}", 0, 100)
+
+    return check
+
+
+def fund(value: Any, where: str, funds: dict) -> str:
+    if value not in funds:
+        raise ScenarioError(f"{where}: unknown fund {value!r}")
+    return value
+
+
+def period(value: Any, where: str, funds: dict) -> None:
+    if not isinstance(value, dict):
+        raise ScenarioError(f"{where}: must be {{start, end}}")
+    _date(value.get("start"), f"{where}.start")
+    _date(value.get("end"), f"{where}.end")
+
+
+@dataclass(frozen=True)
+class EventSpec:
+    """An event type of FORMAT.md: its fields, required first, each with its validator, and any rule across fields."""
+
+    required: dict[str, Validator | None]
+    optional: dict[str, Validator | None] = field(default_factory=dict)
+    across: Callable[[dict, str], None] | None = None
+
+
+def _one_of_percent_or_amount(raw: dict, where: str) -> None:
+    if ("percent" in raw) == ("amount" in raw):
+        raise ScenarioError(f"{where}: give exactly one of percent or amount")
+
+
+def _some_change(raw: dict, where: str) -> None:
+    if not any(k in raw for k in ("form", "installments", "new_month", "delay_years")):
+        raise ScenarioError(f"{where}: a schedule change needs form/installments, new_month or delay_years")
+
+
+PARTICIPANT = {"participant": None}  # checked against the scenario's participants
+PLAN_YEAR = whole(1990, 2100)
+EVENTS: dict[str, EventSpec] = {
+    "deferral_election": EventSpec(
+        {**PARTICIPANT, "plan_year": PLAN_YEAR, "percentages": whole_percents()},
+        {"performance_period": period, "accounts": whole_percents(account, "accounts")},
+    ),
+    "distribution_election": EventSpec(
+        {
+            **PARTICIPANT,
+            "account": account,
+            "form": one_of(FORMS, "lump_sum, installments or lump_sum_and_installments"),
+        },
+        {
+            "installments": whole(0, 100),
+            "lump_sum_percent": whole(0, 100),
+            "delay_years": whole(0, 600),
+            "delay_months": whole(0, 600),
+        },
+    ),
+    "investment_election": EventSpec(
+        {**PARTICIPANT, "allocation": whole_percents(fund, "funds")},
+        {"applies_to": one_of(("future", "existing", "both"), "future, existing or both")},
+    ),
+    "pay": EventSpec(
+        {**PARTICIPANT, "component": text, "gross": money()},
+        {"performance_period_end": date, "net_available": money()},
+    ),
+    "company_contribution": EventSpec(
+        {
+            **PARTICIPANT,
+            "kind": one_of(("matching", "retirement"), "matching or retirement"),
+            "amount": money(positive=True),
+            "plan_year": PLAN_YEAR,
+        }
+    ),
+    "retirement_contribution_declared": EventSpec({"plan_year": PLAN_YEAR, "percent": percent}),
+    "separation": EventSpec(
+        {
+            **PARTICIPANT,
+            "reason": one_of(
+                ("resignation", "retirement", "involuntary"), "resignation, retirement or involuntary"
+            ),
+        }
+    ),
+    "death": EventSpec({**PARTICIPANT}),
+    "disability": EventSpec({**PARTICIPANT}),
+    "change_in_control": EventSpec({}),
+    "schedule_change": EventSpec(
+        {**PARTICIPANT, "account": account},
+        {
+            "form": one_of(FORMS, "a form"),
+            "installments": whole(0, 100),
+            "new_month": month,
+            "delay_years": whole(0, 50),
+            "lump_sum_percent": None,
+        },
+        across=_some_change,
+    ),
+    "emergency_request": EventSpec({**PARTICIPANT, "amount": money(positive=True)}, {"approved_on": date}),
+    "domestic_relations_order": EventSpec(
+        {**PARTICIPANT, "alternate_payee": text},
+        {"percent": whole(1, 100), "amount": money(positive=True), "account": account},
+        across=_one_of_percent_or_amount,
+    ),
+    # BRP (a defined benefit): the qualified Pension Plan's figures for the participant, and the form of benefit.
+    "pension_figures": EventSpec(
+        {
+            **PARTICIPANT,
+            "unlimited_annual_benefit": money(),
+            "payable_annual_benefit": money(),
+            "benefit_service_years": money(),
+            "normal_retirement_date": date,
+        },
+        {
+            "imputed_annual_benefit": money(),
+            "early_retirement_date": date,
+            "early_adjustment_factor": money(positive=True),
+            "spouse_name": None,
+            "spouse_birth_date": date,
+        },
+    ),
+    "annuity_election": EventSpec(
+        {**PARTICIPANT, "form": one_of(ANNUITY_FORMS)}, {"defer_years": whole(0, 50)}
+    ),
+}
+# The fields of each event type, as earlier versions of this module published them.
+EVENT_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
+    etype: {"required": tuple(spec.required), "optional": tuple(spec.optional)}
+    for etype, spec in EVENTS.items()
+}
+
+
 def _check_event(i: int, raw: dict, participants: dict[str, Participant], funds: dict[str, Fund]) -> Event:
     where = f"event {i}"
     if not isinstance(raw, dict):
         raise ScenarioError(f"{where}: not an object")
     etype = raw.get("type")
-    if etype not in EVENT_FIELDS:
+    if etype not in EVENTS:
         raise ScenarioError(f"{where} field type: unknown event type {etype!r}")
     on = _date(raw.get("on"), f"{where} field on")
-    spec = EVENT_FIELDS[etype]
-    allowed = set(spec["required"]) | set(spec["optional"]) | set(COMMON)
+    spec = EVENTS[etype]
+    f = f"{where} ({etype}) field"
+    allowed = set(spec.required) | set(spec.optional) | set(COMMON)
     for name in raw:
         if name not in allowed:
-            raise ScenarioError(f"{where} ({etype}) field {name}: not a field of this event type")
-    for name in spec["required"]:
+            raise ScenarioError(f"{f} {name}: not a field of this event type")
+    for name in spec.required:
         if name not in raw:
-            raise ScenarioError(f"{where} ({etype}) field {name}: missing")
+            raise ScenarioError(f"{f} {name}: missing")
     pid = raw.get("participant")
-    if "participant" in spec["required"] and pid not in participants:
-        raise ScenarioError(f"{where} ({etype}) field participant: unknown participant {pid!r}")
-    f = f"{where} ({etype}) field"
-    if etype == "deferral_election":
-        _whole(raw["plan_year"], f"{f} plan_year", 1990, 2100)
-        if not isinstance(raw["percentages"], dict) or not raw["percentages"]:
-            raise ScenarioError(f"{f} percentages: must map components to whole percents")
-        for comp, pct in raw["percentages"].items():
-            _whole(pct, f"{f} percentages.{comp}", 0, 100)
-        if "accounts" in raw:
-            if not isinstance(raw["accounts"], dict) or not raw["accounts"]:
-                raise ScenarioError(f"{f} accounts: must map accounts to whole percents")
-            for acc, pct in raw["accounts"].items():
-                _account_name(acc, f"{f} accounts")
-                _whole(pct, f"{f} accounts.{acc}", 0, 100)
-        if "performance_period" in raw:
-            pp = raw["performance_period"]
-            if not isinstance(pp, dict):
-                raise ScenarioError(f"{f} performance_period: must be {{start, end}}")
-            _date(pp.get("start"), f"{f} performance_period.start")
-            _date(pp.get("end"), f"{f} performance_period.end")
-    elif etype == "distribution_election":
-        _account_name(raw["account"], f"{f} account")
-        if raw["form"] not in ("lump_sum", "installments", "lump_sum_and_installments"):
-            raise ScenarioError(
-                f"{f} form: {raw['form']!r} is not lump_sum, installments or lump_sum_and_installments"
-            )
-        if "installments" in raw:
-            _whole(raw["installments"], f"{f} installments", 0, 100)
-        if "lump_sum_percent" in raw:
-            _whole(raw["lump_sum_percent"], f"{f} lump_sum_percent", 0, 100)
-        for k in ("delay_years", "delay_months"):
-            if k in raw:
-                _whole(raw[k], f"{f} {k}", 0, 600)
-    elif etype == "investment_election":
-        alloc = raw["allocation"]
-        if not isinstance(alloc, dict) or not alloc:
-            raise ScenarioError(f"{f} allocation: must map funds to whole percents")
-        for code, pct in alloc.items():
-            if code not in funds:
-                raise ScenarioError(f"{f} allocation: unknown fund {code!r}")
-            _whole(pct, f"{f} allocation.{code}", 0, 100)
-        if raw.get("applies_to", "both") not in ("future", "existing", "both"):
-            raise ScenarioError(f"{f} applies_to: {raw['applies_to']!r} is not future, existing or both")
-    elif etype == "pay":
-        if not isinstance(raw["component"], str) or not raw["component"]:
-            raise ScenarioError(f"{f} component: missing")
-        _money(raw["gross"], f"{f} gross")
-        if "performance_period_end" in raw:
-            _date(raw["performance_period_end"], f"{f} performance_period_end")
-        if "net_available" in raw:
-            _money(raw["net_available"], f"{f} net_available")
-    elif etype == "company_contribution":
-        if raw["kind"] not in ("matching", "retirement"):
-            raise ScenarioError(f"{f} kind: {raw['kind']!r} is not matching or retirement")
-        _money(raw["amount"], f"{f} amount", positive=True)
-        _whole(raw["plan_year"], f"{f} plan_year", 1990, 2100)
-    elif etype == "retirement_contribution_declared":
-        _whole(raw["plan_year"], f"{f} plan_year", 1990, 2100)
-        pct = _money(raw["percent"], f"{f} percent")
-        if pct > 100:
-            raise ScenarioError(f"{f} percent: {pct} is over 100")
-    elif etype == "separation":
-        if raw["reason"] not in ("resignation", "retirement", "involuntary"):
-            raise ScenarioError(
-                f"{f} reason: {raw['reason']!r} is not resignation, retirement or involuntary"
-            )
-    elif etype == "schedule_change":
-        _account_name(raw["account"], f"{f} account")
-        if "new_month" in raw:
-            _month(raw["new_month"], f"{f} new_month")
-        if "delay_years" in raw:
-            _whole(raw["delay_years"], f"{f} delay_years", 0, 50)
-        if "installments" in raw:
-            _whole(raw["installments"], f"{f} installments", 0, 100)
-        if "form" in raw and raw["form"] not in ("lump_sum", "installments", "lump_sum_and_installments"):
-            raise ScenarioError(f"{f} form: {raw['form']!r} is not a form")
-        if not any(k in raw for k in ("form", "installments", "new_month", "delay_years")):
-            raise ScenarioError(f"{f}: a schedule change needs form/installments, new_month or delay_years")
-    elif etype == "emergency_request":
-        _money(raw["amount"], f"{f} amount", positive=True)
-        if "approved_on" in raw:
-            _date(raw["approved_on"], f"{f} approved_on")
-    elif etype == "domestic_relations_order":
-        if not isinstance(raw["alternate_payee"], str) or not raw["alternate_payee"]:
-            raise ScenarioError(f"{f} alternate_payee: missing")
-        if ("percent" in raw) == ("amount" in raw):
-            raise ScenarioError(f"{f}: give exactly one of percent or amount")
-        if "percent" in raw:
-            _whole(raw["percent"], f"{f} percent", 1, 100)
-        if "amount" in raw:
-            _money(raw["amount"], f"{f} amount", positive=True)
-        if "account" in raw:
-            _account_name(raw["account"], f"{f} account")
-    elif etype == "pension_figures":
-        for name in ("unlimited_annual_benefit", "payable_annual_benefit", "imputed_annual_benefit"):
-            if name in raw:
-                _money(raw[name], f"{f} {name}")
-        _money(raw["benefit_service_years"], f"{f} benefit_service_years")
-        if "early_adjustment_factor" in raw:
-            _money(raw["early_adjustment_factor"], f"{f} early_adjustment_factor", positive=True)
-        for name in ("normal_retirement_date", "early_retirement_date", "spouse_birth_date"):
-            if name in raw:
-                _date(raw[name], f"{f} {name}")
-    elif etype == "annuity_election":
-        if raw["form"] not in ANNUITY_FORMS:
-            raise ScenarioError(f"{f} form: {raw['form']!r} is not one of {', '.join(ANNUITY_FORMS)}")
-        if "defer_years" in raw:
-            _whole(raw["defer_years"], f"{f} defer_years", 0, 50)
+    if "participant" in spec.required and pid not in participants:
+        raise ScenarioError(f"{f} participant: unknown participant {pid!r}")
+    for name, check in {**spec.required, **spec.optional}.items():
+        if check is not None and name in raw:
+            check(raw[name], f"{f} {name}", funds)
+    if spec.across is not None:
+        spec.across(raw, f)
     data = {k: v for k, v in raw.items() if k not in ("on", "type", "participant")}
     return Event(index=i, on=on, type=etype, participant=pid, data=data)
 
 
-def parse_scenario(data: Any, source: str = "") -> Scenario:
+TOP_LEVEL = (
+    "name",
+    "plan",
+    "plan_version",
+    "through",
+    "checkpoints",
+    "funds",
+    "limits",
+    "participants",
+    "events",
+    "expect",
+    "description",
+    "notes",
+)
+TOP_LEVEL_REQUIRED = ("name", "plan", "through", "funds", "participants", "events")
+PARTICIPANT_FIELDS = (
+    "birth_date",
+    "hire_date",
+    "married",
+    "eligible_on",
+    "key_employee_years",
+    "vesting_service_years",
+    "name",
+)
+
+
+def _check_top_level(data: Any) -> None:
     if not isinstance(data, dict):
         raise ScenarioError("the scenario must be a JSON object")
-    for name in ("name", "plan", "through", "funds", "participants", "events"):
+    for name in TOP_LEVEL_REQUIRED:
         if name not in data:
             raise ScenarioError(f"top level field {name}: missing")
-    known = {
-        "name",
-        "plan",
-        "plan_version",
-        "through",
-        "checkpoints",
-        "funds",
-        "limits",
-        "participants",
-        "events",
-        "expect",
-        "description",
-        "notes",
-    }
     for name in data:
-        if name not in known:
+        if name not in TOP_LEVEL:
             raise ScenarioError(f"top level field {name}: not a field of the format")
     plans = catalog_codes()  # a plan of the shipped catalog (FORMAT.md); plans are data, never code
     if data["plan"] not in plans:
         raise ScenarioError(f"top level field plan: {data['plan']!r} is not one of {', '.join(plans)}")
-    through = _date(data["through"], "top level field through")
-    plan_version = (
-        _date(data["plan_version"], "top level field plan_version") if data.get("plan_version") else None
-    )
-    checkpoints = [_date(d, f"checkpoints[{i}]") for i, d in enumerate(data.get("checkpoints") or [])]
-    for c in checkpoints:
-        if c > through:
-            raise ScenarioError(f"checkpoint {c} is after through {through}")
-    funds: dict[str, Fund] = {}
-    if not isinstance(data["funds"], dict) or not data["funds"]:
-        raise ScenarioError("top level field funds: at least one fund is needed")
-    for code, f in data["funds"].items():
-        where = f"fund {code}"
-        if not isinstance(f, dict):
-            raise ScenarioError(f"{where}: not an object")
-        prices = []
-        for j, pair in enumerate(f.get("prices") or []):
-            if not isinstance(pair, list) or len(pair) != 2:
-                raise ScenarioError(f"{where} field prices[{j}]: must be [date, price]")
-            prices.append(
-                (
-                    _date(pair[0], f"{where} field prices[{j}] date"),
-                    _money(pair[1], f"{where} field prices[{j}] price", positive=True),
-                )
+    for name, kind in (("funds", dict), ("participants", dict), ("events", list)):
+        if not isinstance(data[name], kind):
+            raise ScenarioError(
+                f"top level field {name}: must be {'a list' if kind is list else 'an object'}"
             )
-        if not prices:
-            raise ScenarioError(f"{where} field prices: at least one price is needed")
-        if len({d for d, _ in prices}) != len(prices):
-            raise ScenarioError(f"{where} field prices: a date is listed twice")
-        if not isinstance(f.get("default", False), bool):
-            raise ScenarioError(f"{where} field default: must be true or false")
-        funds[code] = Fund(
-            code=code, name=str(f.get("name") or code), default=bool(f.get("default")), prices=sorted(prices)
+    if not isinstance(data.get("limits") or {}, dict):
+        raise ScenarioError("top level field limits: must be an object")
+    if not isinstance(data.get("expect") or {}, dict):
+        raise ScenarioError("top level field expect: must be an object")
+
+
+def _parse_fund(code: str, f: Any) -> Fund:
+    where = f"fund {code}"
+    if not isinstance(f, dict):
+        raise ScenarioError(f"{where}: not an object")
+    prices = []
+    for j, pair in enumerate(f.get("prices") or []):
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise ScenarioError(f"{where} field prices[{j}]: must be [date, price]")
+        prices.append(
+            (
+                _date(pair[0], f"{where} field prices[{j}] date"),
+                _money(pair[1], f"{where} field prices[{j}] price", positive=True),
+            )
         )
+    if not prices:
+        raise ScenarioError(f"{where} field prices: at least one price is needed")
+    if len({d for d, _ in prices}) != len(prices):
+        raise ScenarioError(f"{where} field prices: a date is listed twice")
+    if not isinstance(f.get("default", False), bool):
+        raise ScenarioError(f"{where} field default: must be true or false")
+    return Fund(
+        code=code, name=str(f.get("name") or code), default=bool(f.get("default")), prices=sorted(prices)
+    )
+
+
+def _parse_funds(raw: dict) -> dict[str, Fund]:
+    if not raw:
+        raise ScenarioError("top level field funds: at least one fund is needed")
+    funds = {code: _parse_fund(code, f) for code, f in raw.items()}
     if sum(1 for f in funds.values() if f.default) != 1:
         raise ScenarioError(
             'top level field funds: exactly one fund must have "default": true (EDCP 7.5 / RRP 3.05(b))'
         )
-    limits = data.get("limits") or {}
-    if not isinstance(limits, dict):
-        raise ScenarioError("top level field limits: must be an object")
+    return funds
+
+
+def _check_limits(limits: dict) -> None:
     for code, years in limits.items():
         if not isinstance(years, dict):
             raise ScenarioError(f"limits {code}: must map years to amounts")
@@ -377,59 +434,62 @@ def parse_scenario(data: Any, source: str = "") -> Scenario:
             if not str(year).isdigit():
                 raise ScenarioError(f"limits {code}: {year!r} is not a year")
             _money(amount, f"limits {code} {year}", positive=True)
-    participants: dict[str, Participant] = {}
-    if not isinstance(data["participants"], dict):
-        raise ScenarioError("top level field participants: must be an object")
-    p_fields = {
-        "birth_date",
-        "hire_date",
-        "married",
-        "eligible_on",
-        "key_employee_years",
-        "vesting_service_years",
-        "name",
-    }
-    for pid, p in data["participants"].items():
-        where = f"participant {pid}"
-        if not isinstance(p, dict):
-            raise ScenarioError(f"{where}: not an object")
-        for name in p:
-            if name not in p_fields:
-                raise ScenarioError(f"{where} field {name}: not a participant field")
-        for name in ("birth_date", "hire_date"):
-            if name not in p:
-                raise ScenarioError(f"{where} field {name}: missing")
-        birth = _date(p["birth_date"], f"{where} field birth_date")
-        hire = _date(p["hire_date"], f"{where} field hire_date")
-        if hire <= birth:
-            raise ScenarioError(f"{where} field hire_date: {hire} is not after the birth date {birth}")
-        years = p.get("key_employee_years", [])
-        if not isinstance(years, list):
-            raise ScenarioError(f"{where} field key_employee_years: must be a list of years")
-        participants[pid] = Participant(
-            pid=pid,
-            birth_date=birth,
-            hire_date=hire,
-            married=bool(p.get("married", False)),
-            eligible_on=_date(p["eligible_on"], f"{where} field eligible_on")
-            if p.get("eligible_on")
-            else None,
-            key_employee_years=[_whole(y, f"{where} field key_employee_years", 1990, 2100) for y in years],
-            vesting_service_years=_whole(
-                p.get("vesting_service_years", 0), f"{where} field vesting_service_years", 0, 80
-            ),
-        )
-        if not isinstance(p.get("married", False), bool):
-            raise ScenarioError(f"{where} field married: must be true or false")
-    if not isinstance(data["events"], list):
-        raise ScenarioError("top level field events: must be a list")
-    events = [_check_event(i, raw, participants, funds) for i, raw in enumerate(data["events"])]
+
+
+def _parse_participant(pid: str, p: Any) -> Participant:
+    where = f"participant {pid}"
+    if not isinstance(p, dict):
+        raise ScenarioError(f"{where}: not an object")
+    for name in p:
+        if name not in PARTICIPANT_FIELDS:
+            raise ScenarioError(f"{where} field {name}: not a participant field")
+    for name in ("birth_date", "hire_date"):
+        if name not in p:
+            raise ScenarioError(f"{where} field {name}: missing")
+    birth = _date(p["birth_date"], f"{where} field birth_date")
+    hire = _date(p["hire_date"], f"{where} field hire_date")
+    if hire <= birth:
+        raise ScenarioError(f"{where} field hire_date: {hire} is not after the birth date {birth}")
+    years = p.get("key_employee_years", [])
+    if not isinstance(years, list):
+        raise ScenarioError(f"{where} field key_employee_years: must be a list of years")
+    if not isinstance(p.get("married", False), bool):
+        raise ScenarioError(f"{where} field married: must be true or false")
+    return Participant(
+        pid=pid,
+        birth_date=birth,
+        hire_date=hire,
+        married=p.get("married", False),
+        eligible_on=_date(p["eligible_on"], f"{where} field eligible_on") if p.get("eligible_on") else None,
+        key_employee_years=[_whole(y, f"{where} field key_employee_years", 1990, 2100) for y in years],
+        vesting_service_years=_whole(
+            p.get("vesting_service_years", 0), f"{where} field vesting_service_years", 0, 80
+        ),
+    )
+
+
+def _check_dates(through: dt.date, checkpoints: list[dt.date], events: list[Event]) -> None:
+    for c in checkpoints:
+        if c > through:
+            raise ScenarioError(f"checkpoint {c} is after through {through}")
     for e in events:
         if e.on > through:
             raise ScenarioError(f"event {e.index} field on: {e.on} is after through {through}")
-    expect = data.get("expect") or {}
-    if not isinstance(expect, dict):
-        raise ScenarioError("top level field expect: must be an object")
+
+
+def parse_scenario(data: Any, source: str = "") -> Scenario:
+    _check_top_level(data)
+    through = _date(data["through"], "top level field through")
+    plan_version = (
+        _date(data["plan_version"], "top level field plan_version") if data.get("plan_version") else None
+    )
+    checkpoints = [_date(d, f"checkpoints[{i}]") for i, d in enumerate(data.get("checkpoints") or [])]
+    funds = _parse_funds(data["funds"])
+    limits = data.get("limits") or {}
+    _check_limits(limits)
+    participants = {pid: _parse_participant(pid, p) for pid, p in data["participants"].items()}
+    events = [_check_event(i, raw, participants, funds) for i, raw in enumerate(data["events"])]
+    _check_dates(through, checkpoints, events)
     return Scenario(
         name=str(data["name"]),
         plan=data["plan"],
@@ -440,7 +500,7 @@ def parse_scenario(data: Any, source: str = "") -> Scenario:
         limits=limits,
         participants=participants,
         events=events,
-        expect=expect,
+        expect=data.get("expect") or {},
         source=source,
     )
 

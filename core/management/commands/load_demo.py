@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import functools
 import hashlib
 import hmac
 import random
@@ -499,8 +500,7 @@ class Demo:
         due, releases approved runs), a run prepared by the administrator and approved by a Committee member
         for what is ready, then the crediting of the Valuation Date."""
         from books.services.crediting import last_credited_date
-        from payments.services.processing import payment_day_process, payment_work
-        from payments.services.runs import payment_run_approve, payment_run_prepare, payments_ready
+        from payments.services.day import RunStaff, production_day_run
 
         last = last_credited_date()
         if last is None:
@@ -514,16 +514,16 @@ class Demo:
         preparer, approver = self.payment_staff
         day = last + dt.timedelta(days=1)
         while day <= through:
-            work = payment_work(day=day)
-            if work.for_job:
-                payment_day_process(day=day, now=moment(day, 7), work=work)
-            if payments_ready(period_end=day).exists():
-                payment_run = payment_run_prepare(period_end=day, actor=preparer, now=moment(day, 8))
-                payment_run_approve(run=payment_run, actor=approver, now=moment(day, 10))
-            if cal.is_valuation_date(day):
-                for run in credit_due_dates(through=day, actor="crediting job (demo)"):
-                    if run.status != "done":
-                        raise CommandError(f"crediting {run.key} was {run.status}: {run.message}")
+            result = production_day_run(
+                as_of=day,
+                at=functools.partial(moment, day),
+                staff=RunStaff(preparer=preparer, approver=approver),
+                credit=cal.is_valuation_date(day),
+                crediting_actor="crediting job (demo)",
+            )
+            refused = result.crediting_refused
+            if refused is not None:
+                raise CommandError(f"crediting {refused.key} was {refused.status}: {refused.message}")
             day += dt.timedelta(days=1)
 
     def beneficiaries(self, p: DemoPerson, person: Person) -> None:
