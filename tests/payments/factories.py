@@ -116,26 +116,27 @@ def advance(*, to: str, price: str = "10.00") -> None:
     import datetime as dt
     from decimal import Decimal
 
-    from books.services.crediting import credit_valuation_date, last_credited_date
+    from books.services.crediting import last_credited_date
     from core import valuation_calendar as cal
-    from payments.services.processing import payment_day_process
-    from payments.services.runs import payment_run_approve, payment_run_prepare, payments_ready
+    from payments.services.day import RunStaff, production_day_run
     from plans.models import Fund, FundPrice
 
-    preparer, approver = _user("sim-preparer", "administrator"), _user("sim-approver", "committee")
+    staff = RunStaff(
+        preparer=_user("sim-preparer", "administrator"), approver=_user("sim-approver", "committee")
+    )
     day, end = last_credited_date() + dt.timedelta(days=1), dt.date.fromisoformat(to)
     while day <= end:
         moment = dt.datetime(day.year, day.month, day.day, 12, tzinfo=dt.UTC)
-        payment_day_process(day=day, now=moment)
-        if payments_ready(period_end=day).exists():
-            run = payment_run_prepare(period_end=day, actor=preparer, now=moment)
-            payment_run_approve(run=run, actor=approver, now=moment)
-        if cal.is_valuation_date(day):
+        valuation = cal.is_valuation_date(day)
+        if valuation:
             for fund in Fund.objects.all():
                 FundPrice.objects.get_or_create(
                     fund=fund, date=day, defaults={"price": Decimal(price), "loaded_at": moment}
                 )
-            assert credit_valuation_date(valuation_date=day).status == "done", day
+        result = production_day_run(
+            as_of=day, at=lambda hour, moment=moment: moment, staff=staff, credit=valuation
+        )
+        assert result.crediting_refused is None, day
         day += dt.timedelta(days=1)
 
 
