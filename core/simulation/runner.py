@@ -70,9 +70,9 @@ def _record_balances(ctx: SimContext, day: dt.date) -> None:
     from books.selectors import account_values
 
     accounts = list(
-        Account.objects.filter(participation__in=ctx.participations.values()).select_related(
-            "participation__person"
-        )
+        Account.objects.filter(participation__in=ctx.participations.values())
+        .select_related("participation__person")
+        .order_by("participation_id", "id")  # the result's key order: the same on every database
     )
     values = account_values(accounts=accounts, on=day)
     out: dict[str, dict[str, str]] = {pid: {} for pid in ctx.scenario.participants}

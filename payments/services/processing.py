@@ -25,12 +25,12 @@ from django.db.models import Count, Min, Q
 from django.utils import timezone
 
 from books.models import Account, EntryKind, PendingTransaction
+from books.selectors import last_credited_date
 from core import valuation_calendar as cal
 from core.dates import add_months, first_of_month
 from core.jobs import job_claim, job_finish, job_item, job_lock, job_progress
 from core.models import JobRun
 from core.money import ZERO, installment, money, percent_of
-from core.sql import portable
 from payments.models import Annuity, PaymentSchedule, ScheduledPayment
 from payments.services.annuities import HOLD_CODES as ANNUITY_HOLDS
 from payments.services.annuities import HORIZON_MONTHS, annuities_extend
@@ -45,17 +45,17 @@ JOB_KIND = "payments"
 S = ScheduledPayment.Status
 SH = ScheduledPayment.Share
 
+# The same statement on PostgreSQL and SQLite: the last credited date comes in as a parameter (a date), so
+# no date is computed or cast in SQL (SQLite keeps dates as ISO text, where a cast would give a number).
 _WORK_SQL = (
     """
-WITH c AS (SELECT (SELECT key FROM core_jobrun WHERE kind = 'crediting' AND status = 'done'
-                   ORDER BY key DESC LIMIT 1) AS credited)
-SELECT c.credited,
+SELECT
   EXISTS (SELECT 1 FROM books_account a WHERE NOT EXISTS
           (SELECT 1 FROM payments_paymentschedule s WHERE s.account_id = a.id AND s.kind = 'benefit')),
-  EXISTS (SELECT 1 FROM payments_paymentschedule s WHERE s.provisional_until <= CAST(c.credited AS date)),
+  EXISTS (SELECT 1 FROM payments_paymentschedule s WHERE s.provisional_until <= %(credited)s),
   EXISTS (SELECT 1 FROM payments_scheduledpayment p WHERE p.status = 'held'),
   EXISTS (SELECT 1 FROM payments_scheduledpayment p WHERE p.status = 'scheduled'
-          AND p.valuable_on <= CAST(c.credited AS date)),
+          AND p.valuable_on <= %(credited)s),
   EXISTS (SELECT 1 FROM payments_scheduledpayment p JOIN books_pendingtransaction t ON t.id = p.pending_id
           WHERE p.status = 'released' AND t.status <> 'pending')
   OR EXISTS (SELECT 1 FROM payments_scheduledpayment p WHERE p.status = 'released' AND p.pending_id IS NULL
@@ -66,12 +66,11 @@ SELECT c.credited,
     + UNSETTLED_SQL
     + """),
   EXISTS (SELECT 1 FROM payments_scheduledpayment p WHERE p.status = 'scheduled'
-          AND p.valuable_on > CAST(c.credited AS date) AND p.valuable_on < %(day)s),
+          AND p.valuable_on > %(credited)s AND p.valuable_on < %(day)s),
   EXISTS ("""
-    + REOPENED_SQL.replace("%(credited)s", "c.credited")
+    + REOPENED_SQL
     + """),
   EXISTS (SELECT 1 FROM payments_annuity a WHERE a.status = 'in_pay' AND a.scheduled_through < %(horizon)s)
-FROM c
 """
 )
 
@@ -106,13 +105,12 @@ class Work:
 
 
 def payment_work(*, day: dt.date) -> Work:
-    """One query: is there anything for the payment job (or a run) on `day`?"""
-    sql = portable(_WORK_SQL)
+    """Two queries: the last credited Valuation Date, then is there anything for the payment job (or a run)?"""
+    credited = last_credited_date()
     with connection.cursor() as cursor:
-        cursor.execute(sql, {"day": day, "horizon": annuity_horizon(day=day)})
-        credited, *flags = cursor.fetchone()
-    credited_date = dt.date.fromisoformat(credited) if credited else None
-    return Work(credited_date, *(bool(f) for f in flags))
+        cursor.execute(_WORK_SQL, {"day": day, "credited": credited, "horizon": annuity_horizon(day=day)})
+        flags = cursor.fetchone()
+    return Work(credited, *(bool(f) for f in flags))
 
 
 # --- steps ----------------------------------------------------------------------------------------

@@ -29,7 +29,6 @@ from simple_history.utils import bulk_create_with_history
 
 from books.models import EntryKind, PendingTransaction
 from core import valuation_calendar as cal
-from core.sql import portable
 from participants.models import EmploymentEvent
 from payments.models import PaymentSchedule, ScheduledPayment
 from payments.services.beneficiaries import death_payees
@@ -59,8 +58,8 @@ WHERE s.kind = 'benefit' AND s.settled_on IS NULL AND s.trigger <> ''
 # with nothing of the account outstanding (a residual sells everything: it waits for any other payment).
 REOPENED_SQL = """
 SELECT s.id FROM payments_paymentschedule s
-WHERE s.kind = 'benefit' AND s.settled_on IS NOT NULL AND s.settled_on < CAST(%(credited)s AS date)
-  AND EXISTS (SELECT 1 FROM books_dailyvaluation v WHERE v.valuation_date = CAST(%(credited)s AS date)
+WHERE s.kind = 'benefit' AND s.settled_on IS NOT NULL AND s.settled_on < %(credited)s
+  AND EXISTS (SELECT 1 FROM books_dailyvaluation v WHERE v.valuation_date = %(credited)s
               AND v.account_id = s.account_id AND v.units <> 0)
   AND NOT EXISTS (SELECT 1 FROM payments_scheduledpayment p WHERE p.account_id = s.account_id
                   AND p.status NOT IN ('paid', 'cancelled'))
@@ -69,7 +68,7 @@ WHERE s.kind = 'benefit' AND s.settled_on IS NOT NULL AND s.settled_on < CAST(%(
 
 def _ids(sql: str, params: dict | None = None) -> list[int]:
     with connection.cursor() as cursor:
-        cursor.execute(portable(sql), params or {})
+        cursor.execute(sql, params or {})
         return [r[0] for r in cursor.fetchall()]
 
 
