@@ -483,7 +483,8 @@ def payment_next_work_day(*, day: dt.date) -> dt.date | None:
       - a provisional schedule is recomputed the day after its value is credited;
       - an annuity in pay is extended in the month its planned payments come within the horizon;
       - a credit pending for a settled account reopens it the day after it is credited;
-      - a held payment, a benefit to settle or an account without a schedule: every day (tomorrow).
+      - a held payment, a benefit to settle, a settled account that money reopened (credited today, after
+        the pending credit was seen) or an account without a schedule: every day (tomorrow).
     """
     tomorrow = day + dt.timedelta(days=1)
     payments = ScheduledPayment.objects.aggregate(
@@ -492,7 +493,13 @@ def payment_next_work_day(*, day: dt.date) -> dt.date | None:
         valued=Min("release_date", filter=Q(status=S.VALUED, run__isnull=True)),
         released=Min("release_date", filter=Q(status=S.RELEASED)),
     )
-    if payments["held"] or _exists(UNSETTLED_SQL) or _exists(_UNSCHEDULED_SQL):
+    credited = last_credited_date()
+    if (
+        payments["held"]
+        or _exists(UNSETTLED_SQL)
+        or _exists(_UNSCHEDULED_SQL)
+        or (credited is not None and _exists(REOPENED_SQL, {"credited": credited}))
+    ):
         return tomorrow
     after = dt.timedelta(days=1)
     candidates = [
@@ -527,7 +534,7 @@ SELECT 1 FROM books_account a WHERE NOT EXISTS
 """
 
 
-def _exists(sql: str) -> bool:
+def _exists(sql: str, params: dict | None = None) -> bool:
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT EXISTS ({sql})")
+        cursor.execute(f"SELECT EXISTS ({sql})", params or {})
         return bool(cursor.fetchone()[0])

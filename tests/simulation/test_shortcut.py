@@ -90,6 +90,7 @@ def test_check_reports_a_payment_not_paid_on_the_first_valuation_date_on_or_afte
         "payments_edcp_dates_death_key.json",  # Key Employee waits ending, a death
         "brp_annuities_key_employee_and_death.json",  # annuity months, a Key Employee's catch-up payment
         "generated/gen_42_000_edcp.json",  # the emergency paid late on PostgreSQL (issue 9)
+        "payments_rrp_residual_after_lump_sum.json",  # money credited after a benefit paid in full reopens it
     ],
 )
 def test_the_shortcut_gives_the_same_result_as_looking_every_day(name):
