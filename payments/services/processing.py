@@ -511,7 +511,7 @@ def payment_next_work_day(*, day: dt.date) -> dt.date | None:
     candidates.append(provisional and provisional + after)
     annuity = Annuity.objects.filter(status=Annuity.Status.IN_PAY).aggregate(first=Min("scheduled_through"))
     if annuity["first"] is not None:
-        candidates.append(annuity_due_from(annuity["first"]))
+        candidates.append(annuity_due_from(scheduled_through=annuity["first"]))
     reopening = PendingTransaction.objects.filter(
         status=PendingTransaction.Status.PENDING,
         kind=EntryKind.CREDIT,
@@ -523,7 +523,7 @@ def payment_next_work_day(*, day: dt.date) -> dt.date | None:
     return max(min(found), tomorrow) if found else None
 
 
-def annuity_due_from(scheduled_through: dt.date) -> dt.date:
+def annuity_due_from(*, scheduled_through: dt.date) -> dt.date:
     """The first day whose horizon (the 1st of the month twelve months ahead) passes `scheduled_through`."""
     return add_months(first_of_month(add_months(scheduled_through, -HORIZON_MONTHS)), 1)
 

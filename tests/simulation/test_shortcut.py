@@ -58,10 +58,10 @@ def test_an_emergency_approved_after_the_last_other_event_is_paid_on_the_first_v
 
 def test_an_annuity_is_extended_in_the_month_its_payments_come_within_the_twelve_month_horizon():
     # Planned through May 1, 2027: the horizon (the 1st of the month twelve months ahead) passes it on June 1, 2026.
-    assert annuity_due_from(dt.date(2027, 5, 1)) == dt.date(2026, 6, 1)
+    assert annuity_due_from(scheduled_through=dt.date(2027, 5, 1)) == dt.date(2026, 6, 1)
     # Planned through the 15th: the same month, not the 15th (a day-of-month subtraction would be two weeks late).
-    assert annuity_due_from(dt.date(2027, 5, 15)) == dt.date(2026, 6, 1)
-    assert annuity_due_from(dt.date(2027, 2, 28)) == dt.date(2026, 3, 1)
+    assert annuity_due_from(scheduled_through=dt.date(2027, 5, 15)) == dt.date(2026, 6, 1)
+    assert annuity_due_from(scheduled_through=dt.date(2027, 2, 28)) == dt.date(2026, 3, 1)
 
 
 @pytest.mark.django_db
