@@ -18,6 +18,9 @@
    every position, finish + unlock (the exchange calendar is loaded beforehand, as in a worker).
 4. The same task again: the rows it adds (DailyValuation + ledger entries + positions) must be 0.
 
+Backend CPU: the user + system time of the PostgreSQL backend that ran the reference, and of the one
+that ran the job (when the server runs on this machine): on a loaded machine the steadier comparison.
+
 Peak memory: this process's peak RSS (getrusage) plus, when PostgreSQL runs on this machine, the
 peak RSS (VmHWM) of the backend that ran the job (its shared-buffer pages included).
 
@@ -27,6 +30,7 @@ The hot statements measured are books/services/crediting.py `_CREDITS_SQL` and `
 from __future__ import annotations
 
 import datetime as dt
+import os
 import resource
 import sys
 import time
@@ -145,6 +149,27 @@ def _backend_peak_mb() -> float | None:
     return None
 
 
+def _backend_cpu_seconds() -> float | None:
+    """CPU time (user + system) this connection's backend has used, when the server runs on this machine.
+
+    On a loaded machine wall time mostly measures the wait for a core; the CPU time of the one backend
+    that ran a statement is the steadier figure to compare the job with the reference.
+    """
+    pid = _scalar("SELECT pg_backend_pid()")
+    try:
+        if b"postgres" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+            return None
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_used(before: float | None) -> float | None:
+    after = _backend_cpu_seconds()
+    return round(after - before, 2) if before is not None and after is not None else None
+
+
 def _rows_written() -> int:
     return _scalar(
         "SELECT (SELECT count(*) FROM books_dailyvaluation) + (SELECT count(*) FROM books_ledgerentry)"
@@ -238,18 +263,22 @@ def measure(*, quiet: bool = True) -> dict:
     _execute("CHECKPOINT")
     _fresh_connection()
     _say(quiet, f"reference: one INSERT ... SELECT of {positions} rows into bench_reference")
+    cpu_before = _backend_cpu_seconds()
     started = time.perf_counter()
     reference_rows = _execute(_REFERENCE_SQL, params)
     reference_seconds = time.perf_counter() - started
+    reference_cpu = _cpu_used(cpu_before)
     _execute("DROP TABLE bench_reference")
     _execute("CHECKPOINT")
 
     _fresh_connection()
     _say(quiet, f"crediting {DAY} with books.tasks.credit_valuation_date_task")
     before = _rows_written()
+    cpu_before = _backend_cpu_seconds()
     started = time.perf_counter()
     summary = credit_valuation_date_task(DAY.isoformat())
     seconds = time.perf_counter() - started
+    cpu = _cpu_used(cpu_before)
     backend_mb = _backend_peak_mb()
     if summary["status"] != "done":
         raise RuntimeError(f"crediting {DAY} did not finish: {summary}")
@@ -270,6 +299,9 @@ def measure(*, quiet: bool = True) -> dict:
         "rerun_rows_added": rerun_rows_added,
         "python_peak_rss_mb": round(python_mb, 1),
         "postgres_backend_peak_rss_mb": round(backend_mb, 1) if backend_mb is not None else None,
+        "backend_cpu_seconds": cpu,
+        "reference_backend_cpu_seconds": reference_cpu,
+        "cpu_ratio": round(cpu / reference_cpu, 2) if cpu and reference_cpu else None,
         "rows_written": after - before,
         "positions_valued": valued,
         "reference_rows": reference_rows,
