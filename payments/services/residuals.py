@@ -11,9 +11,12 @@ The plans pay the whole (vested) account (EDCP 5.1-5.4: "the value of the Accoun
 obligation), so what is left belongs to the same benefit. Reading: it is paid as soon as
 practicable as one lump sum of everything the account holds (the plans' "as soon as practicable"
 and EDCP 1.22: the Payment Date of a payment without a date of its own is the date of its trigger):
-  - Payment Date: the date the residual is credited: the day the final payment was posted (earnings
+  - its trigger is the date the residual is credited: the day the final payment was posted (earnings
     left by it) or, for money credited later, the Valuation Date that credited it;
-  - released on the next Valuation Date not yet credited, valued on that day (everything is sold);
+  - Payment Date: the next Valuation Date after that one, the first day on which it is known (a
+    residual appears only when that day's crediting is done) and so the soonest practicable; it is
+    released on that day, valued on that day (everything is sold): FORMAT.md's `paid_on`, the first
+    Valuation Date on or after the Payment Date, is the Payment Date itself;
   - to the same payee: the participant, or after death the death benefit's payees by their shares;
   - cited to the section of the benefit it completes.
 An account is "settled" (PaymentSchedule.settled_on) once its benefit's final payment is paid (or
@@ -176,7 +179,7 @@ def _residual(
     reason = (
         f"money left in or credited to the account on {payment_date:%B %d, %Y}, after its "
         f"{benefit.benefit or 'benefit'} was paid in full: paid as soon as practicable, all of it, "
-        f"on the next Valuation Date"
+        f"on the next Valuation Date, {release:%B %d, %Y}"
     )
     schedule = PaymentSchedule.objects.create(
         participation=participation,
@@ -200,7 +203,7 @@ def _residual(
     for planned in death_lump_sums(
         trigger="residual",
         benefit=BENEFIT_NAME,
-        date=payment_date,
+        date=release,  # the Payment Date: the soonest practicable day, once the residual is known
         valuation="release_date",
         event=payment_date,
         cite=cite,

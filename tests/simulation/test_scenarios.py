@@ -29,24 +29,10 @@ def run(path: Path) -> tuple[dict, list[str]]:
 
 # The smallest sample in make check; every other whole replay (tens of seconds each) in the slow tier (make test).
 FAST_SAMPLE = "edcp_lump_sum_after_separation.json"
-# A residual (payments.services.residuals) has for Payment Date the Valuation Date whose crediting left it, and
-# is released on the next one: FORMAT.md's `paid_on` (the first Valuation Date on or after the Payment Date)
-# says otherwise, and --check reports it. Which one gives way is the payments owner's decision (issue 9).
-RESIDUAL_PAID_ON = (
-    "residual: paid on the Valuation Date after its Payment Date, not on or after it (FORMAT.md)"
-)
-RESIDUALS = (
-    "payments_edcp_residual_earnings_death.json",
-    "payments_edcp_termination_forms.json",
-    "payments_rrp_residual_after_lump_sum.json",
-)
 
 
 def _marks(name: str) -> list:
-    marks = [] if name == FAST_SAMPLE else [pytest.mark.slow]
-    if name in RESIDUALS:
-        marks.append(pytest.mark.xfail(reason=RESIDUAL_PAID_ON, strict=True))
-    return marks
+    return [] if name == FAST_SAMPLE else [pytest.mark.slow]
 
 
 @pytest.mark.django_db(transaction=False)
