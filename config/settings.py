@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "elections",
     "claims",
     "payments",
+    "operations",
 ]
 
 MIDDLEWARE = [

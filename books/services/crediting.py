@@ -247,7 +247,7 @@ def _exchanges(day: dt.date, prices: dict[int, Decimal], actor: str) -> int:
 
 # --- phase 2: credits ---------------------------------------------------------------------------
 
-# Measured by `manage.py bench crediting` (books/bench.py) on a payday for every participant.
+# Measured by `manage.py bench crediting` (operations/bench/crediting.py) on a payday for every participant.
 _CREDITS_SQL = """
 WITH todo AS (
     -- Marked applied first: the row lock re-checks `pending` against a concurrent cancel, and the
@@ -420,7 +420,7 @@ def _debits(day: dt.date, prices: dict[int, Decimal], actor: str) -> int:
 
 # --- phase 4: valuation -------------------------------------------------------------------------
 
-# Measured by `manage.py bench crediting` (books/bench.py) against one plain INSERT ... SELECT.
+# Measured by `manage.py bench crediting` (operations/bench/crediting.py) against one plain INSERT ... SELECT.
 _VALUATION_SQL = """
 WITH flows AS (
     SELECT e.position_id, SUM(e.units) AS units, SUM(e.amount) AS amount

@@ -279,7 +279,7 @@ def measure(*, quiet: bool = True) -> dict:
 
 
 def run(*, participants: int, json: bool, paid: float = 0.0) -> dict:
-    from core.simulation.sandbox import scratch_database
+    from operations.simulation.sandbox import scratch_database
 
     quiet = json
     with scratch_database() as name:

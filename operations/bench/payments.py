@@ -158,7 +158,7 @@ def measure(state: dict) -> dict:
 
 
 def run(*, participants: int = 100000, json: bool = False, **_) -> dict:
-    from core.simulation.sandbox import scratch_database
+    from operations.simulation.sandbox import scratch_database
 
     with scratch_database():
         started = time.monotonic()

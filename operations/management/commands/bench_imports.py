@@ -42,7 +42,7 @@ class Command(BaseCommand):
     def handle(self, *args, prices: int, payroll: int, json: bool, memory: bool, **options):
         self.memory = memory
         results: dict = {}
-        from core.simulation.sandbox import scratch_database
+        from operations.simulation.sandbox import scratch_database
 
         with scratch_database():
             try:

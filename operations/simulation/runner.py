@@ -15,7 +15,7 @@ from django.db import transaction
 from core import valuation_calendar as cal
 from core.simulation import registry
 from core.simulation.registry import Rejected
-from core.simulation.scenario import Scenario
+from operations.simulation.scenario import Scenario
 
 ACTOR = "simulator"
 PLUGINS = ("participants.simulation", "books.simulation", "elections.simulation", "payments.simulation")
