@@ -7,28 +7,15 @@ from collections import defaultdict
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from django.db.models import Count, Max, Q, Sum
+from django.db.models import Count, Q, Sum
 
-from books.models import Account, DailyValuation, EntryKind, PendingTransaction
+from books.models import Account, DailyValuation, EntryKind, LedgerEntry, PayrollDeferral, PendingTransaction
 from core import valuation_calendar as cal
+from core.jobs import last_credited_date
 from core.money import ZERO, money
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
-
-    from participants.models import Person
-
-
-def last_credited_date(*, before: dt.date | None = None) -> dt.date | None:
-    """The last Valuation Date (before `before`, if given) whose crediting is done."""
-    from core.models import JobRun
-
-    qs = JobRun.objects.filter(kind="crediting", status=JobRun.Status.DONE)
-    if before is not None:
-        qs = qs.filter(key__lt=before.isoformat())
-    key = qs.aggregate(m=Max("key"))["m"]
-    return dt.date.fromisoformat(key) if key else None
-
 
 def last_credited_on_or_before(*, day: dt.date) -> dt.date | None:
     """The last Valuation Date on or before `day` whose crediting is done (the books' latest prices)."""
@@ -292,3 +279,41 @@ def books_totals(*, on: dt.date) -> dict:
         "total": money(sum((r["value"] for r in by_fund), ZERO)),
         "waiting": list(waiting),
     }
+
+
+# --- answers to the questions of lower layers (core.hooks, registered in books.apps) ------------------------
+
+
+def accounts_held(*, participation) -> list[tuple[str, dt.date | None]]:
+    """(kind, specified month) of every account the participant holds, oldest first."""
+    return list(
+        Account.objects.filter(participation=participation)
+        .order_by("id")
+        .values_list("kind", "specified_month")
+    )
+
+
+def account_holds_deferrals(*, participation, account_kind: str, specified_month: dt.date | None) -> bool:
+    """Has this account received a deferral (then its payment schedule changes only as a schedule change)?"""
+    return LedgerEntry.objects.filter(
+        account__participation=participation,
+        account__kind=account_kind,
+        account__specified_month=specified_month,
+        source="deferral",
+    ).exists()
+
+
+def payroll_reductions(*, plan, plan_year: int | None = None, participation=None):
+    """Pay lines whose deferral payroll reduced (EDCP 1.14: never more than the cash pay left after taxes) or
+    cancelled (EDCP 3.7), with the reason payroll recorded."""
+    qs = (
+        PayrollDeferral.objects.filter(participation__plan=plan)
+        .filter(Q(reduced_by__gt=0) | ~Q(reason=""))
+        .select_related("record", "participation__person")
+        .order_by("-record__pay_date", "-id")
+    )
+    if plan_year is not None:
+        qs = qs.filter(record__plan_year=plan_year)
+    if participation is not None:
+        qs = qs.filter(participation=participation)
+    return qs

@@ -32,13 +32,6 @@ def healthz(request):
     return HttpResponse("ok", content_type="text/plain")
 
 
-def portal_home(request):
-    """The participant's landing page lives with the books (balances); this name is its stable entry."""
-    from books.views import portal_overview
-
-    return portal_overview(request)
-
-
 @capability_required(Cap.VIEW_STAFF)
 def dashboard(request):
     from plans.models import Plan

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from django.db.models import Q
 
+from core import hooks
 from core.models import Document
 from elections import validators as V
 from elections.models import (
@@ -313,13 +314,9 @@ class AccountSchedule:
 def account_schedules(*, participation: Participation, as_of: dt.date) -> list[AccountSchedule]:
     """Every account that has, or is committed to, a payment schedule: the election in force, or the default
     that applies when none was made (EDCP 5.1(c), 5.2(c))."""
-    from books.models import Account
-
     version = participation.plan.version_on(as_of)
     names: dict[tuple[str, dt.date | None], None] = {}
-    for kind, month in Account.objects.filter(participation=participation).values_list(
-        "kind", "specified_month"
-    ):
+    for kind, month in hooks.ask("accounts_held", participation=participation):
         names[(kind, month)] = None
     for e in DistributionElection.objects.filter(participation=participation, status=Status.ACCEPTED):
         names[(e.account_kind, e.specified_month)] = None
@@ -661,20 +658,8 @@ def payroll_reductions(
     *, plan: Plan, plan_year: int | None = None, participation: Participation | None = None
 ) -> QuerySet[PayrollDeferral]:
     """Pay lines whose deferral payroll reduced (EDCP 1.14: never more than the cash pay left after taxes) or
-    cancelled (EDCP 3.7), with the reason payroll recorded."""
-    from books.models import PayrollDeferral
-
-    qs = (
-        PayrollDeferral.objects.filter(participation__plan=plan)
-        .filter(Q(reduced_by__gt=0) | ~Q(reason=""))
-        .select_related("record", "participation__person")
-        .order_by("-record__pay_date", "-id")
-    )
-    if plan_year is not None:
-        qs = qs.filter(record__plan_year=plan_year)
-    if participation is not None:
-        qs = qs.filter(participation=participation)
-    return qs
+    cancelled (EDCP 3.7), with the reason payroll recorded; the books keep the pay lines."""
+    return hooks.ask("payroll_reductions", plan=plan, plan_year=plan_year, participation=participation)
 
 
 # --- plan text quoted in documents -----------------------------------------------------------------------------
@@ -748,13 +733,3 @@ def provision_quotes(*, version: PlanVersion, citations: list[str]) -> list[Quot
         else:
             out.append(Quote(citation, "", "(The text of this provision is not in the plan catalog.)", ""))
     return out
-
-
-def beneficiary_definition(*, plan: Plan, as_of: dt.date) -> PlanSection | None:
-    """The plan's definition of Beneficiary: who takes when no designated beneficiary survives."""
-    version = plan.version_on(as_of)
-    for v in sorted(plan.versions.all(), key=lambda x: (x.pk != version.pk, -x.effective_date.toordinal())):
-        found = PlanSection.objects.filter(version=v, title__iexact="Beneficiary").first()
-        if found is not None:
-            return found
-    return None

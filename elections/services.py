@@ -906,8 +906,6 @@ def schedule_change_preview(
 ) -> V.ScheduleChangeCheck:
     """What a change filed on `as_of` would be held to: the current first payment, the last day to file and the
     earliest new first payment that would be accepted (EDCP 6.2, 6.3), before anything is submitted."""
-    from payments.selectors import account_payments_started
-
     kind, month = _split_account(account)
     current = account_first_payment(participation=participation, account_kind=kind, specified_month=month)
     return V.check_schedule_change(
@@ -920,8 +918,8 @@ def schedule_change_preview(
         form=None,
         installments=None,
         submitted_on=as_of,
-        already_paying=account_payments_started(
-            participation=participation, account_kind=kind, specified_month=month
+        already_paying=hooks.ask(
+            "account_payments_started", participation=participation, account_kind=kind, specified_month=month
         ),
     )
 
@@ -954,8 +952,6 @@ def schedule_change_submit(
             "Choose one of your accounts.",
         )
     current = account_first_payment(participation=participation, account_kind=kind, specified_month=month)
-    from payments.selectors import account_payments_started
-
     if problem is not None:
         check = V.ScheduleChangeCheck(problem, current, None, None)
     else:
@@ -969,8 +965,11 @@ def schedule_change_submit(
             form=form,
             installments=installments,
             submitted_on=_local_date(submitted_at),
-            already_paying=account_payments_started(
-                participation=participation, account_kind=kind, specified_month=month
+            already_paying=hooks.ask(
+                "account_payments_started",
+                participation=participation,
+                account_kind=kind,
+                specified_month=month,
             ),
         )
     change = ScheduleChange(

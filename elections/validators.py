@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from core import hooks
 from core.dates import add_months, add_years
 from participants.models import Participation
 from participants.selectors import employment_status_on
@@ -445,14 +446,13 @@ def specified_months_in_use(
     *, participation: Participation, exclude_plan_year: int | None = None
 ) -> set[dt.date]:
     """The Specified Date Accounts a participant has or has committed to (accounts, elections in force)."""
-    from books.models import Account
     from elections.models import DeferralAllocation, DistributionElection, Status
 
-    months = set(
-        Account.objects.filter(participation=participation, kind="specified_date").values_list(
-            "specified_month", flat=True
-        )
-    )
+    months = {
+        month
+        for kind, month in hooks.ask("accounts_held", participation=participation)
+        if kind == "specified_date"
+    }
     months |= set(
         DistributionElection.objects.filter(
             participation=participation, account_kind="specified_date", status=Status.ACCEPTED
@@ -587,8 +587,6 @@ def check_distribution(
     submitted_on: dt.date,
     submitted_at: dt.datetime | None = None,
 ) -> Violation | None:
-    from books.models import LedgerEntry
-
     v = participation.plan.version_on(submitted_on)
     rule = distribution_rule_for(version=v, kind=account_kind)
     if rule is None:
@@ -645,12 +643,12 @@ def check_distribution(
                 f"{specified_month:%B %Y} is in the past; a Specified Date must be in the future.",
                 "Choose a month after the plan year of your first deferral into the account.",
             )
-    already = LedgerEntry.objects.filter(
-        account__participation=participation,
-        account__kind=account_kind,
-        account__specified_month=specified_month,
-        source="deferral",
-    ).exists()
+    already = hooks.ask(
+        "account_holds_deferrals",
+        participation=participation,
+        account_kind=account_kind,
+        specified_month=specified_month,
+    )
     change_cite = (
         v.provision("schedule_change", {}).get("cites", {}).get("right") if v.has("schedule_change") else None
     )

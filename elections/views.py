@@ -29,6 +29,7 @@ from elections import validators as V
 from elections.models import Channel, EnrollmentWindow, InvestmentElection, Status
 from participants.models import Participation
 from participants.selectors import beneficiaries_in_force, employment_status_on
+from plans import selectors as plan_selectors
 from plans.models import Fund, Plan
 
 EASTERN = zoneinfo.ZoneInfo("America/New_York")
@@ -274,7 +275,7 @@ def _overview(participation: Participation, *, now: dt.datetime) -> dict:
         "account_balance": account_balance,
         "employed": employment_status_on(person=participation.person, day=today).employed,
         "beneficiaries": beneficiaries_in_force(person=participation.person, plan=participation.plan),
-        "beneficiary_definition": S.beneficiary_definition(plan=participation.plan, as_of=today),
+        "beneficiary_definition": plan_selectors.beneficiary_definition(plan=participation.plan, as_of=today),
         "next_year": today.year + 1,
     }
     if account_balance:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from plans.models import DatedFigure, FundPrice, Plan, PlanTable
+from plans.models import DatedFigure, FundPrice, Plan, PlanSection, PlanTable
 
 if TYPE_CHECKING:
     from plans.models import Fund, PlanVersion
@@ -104,3 +104,13 @@ def figures_by_year() -> tuple[list[str], list[tuple[int, list]]]:
     for f in figures:
         by_year.setdefault(f.year, {})[f.code] = f
     return codes, [(year, [row.get(c) for c in codes]) for year, row in sorted(by_year.items(), reverse=True)]
+
+
+def beneficiary_definition(*, plan: Plan, as_of: dt.date) -> PlanSection | None:
+    """The plan's definition of Beneficiary: who takes when no designated beneficiary survives."""
+    version = plan.version_on(as_of)
+    for v in sorted(plan.versions.all(), key=lambda x: (x.pk != version.pk, -x.effective_date.toordinal())):
+        found = PlanSection.objects.filter(version=v, title__iexact="Beneficiary").first()
+        if found is not None:
+            return found
+    return None

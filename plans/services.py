@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import transaction
 
 from core.errors import ApplicationError
+from core.jobs import last_credited_date
 from plans.models import DatedFigure, Plan, PlanSection, PlanTable, PlanVersion, Provision
 from plans.provisions import SPECS, ProvisionError, validate_provision
 
@@ -341,9 +342,7 @@ def table_set(
 
 
 def _last_credited() -> dt.date | None:
-    # The books own crediting; plans only asks which Valuation Dates are already history.
-    from books.services.crediting import last_credited_date
-
+    # Plans only asks which Valuation Dates are already history (the crediting jobs done).
     return last_credited_date()
 
 
