@@ -17,6 +17,9 @@ from core.money import ZERO, money
 if TYPE_CHECKING:
     from django.db.models import QuerySet
 
+    from participants.models import Person
+
+
 def last_credited_on_or_before(*, day: dt.date) -> dt.date | None:
     """The last Valuation Date on or before `day` whose crediting is done (the books' latest prices)."""
     return last_credited_date(before=day + dt.timedelta(days=1))

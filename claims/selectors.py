@@ -47,7 +47,7 @@ from claims.models import (
     Level,
     State,
 )
-from core.dates import add_years
+from core.dates import EASTERN_NAME, add_years
 from plans.models import Plan, PlanSection, PlanVersion
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ def rules_for(*, plan: Plan, on: dt.date) -> ClaimsRules:
         review_extension_days=int(value["review_extension_days"]),
         legal_action_years=int(value["legal_action_years"]),
         forum=value.get("forum", ""),
-        time_zone=zoneinfo.ZoneInfo(version.provision("time_zone", "America/New_York")),
+        time_zone=zoneinfo.ZoneInfo(version.provision("time_zone", EASTERN_NAME)),
         sections=dict(sections),
     )
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+from core.dates import EASTERN_NAME
+
 APPS = ("books", "payments", "claims", "elections", "participants", "plans")
 
 
@@ -67,7 +69,7 @@ def schedules_sync() -> list[str]:
             day_of_month=dom,
             month_of_year=month,
             day_of_week=dow,
-            timezone="America/New_York",
+            timezone=EASTERN_NAME,
         )
         task, created = PeriodicTask.objects.get_or_create(
             name=s.name, defaults={"task": s.task, "crontab": cron, "description": s.description}

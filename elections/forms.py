@@ -7,14 +7,13 @@ allowed, so a refusal always carries its plan section and is stored for the audi
 from __future__ import annotations
 
 import datetime as dt
-import zoneinfo
 
 from django import forms
 
+from core.dates import EASTERN
 from elections.models import EnrollmentWindow, InvestmentElection
 from plans.models import Plan
 
-EASTERN = zoneinfo.ZoneInfo("America/New_York")
 MAX_SPECIFIED_ROWS = 5
 
 

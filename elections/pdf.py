@@ -7,8 +7,8 @@ bytes: times are written in Eastern time as text, provisions are quoted from the
 from __future__ import annotations
 
 import datetime as dt
-import zoneinfo
 
+from core.dates import EASTERN
 from elections import validators as V
 from elections.models import (
     AnnuityElection,
@@ -20,8 +20,6 @@ from elections.models import (
 )
 from elections.selectors import provision_quotes
 from plans.models import Plan, PlanVersion
-
-EASTERN = zoneinfo.ZoneInfo("America/New_York")
 
 
 def when(moment: dt.datetime | None) -> str:

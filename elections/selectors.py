@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import zoneinfo
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING
 from django.db.models import Q
 
 from core import hooks
+from core.dates import EASTERN
 from core.models import Document
 from elections import validators as V
 from elections.models import (
@@ -32,8 +32,6 @@ if TYPE_CHECKING:
     from django.db.models import QuerySet
 
     from books.models import PayrollDeferral
-
-EASTERN = zoneinfo.ZoneInfo("America/New_York")
 
 
 def choose_deferral_line(

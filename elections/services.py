@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import zoneinfo
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
@@ -28,7 +27,7 @@ from django.template.loader import render_to_string
 from core import hooks
 from core import valuation_calendar as cal
 from core.audit import actor_label, audit_record
-from core.dates import add_months, parse_month
+from core.dates import EASTERN, add_months, parse_month
 from core.errors import ApplicationError, InvalidInput
 from core.models import Document
 from elections import validators as V
@@ -54,7 +53,6 @@ if TYPE_CHECKING:
     from elections.selectors import Election
     from plans.models import PlanVersion
 
-EASTERN = zoneinfo.ZoneInfo("America/New_York")
 logger = logging.getLogger(__name__)
 
 

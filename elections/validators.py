@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from core import hooks
-from core.dates import add_months, add_years
+from core.dates import EASTERN, EASTERN_NAME, add_months, add_years
 from participants.models import Participation
 from participants.selectors import employment_status_on
 from plans.models import PlanVersion
@@ -37,9 +37,6 @@ class Violation:
         return f"{self.message} {self.allowed}".strip()
 
 
-EASTERN = zoneinfo.ZoneInfo("America/New_York")
-
-
 @dataclass
 class DeferralRequest:
     participation: Participation
@@ -62,11 +59,11 @@ class DeferralRequest:
 
     @property
     def tz(self) -> zoneinfo.ZoneInfo:
-        return zoneinfo.ZoneInfo(self.version.provision("time_zone", "America/New_York"))
+        return zoneinfo.ZoneInfo(self.version.provision("time_zone", EASTERN_NAME))
 
     @property
     def submitted_on(self) -> dt.date:
-        tz = zoneinfo.ZoneInfo("America/New_York")
+        tz = EASTERN
         return self.submitted_at.astimezone(tz).date()
 
 
@@ -86,21 +83,21 @@ def _is_whole(value: object) -> bool:
 def annual_deadline(*, version: PlanVersion, plan_year: int) -> dt.datetime:
     """EDCP 3.2(b), RRP 2.03(b): 11:59 pm Eastern on December 31 before the plan year (the whole last minute counts)."""
     d = version.provision("election_deadline")
-    tz = zoneinfo.ZoneInfo(version.provision("time_zone", "America/New_York"))
+    tz = zoneinfo.ZoneInfo(version.provision("time_zone", EASTERN_NAME))
     year = plan_year - d["years_before_plan_year"]
     return dt.datetime(year, d["month"], d["day"], d["hour"], d["minute"], 59, 999999, tzinfo=tz)
 
 
 def first_year_window_end(*, version: PlanVersion, eligible_on: dt.date) -> dt.datetime:
     """EDCP 3.2(a), RRP 2.03(c): within 30 days after the notice of initial eligibility (day 30 counts, to midnight)."""
-    tz = zoneinfo.ZoneInfo(version.provision("time_zone", "America/New_York"))
+    tz = zoneinfo.ZoneInfo(version.provision("time_zone", EASTERN_NAME))
     last = eligible_on + dt.timedelta(days=version.provision("first_year_window_days"))
     return dt.datetime(last.year, last.month, last.day, 23, 59, 59, 999999, tzinfo=tz)
 
 
 def performance_deadline(*, version: PlanVersion, period_end: dt.date) -> dt.datetime:
     """EDCP 3.2(c): no later than six months before the end of the performance period (that whole day counts)."""
-    tz = zoneinfo.ZoneInfo(version.provision("time_zone", "America/New_York"))
+    tz = zoneinfo.ZoneInfo(version.provision("time_zone", EASTERN_NAME))
     last = add_months(period_end, -version.provision("performance_election_months_before_end"))
     return dt.datetime(last.year, last.month, last.day, 23, 59, 59, 999999, tzinfo=tz)
 

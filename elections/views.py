@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import zoneinfo
 
 from django import forms as djforms
 from django.contrib import messages
@@ -16,6 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from core.dates import EASTERN
 from core.decorators import capability_required, participant_required
 from core.errors import ApplicationError, InvalidInput
 from core.inputs import int_or_none
@@ -31,9 +31,6 @@ from participants.models import Participation
 from participants.selectors import beneficiaries_in_force, employment_status_on
 from plans import selectors as plan_selectors
 from plans.models import Fund, Plan
-
-EASTERN = zoneinfo.ZoneInfo("America/New_York")
-
 
 # --- shared pieces ---------------------------------------------------------------------------------------------
 

@@ -220,9 +220,9 @@ def staff_session_cookie(user) -> tuple[str, str]:
 
 def population_prepare(password: str) -> dict:
     """Books with a Valuation Date to credit (books.bench), a participant who signs in, a staff member."""
+    from books.bench import DAY, generate
     from django.contrib.auth.models import Group, User
 
-    from books.bench import DAY, generate
     from core.roles import Role, role_groups_ensure
     from participants.models import Person
 

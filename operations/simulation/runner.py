@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib
-import zoneinfo
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -13,13 +12,13 @@ from typing import Any
 from django.db import transaction
 
 from core import valuation_calendar as cal
+from core.dates import EASTERN
 from core.simulation import registry
 from core.simulation.registry import Rejected
 from operations.simulation.scenario import Scenario
 
 ACTOR = "simulator"
 PLUGINS = ("participants.simulation", "books.simulation", "elections.simulation", "payments.simulation")
-EASTERN = zoneinfo.ZoneInfo("America/New_York")
 
 
 def load_plugins() -> None:

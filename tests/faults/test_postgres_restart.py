@@ -15,11 +15,11 @@ from decimal import Decimal
 
 import psycopg
 import pytest
+from books.bench import DAY, generate
 from django.db import connection
 from django.db.utils import DatabaseError
 from django.utils import timezone
 
-from books.bench import DAY, generate
 from books.models import Account, DailyValuation, LedgerEntry, PendingTransaction, Position
 from books.services.verify import books_verify
 from books.tasks import credit_valuation_date_task

@@ -18,13 +18,13 @@ import time
 import uuid
 
 import pytest
+from books.bench import DAY, generate
 from celery import Celery
 from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 from django_celery_beat.models import ClockedSchedule, PeriodicTask
 
-from books.bench import DAY, generate
 from books.models import LedgerEntry, PendingTransaction
 from books.services.verify import books_verify
 from core.models import JobRun

@@ -21,7 +21,6 @@ import hashlib
 import hmac
 import random
 import time
-import zoneinfo
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -40,7 +39,7 @@ from books.services.contributions import company_contribution_credit, restoratio
 from books.services.crediting import credit_due_dates
 from books.services.payroll import pay_record
 from core import valuation_calendar as cal
-from core.dates import add_months, end_of_month, parse_month
+from core.dates import EASTERN, add_months, end_of_month, parse_month
 from core.money import money, percent_of
 from core.money import price as q_price
 from core.roles import Role
@@ -57,7 +56,6 @@ from participants.services import (
 from plans.models import Fund, FundPrice, Plan
 from plans.selectors import MissingFigure
 
-EASTERN = zoneinfo.ZoneInfo("America/New_York")
 PAYROLL = "payroll feed (demo)"
 
 # (plan, code, name, default, start price, daily drift and volatility in basis points)
