@@ -6,7 +6,7 @@ class BooksConfig(AppConfig):
     verbose_name = "Plan books: accounts, ledger, crediting"
 
     def ready(self) -> None:
-        # Inside ready(): the services import models, which Django allows only once the app registry is ready.
+        # In ready(): these modules import models, which Django allows only once the app registry is ready.
         from books import selectors
         from books.services.vesting import on_employment_event
         from core import hooks

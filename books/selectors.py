@@ -9,10 +9,19 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.db.models import Count, Q, Sum
 
-from books.models import Account, DailyValuation, EntryKind, LedgerEntry, PayrollDeferral, PendingTransaction
+from books.models import (
+    Account,
+    DailyValuation,
+    EntryKind,
+    LedgerEntry,
+    PayrollDeferral,
+    PendingTransaction,
+    Position,
+)
 from core import valuation_calendar as cal
 from core.jobs import last_credited_date
-from core.money import ZERO, money
+from core.money import HUNDRED, ZERO, money
+from plans.models import Fund
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
@@ -114,8 +123,6 @@ def _valuation_dates(start: dt.date, end: dt.date) -> list[dt.date]:
 
 
 def _positions_of(account_ids: list[int]) -> dict[int, int]:
-    from books.models import Position
-
     return dict(Position.objects.filter(account_id__in=account_ids).values_list("id", "account_id"))
 
 
@@ -132,8 +139,6 @@ def holdings_on(*, accounts: list[Account], on: dt.date) -> dict[int, Holding]:
     Like account_values(), but at the last *credited* Valuation Date on or before `on`: on a weekday before
     the evening crediting run the page shows the previous day's positions, not only the money waiting.
     """
-    from books.services.crediting import last_credited_date
-
     ids = [a.id for a in accounts]
     out: dict[int, Holding] = {
         i: {"value": ZERO, "invested": ZERO, "waiting": ZERO, "positions": []} for i in ids
@@ -178,8 +183,7 @@ def holdings_on(*, accounts: list[Account], on: dt.date) -> dict[int, Holding]:
 
 def person_books(*, person: Person, on: dt.date) -> list[dict]:
     """A person's participations with their accounts: value, vested part (and the section deciding it), positions."""
-    from books.services.vesting import vested_percent
-    from core.money import HUNDRED
+    from books.services.vesting import vested_percent  # on use: vesting reads account values from this module
 
     participations = list(person.participations.select_related("plan", "person").order_by("plan__code"))
     accounts = list(
@@ -239,8 +243,6 @@ def daily_earnings(
 ) -> QuerySet[DailyValuation, Any]:  # rows: valuation_date, earnings, flow, value
     """Per Valuation Date of the `days` before `end` (default: the last credited), newest first: earnings
     credited, money in or out (flow) and the closing value."""
-    from books.services.crediting import last_credited_date
-
     positions = list(_positions_of(account_ids))
     end = end or last_credited_date()
     if end is None or not positions:
@@ -256,9 +258,6 @@ def daily_earnings(
 
 def books_totals(*, on: dt.date) -> dict:
     """The books on the last credited Valuation Date on or before `on`: value by plan and fund, money waiting."""
-    from books.services.crediting import last_credited_date
-    from plans.models import Fund
-
     last = last_credited_date(before=on + dt.timedelta(days=1))
     funds = {f.id: f for f in Fund.objects.select_related("plan")}
     by_fund: list[dict[str, Any]] = []

@@ -48,6 +48,7 @@ from claims.models import (
     State,
 )
 from core.dates import EASTERN_NAME, add_years
+from core.models import Document
 from plans.models import Plan, PlanSection, PlanVersion
 
 if TYPE_CHECKING:
@@ -433,8 +434,6 @@ def _years(n: int) -> str:
 
 def claim_notices(*, claim: Claim, with_claim_files: bool = True) -> list[Document]:
     """The notices issued on a claim (decisions, extensions) and, by default, the claim files furnished."""
-    from core.models import Document
-
     ids = [d.notice_id for d in claim.decisions.all() if d.notice_id]
     ids += [e.notice_id for e in claim.extensions.all() if e.notice_id]
     if with_claim_files:

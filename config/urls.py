@@ -1,3 +1,5 @@
+import importlib
+
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -9,8 +11,6 @@ APPS = ["plans", "participants", "books", "elections", "claims", "payments"]
 
 
 def _section(kind: str):
-    import importlib
-
     patterns = []
     for app in APPS:
         module = importlib.import_module(f"{app}.urls")

@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from celery import current_app
 from celery.contrib.django.task import DjangoTask
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
@@ -373,8 +374,6 @@ def _job_kind(kind: str) -> JobKind:
 
 
 def _task(name: str):
-    from celery import current_app
-
     current_app.loader.import_default_modules()  # the apps' tasks modules, in a web process too
     return current_app.tasks[name]
 

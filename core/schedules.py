@@ -15,6 +15,8 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+from django_celery_beat.models import CrontabSchedule, PeriodicTask
+
 from core.dates import EASTERN_NAME
 
 APPS = ("books", "payments", "claims", "elections", "participants", "plans")
@@ -58,8 +60,6 @@ def job_kinds() -> dict[str, JobKind]:
 
 
 def schedules_sync() -> list[str]:
-    from django_celery_beat.models import CrontabSchedule, PeriodicTask
-
     done = []
     for s in all_schedules():
         minute, hour, dom, month, dow = s.crontab.split()

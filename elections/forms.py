@@ -10,7 +10,8 @@ import datetime as dt
 
 from django import forms
 
-from core.dates import EASTERN
+from core.dates import EASTERN, parse_month
+from core.inputs import parse_int
 from elections.models import EnrollmentWindow, InvestmentElection
 from plans.models import Plan
 
@@ -78,9 +79,6 @@ def distribution_arguments(data) -> dict:
 
 
 def schedule_change_arguments(data) -> dict:
-    from core.dates import parse_month
-    from core.inputs import parse_int
-
     out: dict = {"account": _raw(data, "account")}
     month = _raw(data, "new_month")
     if month:

@@ -6,12 +6,12 @@ import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import Q
 
 from core import hooks
-from core.dates import EASTERN
+from core.dates import EASTERN, add_years, day_of_month_after
 from core.models import Document
 from elections import validators as V
 from elections.models import (
@@ -26,12 +26,16 @@ from elections.models import (
     Status,
 )
 from participants.models import Participation, Person
+from participants.selectors import termination_event
 from plans.models import Fund, Plan, PlanSection, PlanVersion
+from plans.selectors import MissingFigure, announced_percent
+
+CONFIRMATION_KIND = (
+    "election_confirmation"  # the Document kind of an election confirmation (services store it)
+)
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
-
-    from books.models import PayrollDeferral
 
 
 def choose_deferral_line(
@@ -243,8 +247,6 @@ class ComponentLimit:
 def deferral_limits(*, participation: Participation, plan_year: int, as_of: dt.date) -> list[ComponentLimit]:
     """Each deferrable component with the limits that would apply to an election made `as_of` (shown before
     the participant submits)."""
-    from plans.selectors import MissingFigure, announced_percent
-
     version = participation.plan.version_on(as_of)
     out = []
     for comp in version.provision("deferral_components", []) or []:
@@ -423,9 +425,6 @@ def annuity_in_force(*, participation: Participation, as_of: dt.date) -> Annuity
 def benefit_commencement(*, participation: Participation, defer_years: int = 0) -> dt.date | None:
     """BRP 4.2(a), 1.3(b): the first day of the month after the month of separation (later by any deferral);
     None while the participant is employed."""
-    from core.dates import add_years, day_of_month_after
-    from participants.selectors import termination_event
-
     ended = termination_event(person=participation.person)
     if ended is None:
         return None
@@ -476,7 +475,7 @@ def investment_in_force(*, participation: Participation, as_of: dt.date) -> Inve
 
 def schedule_accounts(*, participation: Participation, as_of: dt.date) -> list[dict]:
     """Each account whose schedule may be changed (EDCP Article VI), with what a change filed today is held to."""
-    from elections.services import schedule_change_preview
+    from elections.services import schedule_change_preview  # on use: the services import this module
 
     version = participation.plan.version_on(as_of)
     if not version.has("schedule_change"):
@@ -514,8 +513,6 @@ def elections_of(*, person: Person) -> list[Election]:
 
 
 def confirmation_of(*, election: Election) -> Document | None:
-    from elections.services import CONFIRMATION_KIND
-
     return (
         Document.objects.filter(
             kind=CONFIRMATION_KIND, object_type=election._meta.label, object_id=str(election.pk)
@@ -654,7 +651,7 @@ def payroll_export_rows(*, plan: Plan, plan_year: int) -> list[dict]:
 
 def payroll_reductions(
     *, plan: Plan, plan_year: int | None = None, participation: Participation | None = None
-) -> QuerySet[PayrollDeferral]:
+) -> QuerySet[Any]:  # the books' PayrollDeferral rows (elections sits below the books)
     """Pay lines whose deferral payroll reduced (EDCP 1.14: never more than the cash pay left after taxes) or
     cancelled (EDCP 3.7), with the reason payroll recorded; the books keep the pay lines."""
     return hooks.ask("payroll_reductions", plan=plan, plan_year=plan_year, participation=participation)

@@ -13,9 +13,16 @@ from typing import TYPE_CHECKING
 
 from core import hooks
 from core.dates import EASTERN, EASTERN_NAME, add_months, add_years
-from participants.models import Participation
+from elections.models import (
+    DeferralAllocation,
+    DeferralElection,
+    DistributionElection,
+    EnrollmentWindow,
+    Status,
+)
+from participants.models import EmploymentEvent, Participation
 from participants.selectors import employment_status_on
-from plans.models import PlanVersion
+from plans.models import Fund, PlanVersion
 from plans.selectors import MissingFigure, announced_percent
 
 if TYPE_CHECKING:
@@ -277,8 +284,6 @@ def v_timing(*, req: DeferralRequest) -> Violation | None:
 
 def employed_throughout(*, person: Person, start: dt.date, end: dt.date) -> bool:
     """Employed on every day from `start` to `end` (EDCP 1.24: continuously since the period began)."""
-    from participants.models import EmploymentEvent
-
     if person.hire_date > start:
         return False
     return not EmploymentEvent.objects.filter(
@@ -300,8 +305,6 @@ KIND_PROVISION = {
 
 def windows_for(*, req: DeferralRequest) -> tuple[list[EnrollmentWindow], EnrollmentWindow | None]:
     """(the Committee's windows that govern this election, the one it falls in or None)."""
-    from elections.models import EnrollmentWindow
-
     kind = election_kind(req=req)
     qs = EnrollmentWindow.objects.filter(plan=req.participation.plan, kind=kind)
     if kind == "first_year":
@@ -365,8 +368,6 @@ def v_window(*, req: DeferralRequest) -> Violation | None:
 def v_not_yet_irrevocable(*, req: DeferralRequest) -> Violation | None:
     """An election of this plan year and kind that has become irrevocable cannot be replaced, even in a later
     window the Committee opens (EDCP 3.2: irrevocable when its window closes)."""
-    from elections.models import DeferralElection, Status
-
     kind = election_kind(req=req)
     fixed = DeferralElection.objects.filter(
         participation=req.participation,
@@ -443,8 +444,6 @@ def specified_months_in_use(
     *, participation: Participation, exclude_plan_year: int | None = None
 ) -> set[dt.date]:
     """The Specified Date Accounts a participant has or has committed to (accounts, elections in force)."""
-    from elections.models import DeferralAllocation, DistributionElection, Status
-
     months = {
         month
         for kind, month in hooks.ask("accounts_held", participation=participation)
@@ -552,8 +551,6 @@ def fixing_election(
 ) -> DeferralElection | None:
     """The first deferral election into this account that became irrevocable before `before`, if any:
     the account's payment schedule was fixed then (it is part of the deferral agreement, 409A)."""
-    from elections.models import DeferralElection, Status
-
     default_kind = participation.plan.version_on(before.astimezone(EASTERN).date()).provision(
         "default_deferral_account", None
     )
@@ -942,8 +939,6 @@ def check_schedule_change(
 def check_investment(
     *, participation: Participation, allocation: dict[int, object], submitted_on: dt.date
 ) -> Violation | None:
-    from plans.models import Fund
-
     v = participation.plan.version_on(submitted_on)
     cite = v.cite("investment_increment_percent")
     if not allocation:

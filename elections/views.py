@@ -27,6 +27,7 @@ from elections import selectors as S
 from elections import services
 from elections import validators as V
 from elections.models import Channel, EnrollmentWindow, InvestmentElection, Status
+from elections.pdf import confirmation_context
 from participants.models import Participation
 from participants.selectors import beneficiaries_in_force, employment_status_on
 from plans import selectors as plan_selectors
@@ -474,8 +475,6 @@ def _election_detail(election) -> dict:
             if s.is_default
         ]
     if election.status == Status.ACCEPTED or election.status == Status.SUPERSEDED:
-        from elections.pdf import confirmation_context
-
         context["summary"] = confirmation_context(election)
     return context
 

@@ -7,7 +7,7 @@ class PaymentsConfig(AppConfig):
 
     def ready(self) -> None:
         # books registers its forfeiture reaction first (earlier in INSTALLED_APPS): schedules see the vested value.
-        # Inside ready(): the services import models, which Django allows only once the app registry is ready.
+        # In ready(): these modules import models, which Django allows only once the app registry is ready.
         from core import hooks
         from payments import selectors
         from payments.services import annuities, schedules

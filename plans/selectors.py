@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from plans.models import DatedFigure, FundPrice, Plan, PlanSection, PlanTable
+from plans.provisions import SPECS
 
 if TYPE_CHECKING:
     from plans.models import Fund, PlanVersion
@@ -72,8 +73,6 @@ def announced_percent(*, plan: Plan, code: str, year: int) -> Decimal:
 
 def provisions_in_order(*, version: PlanVersion) -> list:
     """A version's provisions in the order plans/provisions.py declares them (grouped by subject)."""
-    from plans.provisions import SPECS
-
     order = {key: i for i, key in enumerate(SPECS)}
     return sorted(version.provisions.all(), key=lambda p: (order.get(p.key, len(order)), p.key))
 
@@ -87,8 +86,6 @@ def latest_prices(*, plan: Plan, on: dt.date) -> dict[int, FundPrice | None]:
 
 
 def price_series(*, fund: Fund, start: dt.date, end: dt.date) -> list[tuple[dt.date, Decimal]]:
-    from plans.models import FundPrice
-
     return list(
         FundPrice.objects.filter(fund=fund, date__gte=start, date__lte=end)
         .order_by("date")

@@ -20,6 +20,7 @@ from simple_history.utils import bulk_create_with_history
 from books.models import Account
 from core import valuation_calendar as cal
 from core.audit import actor_label
+from participants.models import EmploymentEvent
 from payments.models import PaymentSchedule, ScheduledPayment
 from payments.services.annuities import annuities_recompute, is_annuity_account
 from payments.services.bulk import bulk_update_fast
@@ -263,8 +264,6 @@ def on_employment_event(*, event: EmploymentEvent, actor: Actor) -> None:
 
 
 def on_change_in_control(*, cic: ChangeInControl, actor: Actor) -> None:
-    from participants.models import EmploymentEvent
-
     window_end = cic.effective_date + dt.timedelta(days=31 * 36)
     people = (
         EmploymentEvent.objects.filter(

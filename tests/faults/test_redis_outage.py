@@ -18,7 +18,6 @@ import time
 import uuid
 
 import pytest
-from books.bench import DAY, generate
 from celery import Celery
 from django.conf import settings
 from django.db import connection
@@ -28,6 +27,7 @@ from django_celery_beat.models import ClockedSchedule, PeriodicTask
 from books.models import LedgerEntry, PendingTransaction
 from books.services.verify import books_verify
 from core.models import JobRun
+from operations.bench.crediting import DAY, generate
 from tests.faults.conftest import verify_books_command
 from tests.faults.test_postgres_restart import _waiting_on_lock, row_held
 from tests.servers import private_redis
