@@ -124,13 +124,13 @@ class PayrollImport(Importer):
             key = (pay.person.pk, pay.pay_date, pay.component, pay.sequence)
             if key in first_line:
                 problems.add(
-                    pay.line_number,
+                    pay.line_number or 0,
                     f"repeats the {pay.component} pay of employee {pay.person.employee_number} on "
                     f"{pay.pay_date} given on line {first_line[key]} (use the sequence column for a "
                     f"second payment of the same component on the same day)",
                 )
                 continue
-            first_line[key] = pay.line_number
+            first_line[key] = pay.line_number or 0
             earlier = recorded.get(key)
             if earlier is None:
                 fresh.append(pay)
@@ -138,7 +138,7 @@ class PayrollImport(Importer):
                 prepared.skipped += 1
             else:
                 problems.add(
-                    pay.line_number,
+                    pay.line_number or 0,
                     f"employee {pay.person.employee_number} already has {pay.component} pay of "
                     f"{earlier.gross} recorded on {pay.pay_date} (sequence {pay.sequence}); this "
                     f"file says {pay.gross}. A recorded pay line is never changed",
@@ -158,12 +158,12 @@ class PayrollImport(Importer):
             years={p.plan_year or p.pay_date.year for p in prepared.lines},
         )
         applied = 0
-        for pay in sorted(prepared.lines, key=lambda p: (p.pay_date, p.line_number)):
+        for pay in sorted(prepared.lines, key=lambda p: (p.pay_date, p.line_number or 0)):
             try:
                 pay.batch = batch
                 created = run.add(pay)
             except (PayrollError, BooksError, MissingFigure) as exc:
-                problems.add(pay.line_number, str(exc))
+                problems.add(pay.line_number or 0, str(exc))
                 continue
             applied += int(created is not None)
         if not problems:

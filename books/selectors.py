@@ -26,7 +26,8 @@ from plans.models import Fund
 if TYPE_CHECKING:
     from django.db.models import QuerySet
 
-    from participants.models import Person
+    from participants.models import Participation, Person
+    from plans.models import Plan
 
 
 def last_credited_on_or_before(*, day: dt.date) -> dt.date | None:
@@ -286,7 +287,7 @@ def books_totals(*, on: dt.date) -> dict:
 # --- answers to the questions of lower layers (core.hooks, registered in books.apps) ------------------------
 
 
-def accounts_held(*, participation) -> list[tuple[str, dt.date | None]]:
+def accounts_held(*, participation: Participation) -> list[tuple[str, dt.date | None]]:
     """(kind, specified month) of every account the participant holds, oldest first."""
     return list(
         Account.objects.filter(participation=participation)
@@ -295,7 +296,9 @@ def accounts_held(*, participation) -> list[tuple[str, dt.date | None]]:
     )
 
 
-def account_holds_deferrals(*, participation, account_kind: str, specified_month: dt.date | None) -> bool:
+def account_holds_deferrals(
+    *, participation: Participation, account_kind: str, specified_month: dt.date | None
+) -> bool:
     """Has this account received a deferral (then its payment schedule changes only as a schedule change)?"""
     return LedgerEntry.objects.filter(
         account__participation=participation,
@@ -305,7 +308,9 @@ def account_holds_deferrals(*, participation, account_kind: str, specified_month
     ).exists()
 
 
-def payroll_reductions(*, plan, plan_year: int | None = None, participation=None):
+def payroll_reductions(
+    *, plan: Plan, plan_year: int | None = None, participation: Participation | None = None
+) -> QuerySet[PayrollDeferral]:
     """Pay lines whose deferral payroll reduced (EDCP 1.14: never more than the cash pay left after taxes) or
     cancelled (EDCP 3.7), with the reason payroll recorded."""
     qs = (
