@@ -9,12 +9,12 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
-from core.simulation.runner import check_result, run_scenario
-from core.simulation.sandbox import rolled_back
-from core.simulation.scenario import load_scenario, parse_scenario
 from django.conf import settings
 
 from core import valuation_calendar as cal
+from operations.simulation.runner import check_result, run_scenario
+from operations.simulation.sandbox import rolled_back
+from operations.simulation.scenario import load_scenario, parse_scenario
 from payments.services.processing import annuity_due_from
 from tests.payments.factories import deferrals, scenario
 
