@@ -59,6 +59,7 @@ lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports  # the layers of pyproject.toml [tool.importlinter]: arrows point down
 
 bench: $(STAMP)
 	DEBUG=$${DEBUG:-true} DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(PY) manage.py bench crediting --participants $${N:-100000}

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from decimal import Decimal
 
 from books.models import PayrollRecord
 from books.services.accounts import BooksError
-from books.services.payroll import PayLine as PayrollLine
-from books.services.payroll import PayrollError, PayrollRun
+from books.services.payroll import PayLine, PayrollError, PayrollRun
 from core.audit import actor_label
 from core.imports import Applied, Importer, Problems, Row
 from core.models import ImportBatch
@@ -23,20 +21,6 @@ from participants.models import EmploymentEvent, Person
 from participants.selectors import employment_status_from_events
 from plans.models import Provision
 from plans.selectors import MissingFigure
-
-
-@dataclass
-class PayLine:
-    line: int
-    person: Person
-    pay_date: dt.date
-    component: str
-    gross: Decimal
-    plan_year: int | None
-    period_start: dt.date | None
-    performance_period_end: dt.date | None
-    net_available: Decimal | None
-    sequence: int
 
 
 @dataclass
@@ -111,16 +95,16 @@ class PayrollImport(Importer):
             if not row.bad and person is not None and pay_date is not None and gross is not None:
                 prepared.lines.append(
                     PayLine(
-                        row.line,
-                        person,
-                        pay_date,
-                        component,
-                        gross,
-                        plan_year,
-                        period_start,
-                        performance_period_end,
-                        net_available,
-                        sequence or 1,
+                        person=person,
+                        pay_date=pay_date,
+                        component=component,
+                        gross=gross,
+                        plan_year=plan_year,
+                        period_start=period_start,
+                        performance_period_end=performance_period_end,
+                        net_available=net_available,
+                        sequence=sequence or 1,
+                        line_number=row.line,
                     )
                 )
         if not prepared.lines:
@@ -140,13 +124,13 @@ class PayrollImport(Importer):
             key = (pay.person.pk, pay.pay_date, pay.component, pay.sequence)
             if key in first_line:
                 problems.add(
-                    pay.line,
+                    pay.line_number or 0,
                     f"repeats the {pay.component} pay of employee {pay.person.employee_number} on "
                     f"{pay.pay_date} given on line {first_line[key]} (use the sequence column for a "
                     f"second payment of the same component on the same day)",
                 )
                 continue
-            first_line[key] = pay.line
+            first_line[key] = pay.line_number or 0
             earlier = recorded.get(key)
             if earlier is None:
                 fresh.append(pay)
@@ -154,7 +138,7 @@ class PayrollImport(Importer):
                 prepared.skipped += 1
             else:
                 problems.add(
-                    pay.line,
+                    pay.line_number or 0,
                     f"employee {pay.person.employee_number} already has {pay.component} pay of "
                     f"{earlier.gross} recorded on {pay.pay_date} (sequence {pay.sequence}); this "
                     f"file says {pay.gross}. A recorded pay line is never changed",
@@ -174,25 +158,12 @@ class PayrollImport(Importer):
             years={p.plan_year or p.pay_date.year for p in prepared.lines},
         )
         applied = 0
-        for pay in sorted(prepared.lines, key=lambda p: (p.pay_date, p.line)):
+        for pay in sorted(prepared.lines, key=lambda p: (p.pay_date, p.line_number or 0)):
             try:
-                created = run.add(
-                    PayrollLine(
-                        person=pay.person,
-                        pay_date=pay.pay_date,
-                        component=pay.component,
-                        gross=pay.gross,
-                        plan_year=pay.plan_year,
-                        period_start=pay.period_start,
-                        performance_period_end=pay.performance_period_end,
-                        net_available=pay.net_available,
-                        sequence=pay.sequence,
-                        batch=batch,
-                        line_number=pay.line,
-                    )
-                )
+                pay.batch = batch
+                created = run.add(pay)
             except (PayrollError, BooksError, MissingFigure) as exc:
-                problems.add(pay.line, str(exc))
+                problems.add(pay.line_number or 0, str(exc))
                 continue
             applied += int(created is not None)
         if not problems:

@@ -7,27 +7,27 @@ from collections import defaultdict
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from django.db.models import Count, Max, Q, Sum
+from django.db.models import Count, Q, Sum
 
-from books.models import Account, DailyValuation, EntryKind, PendingTransaction
+from books.models import (
+    Account,
+    DailyValuation,
+    EntryKind,
+    LedgerEntry,
+    PayrollDeferral,
+    PendingTransaction,
+    Position,
+)
 from core import valuation_calendar as cal
-from core.money import ZERO, money
+from core.jobs import last_credited_date
+from core.money import HUNDRED, ZERO, money
+from plans.models import Fund
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
 
-    from participants.models import Person
-
-
-def last_credited_date(*, before: dt.date | None = None) -> dt.date | None:
-    """The last Valuation Date (before `before`, if given) whose crediting is done."""
-    from core.models import JobRun
-
-    qs = JobRun.objects.filter(kind="crediting", status=JobRun.Status.DONE)
-    if before is not None:
-        qs = qs.filter(key__lt=before.isoformat())
-    key = qs.aggregate(m=Max("key"))["m"]
-    return dt.date.fromisoformat(key) if key else None
+    from participants.models import Participation, Person
+    from plans.models import Plan
 
 
 def last_credited_on_or_before(*, day: dt.date) -> dt.date | None:
@@ -124,8 +124,6 @@ def _valuation_dates(start: dt.date, end: dt.date) -> list[dt.date]:
 
 
 def _positions_of(account_ids: list[int]) -> dict[int, int]:
-    from books.models import Position
-
     return dict(Position.objects.filter(account_id__in=account_ids).values_list("id", "account_id"))
 
 
@@ -142,8 +140,6 @@ def holdings_on(*, accounts: list[Account], on: dt.date) -> dict[int, Holding]:
     Like account_values(), but at the last *credited* Valuation Date on or before `on`: on a weekday before
     the evening crediting run the page shows the previous day's positions, not only the money waiting.
     """
-    from books.services.crediting import last_credited_date
-
     ids = [a.id for a in accounts]
     out: dict[int, Holding] = {
         i: {"value": ZERO, "invested": ZERO, "waiting": ZERO, "positions": []} for i in ids
@@ -188,8 +184,7 @@ def holdings_on(*, accounts: list[Account], on: dt.date) -> dict[int, Holding]:
 
 def person_books(*, person: Person, on: dt.date) -> list[dict]:
     """A person's participations with their accounts: value, vested part (and the section deciding it), positions."""
-    from books.services.vesting import vested_percent
-    from core.money import HUNDRED
+    from books.services.vesting import vested_percent  # on use: vesting reads account values from this module
 
     participations = list(person.participations.select_related("plan", "person").order_by("plan__code"))
     accounts = list(
@@ -249,8 +244,6 @@ def daily_earnings(
 ) -> QuerySet[DailyValuation, Any]:  # rows: valuation_date, earnings, flow, value
     """Per Valuation Date of the `days` before `end` (default: the last credited), newest first: earnings
     credited, money in or out (flow) and the closing value."""
-    from books.services.crediting import last_credited_date
-
     positions = list(_positions_of(account_ids))
     end = end or last_credited_date()
     if end is None or not positions:
@@ -266,9 +259,6 @@ def daily_earnings(
 
 def books_totals(*, on: dt.date) -> dict:
     """The books on the last credited Valuation Date on or before `on`: value by plan and fund, money waiting."""
-    from books.services.crediting import last_credited_date
-    from plans.models import Fund
-
     last = last_credited_date(before=on + dt.timedelta(days=1))
     funds = {f.id: f for f in Fund.objects.select_related("plan")}
     by_fund: list[dict[str, Any]] = []
@@ -292,3 +282,45 @@ def books_totals(*, on: dt.date) -> dict:
         "total": money(sum((r["value"] for r in by_fund), ZERO)),
         "waiting": list(waiting),
     }
+
+
+# --- answers to the questions of lower layers (core.hooks, registered in books.apps) ------------------------
+
+
+def accounts_held(*, participation: Participation) -> list[tuple[str, dt.date | None]]:
+    """(kind, specified month) of every account the participant holds, oldest first."""
+    return list(
+        Account.objects.filter(participation=participation)
+        .order_by("id")
+        .values_list("kind", "specified_month")
+    )
+
+
+def account_holds_deferrals(
+    *, participation: Participation, account_kind: str, specified_month: dt.date | None
+) -> bool:
+    """Has this account received a deferral (then its payment schedule changes only as a schedule change)?"""
+    return LedgerEntry.objects.filter(
+        account__participation=participation,
+        account__kind=account_kind,
+        account__specified_month=specified_month,
+        source="deferral",
+    ).exists()
+
+
+def payroll_reductions(
+    *, plan: Plan, plan_year: int | None = None, participation: Participation | None = None
+) -> QuerySet[PayrollDeferral]:
+    """Pay lines whose deferral payroll reduced (EDCP 1.14: never more than the cash pay left after taxes) or
+    cancelled (EDCP 3.7), with the reason payroll recorded."""
+    qs = (
+        PayrollDeferral.objects.filter(participation__plan=plan)
+        .filter(Q(reduced_by__gt=0) | ~Q(reason=""))
+        .select_related("record", "participation__person")
+        .order_by("-record__pay_date", "-id")
+    )
+    if plan_year is not None:
+        qs = qs.filter(record__plan_year=plan_year)
+    if participation is not None:
+        qs = qs.filter(participation=participation)
+    return qs

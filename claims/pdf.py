@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from pypdf import PdfReader, PdfWriter
 
 from claims.models import (
     Claim,
@@ -198,8 +199,6 @@ def claim_file_bundle(
 ) -> Document:
     """Every document relevant to the claim ((m)(8)) in one PDF: an index and the claim's record, then as
     exhibits the notices issued and the PDFs submitted; images submitted are shown inside the record."""
-    from pypdf import PdfReader, PdfWriter
-
     uploads = list(claim.documents.all())
     notices = claim_notices(claim=claim, with_claim_files=False)
     exhibits: list[dict] = []

@@ -47,7 +47,8 @@ from claims.models import (
     Level,
     State,
 )
-from core.dates import add_years
+from core.dates import EASTERN_NAME, add_years
+from core.models import Document
 from plans.models import Plan, PlanSection, PlanVersion
 
 if TYPE_CHECKING:
@@ -116,7 +117,7 @@ def rules_for(*, plan: Plan, on: dt.date) -> ClaimsRules:
         review_extension_days=int(value["review_extension_days"]),
         legal_action_years=int(value["legal_action_years"]),
         forum=value.get("forum", ""),
-        time_zone=zoneinfo.ZoneInfo(version.provision("time_zone", "America/New_York")),
+        time_zone=zoneinfo.ZoneInfo(version.provision("time_zone", EASTERN_NAME)),
         sections=dict(sections),
     )
 
@@ -433,8 +434,6 @@ def _years(n: int) -> str:
 
 def claim_notices(*, claim: Claim, with_claim_files: bool = True) -> list[Document]:
     """The notices issued on a claim (decisions, extensions) and, by default, the claim files furnished."""
-    from core.models import Document
-
     ids = [d.notice_id for d in claim.decisions.all() if d.notice_id]
     ids += [e.notice_id for e in claim.extensions.all() if e.notice_id]
     if with_claim_files:

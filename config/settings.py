@@ -10,6 +10,8 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from core.dates import EASTERN_NAME
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
 
@@ -70,6 +72,7 @@ INSTALLED_APPS = [
     "elections",
     "claims",
     "payments",
+    "operations",
 ]
 
 MIDDLEWARE = [
@@ -183,7 +186,7 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 
 # --- i18n / time ----------------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"
-TIME_ZONE = "America/New_York"  # display only; datetimes are stored in UTC
+TIME_ZONE = EASTERN_NAME  # display only; datetimes are stored in UTC
 USE_I18N = True
 USE_TZ = True
 
@@ -258,7 +261,7 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = CELERY_LONGEST_TASK_SECONDS
 CELERY_TASK_IGNORE_RESULT = True
-CELERY_TIMEZONE = "America/New_York"
+CELERY_TIMEZONE = EASTERN_NAME
 # django-celery-beat's database schedule; a task due while Redis is down is sent when it returns (core.beat).
 CELERY_BEAT_SCHEDULER = "core.beat:DatabaseScheduler"
 CELERY_TASK_ALWAYS_EAGER = _bool("CELERY_TASK_ALWAYS_EAGER", False)

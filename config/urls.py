@@ -1,15 +1,16 @@
+import importlib
+
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from books.views import portal_overview
 from core import views as core_views
 
 APPS = ["plans", "participants", "books", "elections", "claims", "payments"]
 
 
 def _section(kind: str):
-    import importlib
-
     patterns = []
     for app in APPS:
         module = importlib.import_module(f"{app}.urls")
@@ -27,7 +28,8 @@ urlpatterns = [
     path("documents/<int:pk>/", core_views.document_download, name="document_download"),
     path("staff/", include(("core.urls", "core"))),
     path("staff/", include(_section("staff"))),
-    path("portal/", core_views.portal_home, name="portal_home"),
+    # The participant's landing page lives with the books (balances); "portal_home" is its stable name.
+    path("portal/", portal_overview, name="portal_home"),
     path("portal/", include(_section("portal"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api_schema"), name="api_docs"),

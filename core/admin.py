@@ -5,6 +5,7 @@ from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
 from core.models import AuditEvent, Document, ImportBatch, JobRun, MarketClosure
+from core.valuation_calendar import forget_closures
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -27,14 +28,10 @@ class MarketClosureAdmin(SimpleHistoryAdmin):
     date_hierarchy = "date"
 
     def save_model(self, request, obj, form, change):
-        from core.valuation_calendar import forget_closures
-
         super().save_model(request, obj, form, change)
         forget_closures()
 
     def delete_model(self, request, obj):
-        from core.valuation_calendar import forget_closures
-
         super().delete_model(request, obj)
         forget_closures()
 

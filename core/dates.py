@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+import zoneinfo
 
 from core.errors import InvalidInput
+
+# The plans' business time zone: the December 31, 11:59 pm Eastern election deadline, the NYSE Valuation Dates
+# and the scenario clock. A plan version may name another zone in its `time_zone` provision.
+EASTERN_NAME = "America/New_York"
+EASTERN = zoneinfo.ZoneInfo(EASTERN_NAME)
 
 
 def add_months(day: dt.date, months: int) -> dt.date:

@@ -27,10 +27,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from celery import current_app
 from celery.contrib.django.task import DjangoTask
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
-from django.db.models import Case, F, QuerySet, Value, When
+from django.db.models import Case, F, Max, QuerySet, Value, When
 from django.utils import timezone
 
 from core.audit import audit_record
@@ -373,8 +374,6 @@ def _job_kind(kind: str) -> JobKind:
 
 
 def _task(name: str):
-    from celery import current_app
-
     current_app.loader.import_default_modules()  # the apps' tasks modules, in a web process too
     return current_app.tasks[name]
 
@@ -526,3 +525,13 @@ class RecordedTask(DjangoTask):
             )
         except Exception:
             logger.warning("could not close the failed run of task %s", self.name, exc_info=True)
+
+
+def last_credited_date(*, before: dt.date | None = None) -> dt.date | None:
+    """The last Valuation Date (before `before`, if given) whose crediting job is done. It lives with the
+    jobs so that the plan tables (market closures) can ask it without importing the books."""
+    qs = JobRun.objects.filter(kind="crediting", status=JobRun.Status.DONE)
+    if before is not None:
+        qs = qs.filter(key__lt=before.isoformat())
+    key = qs.aggregate(m=Max("key"))["m"]
+    return dt.date.fromisoformat(key) if key else None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import subprocess
 from pathlib import Path
 
 from django.conf import settings
@@ -19,7 +20,7 @@ from core.models import Document
 
 
 def render_pdf(template: str, context: dict) -> bytes:
-    from weasyprint import HTML
+    from weasyprint import HTML  # on use: WeasyPrint loads Pango, slow; only the processes that render pay
 
     html = render_to_string(template, context)
     return HTML(string=html, base_url=str(Path(settings.BASE_DIR) / "static")).write_pdf()
@@ -27,8 +28,6 @@ def render_pdf(template: str, context: dict) -> bytes:
 
 def pdf_text(data: bytes) -> str:
     """The text of a PDF (pdftotext), for tests and checks."""
-    import subprocess
-
     result = subprocess.run(["pdftotext", "-layout", "-", "-"], input=data, capture_output=True, check=True)
     return result.stdout.decode("utf-8")
 

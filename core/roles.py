@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from django.contrib.auth.models import Group
+
 
 class Role(StrEnum):
     COMMITTEE = "committee"
@@ -94,7 +96,5 @@ def is_participant_user(user) -> bool:
 
 def role_groups_ensure() -> None:
     """The auth groups that carry the roles (also created by core's migration 0003)."""
-    from django.contrib.auth.models import Group
-
     for role in Role:
         Group.objects.get_or_create(name=role.value)

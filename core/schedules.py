@@ -15,6 +15,10 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+from django_celery_beat.models import CrontabSchedule, PeriodicTask
+
+from core.dates import EASTERN_NAME
+
 APPS = ("books", "payments", "claims", "elections", "participants", "plans")
 
 
@@ -56,8 +60,6 @@ def job_kinds() -> dict[str, JobKind]:
 
 
 def schedules_sync() -> list[str]:
-    from django_celery_beat.models import CrontabSchedule, PeriodicTask
-
     done = []
     for s in all_schedules():
         minute, hour, dom, month, dow = s.crontab.split()
@@ -67,7 +69,7 @@ def schedules_sync() -> list[str]:
             day_of_month=dom,
             month_of_year=month,
             day_of_week=dow,
-            timezone="America/New_York",
+            timezone=EASTERN_NAME,
         )
         task, created = PeriodicTask.objects.get_or_create(
             name=s.name, defaults={"task": s.task, "crontab": cron, "description": s.description}

@@ -12,7 +12,10 @@ import functools
 import threading
 import time
 
+import exchange_calendars as xcals
 from django.conf import settings
+
+from core.models import MarketClosure
 
 _lock = threading.Lock()
 _closures: frozenset[dt.date] | None = None
@@ -22,8 +25,6 @@ CLOSURE_CACHE_SECONDS = 60.0
 
 @functools.lru_cache(maxsize=1)
 def _exchange_sessions() -> tuple[dt.date, ...]:
-    import exchange_calendars as xcals
-
     calendar = xcals.get_calendar(
         "XNYS",
         start=f"{settings.CALENDAR_FIRST_YEAR}-01-01",
@@ -36,8 +37,6 @@ def _closure_dates() -> frozenset[dt.date]:
     global _closures, _closures_loaded_at
     with _lock:
         if _closures is None or time.monotonic() - _closures_loaded_at > CLOSURE_CACHE_SECONDS:
-            from core.models import MarketClosure
-
             _closures = frozenset(MarketClosure.objects.values_list("date", flat=True))
             _closures_loaded_at = time.monotonic()
         return _closures

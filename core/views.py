@@ -15,9 +15,11 @@ from core.decorators import capability_required
 from core.errors import ApplicationError
 from core.inputs import date_or_none
 from core.jobs import job_is_stale, job_retry, job_run_now, job_runs_for_staff, job_runs_marked
-from core.models import AuditEvent, ImportBatch, JobRun
+from core.models import AuditEvent, Document, ImportBatch, JobRun
+from core.pdf import document_bytes
 from core.roles import Cap, has_cap, is_participant_user, is_staff_user
 from core.schedules import job_kinds
+from plans.models import Plan
 
 
 def home(request):
@@ -32,17 +34,8 @@ def healthz(request):
     return HttpResponse("ok", content_type="text/plain")
 
 
-def portal_home(request):
-    """The participant's landing page lives with the books (balances); this name is its stable entry."""
-    from books.views import portal_overview
-
-    return portal_overview(request)
-
-
 @capability_required(Cap.VIEW_STAFF)
 def dashboard(request):
-    from plans.models import Plan
-
     now = timezone.now()
     can_run = has_cap(request.user, Cap.RUN_JOBS)
     return render(
@@ -174,10 +167,6 @@ def audit_log(request):
 
 def document_download(request, pk: int):
     """A stored PDF: staff see every document; a participant only their own (anyone else gets 404)."""
-    from core.models import Document
-    from core.pdf import document_bytes
-    from core.roles import has_cap
-
     doc = get_object_or_404(Document, pk=pk)
     if not has_cap(request.user, Cap.VIEW_STAFF):
         person = getattr(request.user, "person", None) if is_participant_user(request.user) else None

@@ -7,14 +7,14 @@ allowed, so a refusal always carries its plan section and is stored for the audi
 from __future__ import annotations
 
 import datetime as dt
-import zoneinfo
 
 from django import forms
 
+from core.dates import EASTERN, parse_month
+from core.inputs import parse_int
 from elections.models import EnrollmentWindow, InvestmentElection
 from plans.models import Plan
 
-EASTERN = zoneinfo.ZoneInfo("America/New_York")
 MAX_SPECIFIED_ROWS = 5
 
 
@@ -79,9 +79,6 @@ def distribution_arguments(data) -> dict:
 
 
 def schedule_change_arguments(data) -> dict:
-    from core.dates import parse_month
-    from core.inputs import parse_int
-
     out: dict = {"account": _raw(data, "account")}
     month = _raw(data, "new_month")
     if month:

@@ -7,8 +7,8 @@ bytes: times are written in Eastern time as text, provisions are quoted from the
 from __future__ import annotations
 
 import datetime as dt
-import zoneinfo
 
+from core.dates import EASTERN
 from elections import validators as V
 from elections.models import (
     AnnuityElection,
@@ -20,8 +20,7 @@ from elections.models import (
 )
 from elections.selectors import provision_quotes
 from plans.models import Plan, PlanVersion
-
-EASTERN = zoneinfo.ZoneInfo("America/New_York")
+from plans.selectors import MissingFigure, announced_percent
 
 
 def when(moment: dt.datetime | None) -> str:
@@ -256,8 +255,6 @@ def blank_form_context(plan: Plan, plan_year: int) -> dict:
     for comp in v.provision("deferral_components", []) or []:
         top = comp["max_percent"]
         if top == "announced":
-            from plans.selectors import MissingFigure, announced_percent
-
             try:
                 top = f"{announced_percent(plan=plan, code='announced_max_deferral_percent', year=plan_year):.0f}"
             except MissingFigure:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
-import zoneinfo
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import Q
 
+from core import hooks
+from core.dates import EASTERN, add_years, day_of_month_after
 from core.models import Document
 from elections import validators as V
 from elections.models import (
@@ -25,14 +26,16 @@ from elections.models import (
     Status,
 )
 from participants.models import Participation, Person
+from participants.selectors import termination_event
 from plans.models import Fund, Plan, PlanSection, PlanVersion
+from plans.selectors import MissingFigure, announced_percent
+
+CONFIRMATION_KIND = (
+    "election_confirmation"  # the Document kind of an election confirmation (services store it)
+)
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
-
-    from books.models import PayrollDeferral
-
-EASTERN = zoneinfo.ZoneInfo("America/New_York")
 
 
 def choose_deferral_line(
@@ -244,8 +247,6 @@ class ComponentLimit:
 def deferral_limits(*, participation: Participation, plan_year: int, as_of: dt.date) -> list[ComponentLimit]:
     """Each deferrable component with the limits that would apply to an election made `as_of` (shown before
     the participant submits)."""
-    from plans.selectors import MissingFigure, announced_percent
-
     version = participation.plan.version_on(as_of)
     out = []
     for comp in version.provision("deferral_components", []) or []:
@@ -313,13 +314,9 @@ class AccountSchedule:
 def account_schedules(*, participation: Participation, as_of: dt.date) -> list[AccountSchedule]:
     """Every account that has, or is committed to, a payment schedule: the election in force, or the default
     that applies when none was made (EDCP 5.1(c), 5.2(c))."""
-    from books.models import Account
-
     version = participation.plan.version_on(as_of)
     names: dict[tuple[str, dt.date | None], None] = {}
-    for kind, month in Account.objects.filter(participation=participation).values_list(
-        "kind", "specified_month"
-    ):
+    for kind, month in hooks.ask("accounts_held", participation=participation):
         names[(kind, month)] = None
     for e in DistributionElection.objects.filter(participation=participation, status=Status.ACCEPTED):
         names[(e.account_kind, e.specified_month)] = None
@@ -428,9 +425,6 @@ def annuity_in_force(*, participation: Participation, as_of: dt.date) -> Annuity
 def benefit_commencement(*, participation: Participation, defer_years: int = 0) -> dt.date | None:
     """BRP 4.2(a), 1.3(b): the first day of the month after the month of separation (later by any deferral);
     None while the participant is employed."""
-    from core.dates import add_years, day_of_month_after
-    from participants.selectors import termination_event
-
     ended = termination_event(person=participation.person)
     if ended is None:
         return None
@@ -481,7 +475,7 @@ def investment_in_force(*, participation: Participation, as_of: dt.date) -> Inve
 
 def schedule_accounts(*, participation: Participation, as_of: dt.date) -> list[dict]:
     """Each account whose schedule may be changed (EDCP Article VI), with what a change filed today is held to."""
-    from elections.services import schedule_change_preview
+    from elections.services import schedule_change_preview  # on use: the services import this module
 
     version = participation.plan.version_on(as_of)
     if not version.has("schedule_change"):
@@ -519,8 +513,6 @@ def elections_of(*, person: Person) -> list[Election]:
 
 
 def confirmation_of(*, election: Election) -> Document | None:
-    from elections.services import CONFIRMATION_KIND
-
     return (
         Document.objects.filter(
             kind=CONFIRMATION_KIND, object_type=election._meta.label, object_id=str(election.pk)
@@ -659,22 +651,10 @@ def payroll_export_rows(*, plan: Plan, plan_year: int) -> list[dict]:
 
 def payroll_reductions(
     *, plan: Plan, plan_year: int | None = None, participation: Participation | None = None
-) -> QuerySet[PayrollDeferral]:
+) -> QuerySet[Any]:  # the books' PayrollDeferral rows (elections sits below the books)
     """Pay lines whose deferral payroll reduced (EDCP 1.14: never more than the cash pay left after taxes) or
-    cancelled (EDCP 3.7), with the reason payroll recorded."""
-    from books.models import PayrollDeferral
-
-    qs = (
-        PayrollDeferral.objects.filter(participation__plan=plan)
-        .filter(Q(reduced_by__gt=0) | ~Q(reason=""))
-        .select_related("record", "participation__person")
-        .order_by("-record__pay_date", "-id")
-    )
-    if plan_year is not None:
-        qs = qs.filter(record__plan_year=plan_year)
-    if participation is not None:
-        qs = qs.filter(participation=participation)
-    return qs
+    cancelled (EDCP 3.7), with the reason payroll recorded; the books keep the pay lines."""
+    return hooks.ask("payroll_reductions", plan=plan, plan_year=plan_year, participation=participation)
 
 
 # --- plan text quoted in documents -----------------------------------------------------------------------------
@@ -748,13 +728,3 @@ def provision_quotes(*, version: PlanVersion, citations: list[str]) -> list[Quot
         else:
             out.append(Quote(citation, "", "(The text of this provision is not in the plan catalog.)", ""))
     return out
-
-
-def beneficiary_definition(*, plan: Plan, as_of: dt.date) -> PlanSection | None:
-    """The plan's definition of Beneficiary: who takes when no designated beneficiary survives."""
-    version = plan.version_on(as_of)
-    for v in sorted(plan.versions.all(), key=lambda x: (x.pk != version.pk, -x.effective_date.toordinal())):
-        found = PlanSection.objects.filter(version=v, title__iexact="Beneficiary").first()
-        if found is not None:
-            return found
-    return None

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import zoneinfo
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
@@ -28,9 +27,10 @@ from django.template.loader import render_to_string
 from core import hooks
 from core import valuation_calendar as cal
 from core.audit import actor_label, audit_record
-from core.dates import add_months, parse_month
+from core.dates import EASTERN, add_months, day_of_month_after, parse_month
 from core.errors import ApplicationError, InvalidInput
 from core.models import Document
+from core.pdf import document_store
 from elections import validators as V
 from elections.models import (
     AnnuityElection,
@@ -46,7 +46,15 @@ from elections.models import (
     ScheduleChange,
     Status,
 )
+from elections.pdf import blank_form_context, confirmation_context
+from elections.selectors import (
+    CONFIRMATION_KIND,
+    annuity_in_force,
+    benefit_commencement,
+    deferral_election_in_force,
+)
 from participants.models import Participation
+from participants.selectors import employment_status_on, termination_event
 from plans.models import Plan
 
 if TYPE_CHECKING:
@@ -54,7 +62,6 @@ if TYPE_CHECKING:
     from elections.selectors import Election
     from plans.models import PlanVersion
 
-EASTERN = zoneinfo.ZoneInfo("America/New_York")
 logger = logging.getLogger(__name__)
 
 
@@ -353,8 +360,6 @@ def _has_elected(participation: Participation, window: EnrollmentWindow) -> bool
 
 
 def _window_audience(window: EnrollmentWindow, today: dt.date) -> list[Participation]:
-    from participants.selectors import employment_status_on
-
     people: list[Participation]
     if window.kind == EnrollmentWindow.Kind.FIRST_YEAR:
         people = [window.participation] if window.participation is not None else []
@@ -428,8 +433,6 @@ def election_reminders_send(*, today: dt.date, actor: Actor, now: dt.datetime) -
 
 
 def _in_force_summary(participation: Participation, plan_year: int) -> str:
-    from elections.selectors import deferral_election_in_force
-
     election = deferral_election_in_force(participation=participation, plan_year=plan_year)
     if election is None:
         return ""
@@ -753,9 +756,6 @@ def account_first_payment(
         rule = V.distribution_rule_for(version=v, kind="specified_date")
         day = rule["payment_date"].get("day", 15) if rule else 15
         return specified_month.replace(day=day)
-    from core.dates import day_of_month_after
-    from participants.selectors import termination_event
-
     ended = termination_event(person=participation.person)
     if ended is None or ended.kind != "separation":
         return None
@@ -906,8 +906,6 @@ def schedule_change_preview(
 ) -> V.ScheduleChangeCheck:
     """What a change filed on `as_of` would be held to: the current first payment, the last day to file and the
     earliest new first payment that would be accepted (EDCP 6.2, 6.3), before anything is submitted."""
-    from payments.selectors import account_payments_started
-
     kind, month = _split_account(account)
     current = account_first_payment(participation=participation, account_kind=kind, specified_month=month)
     return V.check_schedule_change(
@@ -920,8 +918,8 @@ def schedule_change_preview(
         form=None,
         installments=None,
         submitted_on=as_of,
-        already_paying=account_payments_started(
-            participation=participation, account_kind=kind, specified_month=month
+        already_paying=hooks.ask(
+            "account_payments_started", participation=participation, account_kind=kind, specified_month=month
         ),
     )
 
@@ -954,8 +952,6 @@ def schedule_change_submit(
             "Choose one of your accounts.",
         )
     current = account_first_payment(participation=participation, account_kind=kind, specified_month=month)
-    from payments.selectors import account_payments_started
-
     if problem is not None:
         check = V.ScheduleChangeCheck(problem, current, None, None)
     else:
@@ -969,8 +965,11 @@ def schedule_change_submit(
             form=form,
             installments=installments,
             submitted_on=_local_date(submitted_at),
-            already_paying=account_payments_started(
-                participation=participation, account_kind=kind, specified_month=month
+            already_paying=hooks.ask(
+                "account_payments_started",
+                participation=participation,
+                account_kind=kind,
+                specified_month=month,
             ),
         )
     change = ScheduleChange(
@@ -1090,8 +1089,6 @@ def annuity_election_submit(
 ) -> AnnuityElection:
     """BRP 4.2(c) form of benefit; 4.2(d) a change of time or form takes effect 12 months after it is made and
     defers payment at least five years (switching between Actuarially Equivalent annuities is not such a change)."""
-    from elections.selectors import annuity_in_force, benefit_commencement
-
     _lock(participation)
     submitted_on = _local_date(submitted_at)
     current = annuity_in_force(participation=participation, as_of=submitted_on)
@@ -1147,16 +1144,12 @@ def annuity_election_submit(
 
 # --- documents ---------------------------------------------------------------------------------------------
 
-CONFIRMATION_KIND = "election_confirmation"
 BLANK_FORM_KIND = "election_form"
 
 
 def election_confirmation_render(*, election: Election, actor: Actor, now: dt.datetime) -> Document:
     """The confirmation PDF of an accepted election: the election, the provisions it rests on (quoted), when it
     became (or becomes) irrevocable, the participant's name. Rendering again gives the same document."""
-    from core.pdf import document_store
-    from elections.pdf import confirmation_context
-
     if election.status not in (Status.ACCEPTED, Status.SUPERSEDED):
         raise ValueError("only an accepted election has a confirmation")
     context = confirmation_context(election)
@@ -1174,9 +1167,6 @@ def election_confirmation_render(*, election: Election, actor: Actor, now: dt.da
 
 def blank_form_render(*, plan: Plan, plan_year: int, actor: Actor, now: dt.datetime) -> Document:
     """The paper Compensation Deferral Agreement of a plan and plan year, for paper enrolment."""
-    from core.pdf import document_store
-    from elections.pdf import blank_form_context
-
     context = blank_form_context(plan, plan_year)
     return document_store(
         kind=BLANK_FORM_KIND,
@@ -1192,7 +1182,7 @@ def blank_form_render(*, plan: Plan, plan_year: int, actor: Actor, now: dt.datet
 def confirmation_queue(*, election: Election) -> None:
     """After the transaction commits, render the confirmation in a worker (STYLE 8). Should the broker be
     unreachable the election stands: its confirmation is rendered when first downloaded (same bytes)."""
-    from elections.tasks import election_confirmation_task
+    from elections.tasks import election_confirmation_task  # on use: the tasks module imports this one
 
     label, pk = election._meta.label, election.pk
 

@@ -11,10 +11,18 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from core.dates import add_months, add_years
-from participants.models import Participation
+from core import hooks
+from core.dates import EASTERN, EASTERN_NAME, add_months, add_years
+from elections.models import (
+    DeferralAllocation,
+    DeferralElection,
+    DistributionElection,
+    EnrollmentWindow,
+    Status,
+)
+from participants.models import EmploymentEvent, Participation
 from participants.selectors import employment_status_on
-from plans.models import PlanVersion
+from plans.models import Fund, PlanVersion
 from plans.selectors import MissingFigure, announced_percent
 
 if TYPE_CHECKING:
@@ -34,9 +42,6 @@ class Violation:
     @property
     def text(self) -> str:
         return f"{self.message} {self.allowed}".strip()
-
-
-EASTERN = zoneinfo.ZoneInfo("America/New_York")
 
 
 @dataclass
@@ -61,11 +66,11 @@ class DeferralRequest:
 
     @property
     def tz(self) -> zoneinfo.ZoneInfo:
-        return zoneinfo.ZoneInfo(self.version.provision("time_zone", "America/New_York"))
+        return zoneinfo.ZoneInfo(self.version.provision("time_zone", EASTERN_NAME))
 
     @property
     def submitted_on(self) -> dt.date:
-        tz = zoneinfo.ZoneInfo("America/New_York")
+        tz = EASTERN
         return self.submitted_at.astimezone(tz).date()
 
 
@@ -85,21 +90,21 @@ def _is_whole(value: object) -> bool:
 def annual_deadline(*, version: PlanVersion, plan_year: int) -> dt.datetime:
     """EDCP 3.2(b), RRP 2.03(b): 11:59 pm Eastern on December 31 before the plan year (the whole last minute counts)."""
     d = version.provision("election_deadline")
-    tz = zoneinfo.ZoneInfo(version.provision("time_zone", "America/New_York"))
+    tz = zoneinfo.ZoneInfo(version.provision("time_zone", EASTERN_NAME))
     year = plan_year - d["years_before_plan_year"]
     return dt.datetime(year, d["month"], d["day"], d["hour"], d["minute"], 59, 999999, tzinfo=tz)
 
 
 def first_year_window_end(*, version: PlanVersion, eligible_on: dt.date) -> dt.datetime:
     """EDCP 3.2(a), RRP 2.03(c): within 30 days after the notice of initial eligibility (day 30 counts, to midnight)."""
-    tz = zoneinfo.ZoneInfo(version.provision("time_zone", "America/New_York"))
+    tz = zoneinfo.ZoneInfo(version.provision("time_zone", EASTERN_NAME))
     last = eligible_on + dt.timedelta(days=version.provision("first_year_window_days"))
     return dt.datetime(last.year, last.month, last.day, 23, 59, 59, 999999, tzinfo=tz)
 
 
 def performance_deadline(*, version: PlanVersion, period_end: dt.date) -> dt.datetime:
     """EDCP 3.2(c): no later than six months before the end of the performance period (that whole day counts)."""
-    tz = zoneinfo.ZoneInfo(version.provision("time_zone", "America/New_York"))
+    tz = zoneinfo.ZoneInfo(version.provision("time_zone", EASTERN_NAME))
     last = add_months(period_end, -version.provision("performance_election_months_before_end"))
     return dt.datetime(last.year, last.month, last.day, 23, 59, 59, 999999, tzinfo=tz)
 
@@ -279,8 +284,6 @@ def v_timing(*, req: DeferralRequest) -> Violation | None:
 
 def employed_throughout(*, person: Person, start: dt.date, end: dt.date) -> bool:
     """Employed on every day from `start` to `end` (EDCP 1.24: continuously since the period began)."""
-    from participants.models import EmploymentEvent
-
     if person.hire_date > start:
         return False
     return not EmploymentEvent.objects.filter(
@@ -302,8 +305,6 @@ KIND_PROVISION = {
 
 def windows_for(*, req: DeferralRequest) -> tuple[list[EnrollmentWindow], EnrollmentWindow | None]:
     """(the Committee's windows that govern this election, the one it falls in or None)."""
-    from elections.models import EnrollmentWindow
-
     kind = election_kind(req=req)
     qs = EnrollmentWindow.objects.filter(plan=req.participation.plan, kind=kind)
     if kind == "first_year":
@@ -367,8 +368,6 @@ def v_window(*, req: DeferralRequest) -> Violation | None:
 def v_not_yet_irrevocable(*, req: DeferralRequest) -> Violation | None:
     """An election of this plan year and kind that has become irrevocable cannot be replaced, even in a later
     window the Committee opens (EDCP 3.2: irrevocable when its window closes)."""
-    from elections.models import DeferralElection, Status
-
     kind = election_kind(req=req)
     fixed = DeferralElection.objects.filter(
         participation=req.participation,
@@ -445,14 +444,11 @@ def specified_months_in_use(
     *, participation: Participation, exclude_plan_year: int | None = None
 ) -> set[dt.date]:
     """The Specified Date Accounts a participant has or has committed to (accounts, elections in force)."""
-    from books.models import Account
-    from elections.models import DeferralAllocation, DistributionElection, Status
-
-    months = set(
-        Account.objects.filter(participation=participation, kind="specified_date").values_list(
-            "specified_month", flat=True
-        )
-    )
+    months = {
+        month
+        for kind, month in hooks.ask("accounts_held", participation=participation)
+        if kind == "specified_date"
+    }
     months |= set(
         DistributionElection.objects.filter(
             participation=participation, account_kind="specified_date", status=Status.ACCEPTED
@@ -555,8 +551,6 @@ def fixing_election(
 ) -> DeferralElection | None:
     """The first deferral election into this account that became irrevocable before `before`, if any:
     the account's payment schedule was fixed then (it is part of the deferral agreement, 409A)."""
-    from elections.models import DeferralElection, Status
-
     default_kind = participation.plan.version_on(before.astimezone(EASTERN).date()).provision(
         "default_deferral_account", None
     )
@@ -587,8 +581,6 @@ def check_distribution(
     submitted_on: dt.date,
     submitted_at: dt.datetime | None = None,
 ) -> Violation | None:
-    from books.models import LedgerEntry
-
     v = participation.plan.version_on(submitted_on)
     rule = distribution_rule_for(version=v, kind=account_kind)
     if rule is None:
@@ -645,12 +637,12 @@ def check_distribution(
                 f"{specified_month:%B %Y} is in the past; a Specified Date must be in the future.",
                 "Choose a month after the plan year of your first deferral into the account.",
             )
-    already = LedgerEntry.objects.filter(
-        account__participation=participation,
-        account__kind=account_kind,
-        account__specified_month=specified_month,
-        source="deferral",
-    ).exists()
+    already = hooks.ask(
+        "account_holds_deferrals",
+        participation=participation,
+        account_kind=account_kind,
+        specified_month=specified_month,
+    )
     change_cite = (
         v.provision("schedule_change", {}).get("cites", {}).get("right") if v.has("schedule_change") else None
     )
@@ -947,8 +939,6 @@ def check_schedule_change(
 def check_investment(
     *, participation: Participation, allocation: dict[int, object], submitted_on: dt.date
 ) -> Violation | None:
-    from plans.models import Fund
-
     v = participation.plan.version_on(submitted_on)
     cite = v.cite("investment_increment_percent")
     if not allocation:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import zoneinfo
 
 from django import forms as djforms
 from django.contrib import messages
@@ -16,6 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from core.dates import EASTERN
 from core.decorators import capability_required, participant_required
 from core.errors import ApplicationError, InvalidInput
 from core.inputs import int_or_none
@@ -27,12 +27,11 @@ from elections import selectors as S
 from elections import services
 from elections import validators as V
 from elections.models import Channel, EnrollmentWindow, InvestmentElection, Status
+from elections.pdf import confirmation_context
 from participants.models import Participation
 from participants.selectors import beneficiaries_in_force, employment_status_on
+from plans import selectors as plan_selectors
 from plans.models import Fund, Plan
-
-EASTERN = zoneinfo.ZoneInfo("America/New_York")
-
 
 # --- shared pieces ---------------------------------------------------------------------------------------------
 
@@ -274,7 +273,7 @@ def _overview(participation: Participation, *, now: dt.datetime) -> dict:
         "account_balance": account_balance,
         "employed": employment_status_on(person=participation.person, day=today).employed,
         "beneficiaries": beneficiaries_in_force(person=participation.person, plan=participation.plan),
-        "beneficiary_definition": S.beneficiary_definition(plan=participation.plan, as_of=today),
+        "beneficiary_definition": plan_selectors.beneficiary_definition(plan=participation.plan, as_of=today),
         "next_year": today.year + 1,
     }
     if account_balance:
@@ -476,8 +475,6 @@ def _election_detail(election) -> dict:
             if s.is_default
         ]
     if election.status == Status.ACCEPTED or election.status == Status.SUPERSEDED:
-        from elections.pdf import confirmation_context
-
         context["summary"] = confirmation_context(election)
     return context
 

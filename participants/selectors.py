@@ -4,7 +4,9 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.dates import years_between
+from django.db.models import Q
+
+from core.dates import add_months, years_between
 from participants.models import (
     BeneficiaryDesignation,
     ChangeInControl,
@@ -117,8 +119,6 @@ def beneficiaries_in_force(*, person: Person, plan: Plan) -> BeneficiaryDesignat
 
 def people_search(*, query: str = "", plan_code: str = "") -> QuerySet[Person]:
     """People whose employee number, name or email contains the query, optionally in one plan."""
-    from django.db.models import Q
-
     qs = Person.objects.all()
     for word in query.split():
         qs = qs.filter(
@@ -134,8 +134,6 @@ def people_search(*, query: str = "", plan_code: str = "") -> QuerySet[Person]:
 
 def key_employee_years(*, person: Person, effective_month: int = 4, effective_day: int = 1) -> list[dict]:
     """Every recorded identification year: whether the person is on the list and the twelve months it governs."""
-    from core.dates import add_months
-
     member_of = set(person.key_employee_lists.values_list("identification_year", flat=True))
     out = []
     for lst in KeyEmployeeList.objects.order_by("-identification_year"):

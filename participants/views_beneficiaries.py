@@ -22,6 +22,7 @@ from core.roles import Cap, has_cap
 from participants.models import Beneficiary, Participation
 from participants.selectors import beneficiaries_in_force
 from participants.services import ParticipantError, beneficiaries_designate
+from plans.selectors import beneficiary_definition
 
 ROWS = 6
 
@@ -47,8 +48,6 @@ def _rows_from(data) -> list[dict]:
 
 
 def _context(participation: Participation, rows: list[dict] | None = None, error: str = "") -> dict:
-    from elections.selectors import beneficiary_definition
-
     current = beneficiaries_in_force(person=participation.person, plan=participation.plan)
     if rows is None:
         rows = (

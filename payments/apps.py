@@ -7,7 +7,9 @@ class PaymentsConfig(AppConfig):
 
     def ready(self) -> None:
         # books registers its forfeiture reaction first (earlier in INSTALLED_APPS): schedules see the vested value.
+        # In ready(): these modules import models, which Django allows only once the app registry is ready.
         from core import hooks
+        from payments import selectors
         from payments.services import annuities, schedules
 
         hooks.register(
@@ -16,3 +18,4 @@ class PaymentsConfig(AppConfig):
         hooks.register("employment_event", schedules.on_employment_event)
         hooks.register("change_in_control", schedules.on_change_in_control)
         hooks.register("payment_schedule_input", schedules.on_schedule_election)
+        hooks.answer("account_payments_started", selectors.account_payments_started)

@@ -6,8 +6,11 @@ import datetime as dt
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from core.dates import add_months, add_years
+from core.money import ZERO, installment, money, percent_of
 from participants.models import Participation
-from payments.models import PaymentSchedule, ScheduledPayment
+from payments.models import DomesticRelationsOrder, EmergencyWithdrawal, PaymentSchedule, ScheduledPayment
+from payments.services.values import available_values, credited_through
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
@@ -71,9 +74,6 @@ def person_schedules(*, person: Person) -> list[PaymentSchedule]:
 
 def payment_estimates(*, payments: list[ScheduledPayment], on: dt.date) -> dict[int, Decimal]:
     """Gross amount of each payment: its valued amount, else an estimate from today's available value."""
-    from core.money import ZERO, installment, money, percent_of
-    from payments.services.values import available_values, credited_through
-
     open_ = [p for p in payments if p.amount is None]
     values = (
         available_values(account_ids={p.account_id for p in open_}, on=on, credited=credited_through())
@@ -108,9 +108,6 @@ def payment_estimates(*, payments: list[ScheduledPayment], on: dt.date) -> dict[
 
 def forecast(*, start: dt.date, months: int = 12, years: int = 10) -> dict:
     """Scheduled payments by month (next `months`) and by year (next `years`), amounts valued or estimated."""
-    from core.dates import add_months, add_years
-    from core.money import ZERO
-
     end = max(add_months(start, months), add_years(start, years))
     payments = list(
         ScheduledPayment.objects.filter(payment_date__gte=start, payment_date__lt=end)
@@ -133,8 +130,6 @@ def forecast(*, start: dt.date, months: int = 12, years: int = 10) -> dict:
 
 
 def emergencies(*, status: str = "") -> QuerySet[EmergencyWithdrawal]:
-    from payments.models import EmergencyWithdrawal
-
     qs = EmergencyWithdrawal.objects.select_related("participation__person", "participation__plan")
     return qs.filter(status=status) if status else qs
 
@@ -162,8 +157,6 @@ def emergency_participations(*, person: Person, on: dt.date) -> list[Participati
 
 
 def orders() -> QuerySet[DomesticRelationsOrder]:
-    from payments.models import DomesticRelationsOrder
-
     return DomesticRelationsOrder.objects.select_related("participation__person", "participation__plan")
 
 

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from plans.models import DatedFigure, FundPrice, Plan, PlanTable
+from plans.models import DatedFigure, FundPrice, Plan, PlanSection, PlanTable
+from plans.provisions import SPECS
 
 if TYPE_CHECKING:
     from plans.models import Fund, PlanVersion
@@ -72,8 +73,6 @@ def announced_percent(*, plan: Plan, code: str, year: int) -> Decimal:
 
 def provisions_in_order(*, version: PlanVersion) -> list:
     """A version's provisions in the order plans/provisions.py declares them (grouped by subject)."""
-    from plans.provisions import SPECS
-
     order = {key: i for i, key in enumerate(SPECS)}
     return sorted(version.provisions.all(), key=lambda p: (order.get(p.key, len(order)), p.key))
 
@@ -87,8 +86,6 @@ def latest_prices(*, plan: Plan, on: dt.date) -> dict[int, FundPrice | None]:
 
 
 def price_series(*, fund: Fund, start: dt.date, end: dt.date) -> list[tuple[dt.date, Decimal]]:
-    from plans.models import FundPrice
-
     return list(
         FundPrice.objects.filter(fund=fund, date__gte=start, date__lte=end)
         .order_by("date")
@@ -104,3 +101,13 @@ def figures_by_year() -> tuple[list[str], list[tuple[int, list]]]:
     for f in figures:
         by_year.setdefault(f.year, {})[f.code] = f
     return codes, [(year, [row.get(c) for c in codes]) for year, row in sorted(by_year.items(), reverse=True)]
+
+
+def beneficiary_definition(*, plan: Plan, as_of: dt.date) -> PlanSection | None:
+    """The plan's definition of Beneficiary: who takes when no designated beneficiary survives."""
+    version = plan.version_on(as_of)
+    for v in sorted(plan.versions.all(), key=lambda x: (x.pk != version.pk, -x.effective_date.toordinal())):
+        found = PlanSection.objects.filter(version=v, title__iexact="Beneficiary").first()
+        if found is not None:
+            return found
+    return None

@@ -13,7 +13,12 @@ import yaml
 from django.conf import settings
 from django.db import transaction
 
+from core import valuation_calendar as cal
+from core.audit import audit_record
 from core.errors import ApplicationError
+from core.jobs import last_credited_date
+from core.models import MarketClosure
+from core.money import money
 from plans.models import DatedFigure, Plan, PlanSection, PlanTable, PlanVersion, Provision
 from plans.provisions import SPECS, ProvisionError, validate_provision
 
@@ -222,9 +227,6 @@ def figure_set(
     *, code: str, year: int, amount: Decimal, source: str, actor: Actor, now: dt.datetime, reason: str = ""
 ) -> DatedFigure:
     """Record (or correct) an IRS dollar figure for a year. Pay already processed keeps the figure it used."""
-    from core.audit import audit_record
-    from core.money import money
-
     known = set(DatedFigure.objects.values_list("code", flat=True).distinct())
     if code not in known:
         raise TableError(f"{code!r} is not a dated figure the plans use ({', '.join(sorted(known))})")
@@ -304,8 +306,6 @@ def table_set(
     reason: str = "",
 ) -> PlanTable:
     """Record a plan table in force from `effective_date` (a new dated version, or a correction of one)."""
-    from core.audit import audit_record
-
     if not PlanTable.objects.filter(plan=plan, code=code).exists():
         raise TableError(f"{plan.code} has no table {code!r}: tables are declared in the plan catalog")
     if not citation.strip():
@@ -341,19 +341,13 @@ def table_set(
 
 
 def _last_credited() -> dt.date | None:
-    # The books own crediting; plans only asks which Valuation Dates are already history.
-    from books.services.crediting import last_credited_date
-
+    # Plans only asks which Valuation Dates are already history (the crediting jobs done).
     return last_credited_date()
 
 
 @transaction.atomic
 def market_closure_add(*, date: dt.date, reason: str, actor: Actor, now: dt.datetime) -> MarketClosure:
     """An ad hoc NYSE closure (EDCP 1.37, RRP 1.32): that day is no Valuation Date."""
-    from core import valuation_calendar as cal
-    from core.audit import audit_record
-    from core.models import MarketClosure
-
     if not reason.strip():
         raise TableError("say why the exchange is closed")
     try:
@@ -387,9 +381,6 @@ def market_closure_add(*, date: dt.date, reason: str, actor: Actor, now: dt.date
 def market_closure_remove(
     *, closure: MarketClosure, actor: Actor, now: dt.datetime, reason: str = ""
 ) -> None:
-    from core import valuation_calendar as cal
-    from core.audit import audit_record
-
     last = _last_credited()
     if last is not None and closure.date <= last:
         raise TableError(f"Valuation Dates through {last} are credited: the closure on {closure.date} stays")

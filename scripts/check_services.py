@@ -31,7 +31,7 @@ def main() -> int:
             )
         else:
             try:
-                import psycopg
+                import psycopg  # on use: only a PostgreSQL DATABASE_URL needs the driver
 
                 parsed = urlparse(db)
                 psycopg.connect(

@@ -219,11 +219,11 @@ def staff_session_cookie(user) -> tuple[str, str]:
 
 
 def population_prepare(password: str) -> dict:
-    """Books with a Valuation Date to credit (books.bench), a participant who signs in, a staff member."""
+    """Books with a Valuation Date to credit (operations.bench.crediting), a participant who signs in, a staff member."""
     from django.contrib.auth.models import Group, User
 
-    from books.bench import DAY, generate
     from core.roles import Role, role_groups_ensure
+    from operations.bench.crediting import DAY, generate
     from participants.models import Person
 
     built = generate(participants=20, paid=1.0)

@@ -13,12 +13,12 @@ from pathlib import Path
 from plans.services import catalog_codes
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("core", "plans", "participants", "books", "elections", "claims", "payments", "config")
+APPS = ("core", "plans", "participants", "books", "elections", "claims", "payments", "operations", "config")
 ALLOWED = {
-    "core/management/commands/load_demo.py",
-    "books/bench.py",
-    "payments/bench.py",
-    "books/management/commands/bench_imports.py",
+    "operations/management/commands/load_demo.py",
+    "operations/bench/crediting.py",
+    "operations/bench/payments.py",
+    "operations/management/commands/bench_imports.py",
 }
 PLAN_CODES = catalog_codes()  # every plan of the shipped catalog, a new one included
 # A quoted plan code: "EDCP", 'rrp' ... (in a comparison, a dict key, a filter or a default).

@@ -26,7 +26,7 @@ from core import valuation_calendar as cal
 from core.errors import ApplicationError
 from core.jobs import job_item, job_locked_claim, job_progress
 from core.models import JobRun
-from core.money import ZERO, money
+from core.money import ZERO, money, split_by_percent
 from core.money import units as q_units
 from elections.models import InvestmentElection, Status
 from plans.models import Fund, FundPrice
@@ -222,8 +222,6 @@ def _exchanges(day: dt.date, prices: dict[int, Decimal], actor: str) -> int:
                     )
                 if total == 0:
                     continue
-                from core.money import split_by_percent
-
                 for fund_id, part in split_by_percent(total, lines):
                     pos = _position(account.id, fund_id)
                     _post(
@@ -247,7 +245,7 @@ def _exchanges(day: dt.date, prices: dict[int, Decimal], actor: str) -> int:
 
 # --- phase 2: credits ---------------------------------------------------------------------------
 
-# Measured by `manage.py bench crediting` (books/bench.py) on a payday for every participant.
+# Measured by `manage.py bench crediting` (operations/bench/crediting.py) on a payday for every participant.
 _CREDITS_SQL = """
 WITH todo AS (
     -- Marked applied first: the row lock re-checks `pending` against a concurrent cancel, and the
@@ -329,8 +327,6 @@ def _credits_python(day: dt.date, actor: str) -> int:
         .filter(status=PendingTransaction.Status.PENDING, kind=EntryKind.CREDIT, effective_date__lte=day)
         .order_by("id")
     )
-    from core.money import split_by_percent
-
     with transaction.atomic():
         for t in todo:
             part = t.account.participation
@@ -420,7 +416,7 @@ def _debits(day: dt.date, prices: dict[int, Decimal], actor: str) -> int:
 
 # --- phase 4: valuation -------------------------------------------------------------------------
 
-# Measured by `manage.py bench crediting` (books/bench.py) against one plain INSERT ... SELECT.
+# Measured by `manage.py bench crediting` (operations/bench/crediting.py) against one plain INSERT ... SELECT.
 _VALUATION_SQL = """
 WITH flows AS (
     SELECT e.position_id, SUM(e.units) AS units, SUM(e.amount) AS amount

@@ -49,6 +49,8 @@ def plan_year_of(*, pay_date: dt.date) -> int:
 
 @dataclass
 class PayLine:
+    """One line of pay: from a payroll file (line_number, batch), the API or a service call."""
+
     person: Person
     pay_date: dt.date
     component: str

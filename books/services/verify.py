@@ -10,10 +10,14 @@ Any difference names the account.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from decimal import Decimal
 
 from django.db import connection
+
+from books.models import DailyValuation, LedgerEntry
+from plans.models import FundPrice
 
 _SQL = """
 WITH last AS (
@@ -60,11 +64,6 @@ class Discrepancy:
 
 def _rows_python() -> list[tuple]:
     """The same comparison as _SQL, summed with Decimal in Python (SQLite sums decimals as floats)."""
-    from collections import defaultdict
-
-    from books.models import DailyValuation, LedgerEntry
-    from plans.models import FundPrice
-
     last: dict[int, DailyValuation] = {}
     built: dict[int, Decimal] = defaultdict(Decimal)
     flows: dict[int, Decimal] = defaultdict(Decimal)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import path
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import generics, serializers, status
@@ -145,8 +146,6 @@ class ImportBatchView(generics.RetrieveAPIView):
 
 def import_urls(kind: str, prefix: str) -> list:
     """The two endpoints of one kind: <prefix>/ (list, upload) and <prefix>/<pk>/ (one batch)."""
-    from django.urls import path
-
     return [
         path(f"{prefix}/", ImportBatchesView.for_kind(kind).as_view(), name=f"{kind}_imports"),
         path(f"{prefix}/<int:pk>/", ImportBatchView.for_kind(kind).as_view(), name=f"{kind}_import"),

@@ -6,6 +6,7 @@ from django import template
 
 from elections import selectors as S
 from elections import validators as V
+from elections.pdf import when
 
 register = template.Library()
 
@@ -49,6 +50,4 @@ def form_label(code: str) -> str:
 
 @register.filter
 def eastern(moment) -> str:
-    from elections.pdf import when
-
     return when(moment)

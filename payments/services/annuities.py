@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.utils import timezone
-from simple_history.utils import bulk_create_with_history
 
 from books.models import Account
 from core import valuation_calendar as cal
@@ -43,7 +42,7 @@ from core.errors import ApplicationError
 from core.money import money
 from participants.models import EmploymentEvent, Participation
 from payments.models import Annuity, PaymentSchedule, ScheduledPayment
-from payments.services.bulk import bulk_update_fast
+from payments.services.reconcile import COMPUTED_HOLDS, reconcile, reconciliation_write
 from plans.models import Plan
 
 if TYPE_CHECKING:
@@ -759,52 +758,21 @@ def _merge(
     fixed_on: dt.date,
     revision: int,
 ) -> bool:
-    """Payments released or paid never change; unpaid ones no longer due are cancelled (kept, with the reason)."""
-    by_sig: dict[tuple, ScheduledPayment] = {}
-    for p in have:
-        by_sig.setdefault(_signature(p), p)
-    matched: set[int] = set()
-    new: list[Due] = []
-    updates: list[ScheduledPayment] = []
-    for d in dues:
-        found = by_sig.get(d.signature)
-        if found is None:
-            new.append(d)
-            continue
-        matched.add(found.id)
-        if (
-            found.status in (S.SCHEDULED, S.HELD)
-            and found.hold_code != d.hold_code
-            and found.hold_code in ("", "key_employee_unknown", *HOLD_CODES.values())
-        ):
-            found.hold_code, found.hold_reason = d.hold_code, d.hold_reason
-            found.status = S.HELD if d.hold_code else S.SCHEDULED
-            updates.append(found)
-    cancelled = []
-    for p in have:
-        if p.id in matched or p.status not in ScheduledPayment.MUTABLE:
-            continue
-        p.status, p.run_id = S.CANCELLED, None
-        p.cancelled_reason = f"No longer due after: {because}"[:300]
-        cancelled.append(p)
-    if updates or cancelled:
-        runs = {p.run_id for p in cancelled if p.run_id}
-        bulk_update_fast(
-            objs=updates + cancelled,
-            model=ScheduledPayment,
-            fields=["status", "run", "cancelled_reason", "hold_code", "hold_reason"],
-        )
-        if runs:
-            from payments.services.runs import runs_refresh_totals
-
-            runs_refresh_totals(run_ids=runs)
-    if new:
-        bulk_create_with_history(
-            [_row(d, schedule=schedule, revision=revision, now=now, fixed_on=fixed_on) for d in new],
-            ScheduledPayment,
-            batch_size=2000,
-        )
-    return bool(new or cancelled or updates)
+    """Payments released or paid never change; unpaid ones no longer due are cancelled (kept, with the reason).
+    The same reconciliation as the account schedules (payments/services/reconcile.py)."""
+    result = reconcile(
+        have=have,
+        planned=dues,
+        stored_signature=_signature,
+        because=because,
+        computed_holds=COMPUTED_HOLDS | set(HOLD_CODES.values()),
+    )
+    reconciliation_write(
+        changed=result.stored_changes,
+        rows=[_row(d, schedule=schedule, revision=revision, now=now, fixed_on=fixed_on) for d in result.new],
+        runs=result.runs,
+    )
+    return result.changed
 
 
 def _overpaid(have: list[ScheduledPayment], terms: Terms | None) -> str:

@@ -21,6 +21,8 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, TypeVar
 
 from core.money import HUNDRED, PERCENT_PRECISION, split_by_percent
+from participants.models import Beneficiary, Person
+from participants.selectors import beneficiaries_in_force
 
 if TYPE_CHECKING:
     from participants.models import Beneficiary, Person
@@ -72,9 +74,6 @@ def _survived(beneficiary: Beneficiary, death: dt.date) -> bool:
 
 def death_payees(*, person: Person, plan: Plan, version: PlanVersion, death: dt.date) -> Payees:
     """The payees of a death benefit and their shares, with the sections that make them so."""
-    from participants.models import Beneficiary, Person
-    from participants.selectors import beneficiaries_in_force
-
     designation = beneficiaries_in_force(person=person, plan=plan)
     cite = version.cite("default_beneficiary")
     if designation is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django.db import connection, models
+from simple_history.utils import bulk_update_with_history
 
 CHUNK = 1000
 
@@ -18,8 +19,6 @@ def bulk_update_fast(*, objs: Sequence[models.Model], model: type[models.Model],
     if not objs:
         return
     if connection.vendor != "postgresql":
-        from simple_history.utils import bulk_update_with_history
-
         bulk_update_with_history(objs, model, fields, batch_size=CHUNK)
         return
     meta = model._meta

@@ -7,6 +7,7 @@ from collections import defaultdict
 
 from books.models import Account
 from core import valuation_calendar as cal
+from core.dates import EASTERN
 from elections.models import DistributionElection, ScheduleChange, Status
 from participants.models import ChangeInControl, EmploymentEvent, KeyEmployeeList
 from payments.services.beneficiaries import Payees, death_payees
@@ -14,13 +15,10 @@ from payments.services.engine import AccountFacts, Change, Election, KeyStatus
 from payments.services.values import available_values, known_valuation_date
 from plans.models import Plan
 
-EASTERN_ZONE = "America/New_York"
-
 
 def _local(moment: dt.datetime) -> dt.date:
-    import zoneinfo
 
-    return moment.astimezone(zoneinfo.ZoneInfo(EASTERN_ZONE)).date()
+    return moment.astimezone(EASTERN).date()
 
 
 def _identification_year(day: dt.date, spec: dict) -> int:

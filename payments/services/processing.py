@@ -24,7 +24,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Min, Q
 from django.utils import timezone
 
-from books.models import Account, EntryKind, PendingTransaction
+from books.models import Account, DailyValuation, EntryKind, PendingTransaction, Position
 from books.selectors import last_credited_date
 from core import valuation_calendar as cal
 from core.dates import add_months, first_of_month
@@ -38,8 +38,11 @@ from payments.services.annuities import horizon as annuity_horizon
 from payments.services.beneficiaries import split_among
 from payments.services.bulk import bulk_update_fast
 from payments.services.residuals import REOPENED_SQL, UNSETTLED_SQL, accounts_settle
+from payments.services.runs import runs_refresh_totals
 from payments.services.schedules import schedules_ensure, schedules_recompute
 from payments.services.values import available_values
+from payments.services.withholding import withholding_apply
+from plans.models import FundPrice
 
 JOB_KIND = "payments"
 S = ScheduledPayment.Status
@@ -194,9 +197,6 @@ def _hold_uncreditable(day: dt.date, credited: dt.date | None) -> int:
 
 def _unpriced(account_ids: set[int], day: dt.date) -> dict[int, list[str]]:
     """Accounts holding units of a fund with no price on `day` (their value cannot be known)."""
-    from books.models import DailyValuation, Position
-    from plans.models import FundPrice
-
     positions = list(Position.objects.filter(account_id__in=account_ids).select_related("fund"))
     if not positions:
         return {}
@@ -379,8 +379,6 @@ def _close_paid() -> int:
                         p.valued_as_of = p.valued_as_of or t.applied_on
                         relooked.append(p)
             if relooked:
-                from payments.services.withholding import withholding_apply
-
                 withholding_apply(payments=relooked)
             bulk_update_fast(
                 objs=batch,
@@ -398,8 +396,6 @@ def _close_paid() -> int:
                     "withholding_basis",
                 ],
             )
-        from payments.services.runs import runs_refresh_totals
-
         runs_refresh_totals(run_ids={p.run_id for p in relooked})
         done += len(batch)
 

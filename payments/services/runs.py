@@ -24,6 +24,7 @@ from books.services.accounts import pending_create
 from core.audit import actor_label, audit_record
 from core.errors import ApplicationError
 from core.money import ZERO
+from core.pdf import document_store
 from core.roles import Cap, has_cap
 from payments.models import PaymentRun, ScheduledPayment
 from payments.services.bulk import bulk_update_fast
@@ -271,8 +272,6 @@ def _fmt(value: Decimal | None) -> str:
 
 def payment_run_register(*, run: PaymentRun, actor: Actor, now: dt.datetime | None = None) -> Document:
     """The register PDF of a run (stored by content hash; rendering again gives the same document)."""
-    from core.pdf import document_store
-
     payments = list(
         run.payments.exclude(status=S.CANCELLED)
         .select_related("participation__person", "participation__plan", "account")

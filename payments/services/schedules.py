@@ -1,8 +1,9 @@
 """Keeping each account's payment schedule in step with its events, elections and schedule changes.
 
 `schedules_recompute` runs the engine for a set of accounts and merges the answer into the stored
-schedule: payments already released or paid never change; unpaid payments that are no longer part of
-the plan's answer are cancelled (kept, with the reason); new ones are added. The schedule's revision
+schedule by the reconciliation the annuities share (payments/services/reconcile.py): payments already
+released or paid never change; unpaid payments that are no longer part of the plan's answer are
+cancelled (kept, with the reason); new ones are added. The schedule's revision
 goes up only when something changed, so its history reads as the list of real changes.
 """
 
@@ -19,11 +20,13 @@ from simple_history.utils import bulk_create_with_history
 from books.models import Account
 from core import valuation_calendar as cal
 from core.audit import actor_label
+from participants.models import EmploymentEvent
 from payments.models import PaymentSchedule, ScheduledPayment
 from payments.services.annuities import annuities_recompute, is_annuity_account
 from payments.services.bulk import bulk_update_fast
 from payments.services.engine import Planned, ScheduleResult, compute_schedule
 from payments.services.facts import load_facts
+from payments.services.reconcile import reconcile, reconciliation_write
 from payments.services.values import credited_through
 
 if TYPE_CHECKING:
@@ -136,6 +139,7 @@ def schedules_recompute(
         .select_related("participation__plan", "participation__person")
     )
     annuity_accounts = [a for a in accounts if is_annuity_account(account=a)]
+    annuities_changed: list[PaymentSchedule] = []
     if annuity_accounts:  # a defined benefit pays a fixed monthly amount, not an account balance (BRP 4.2)
         annuities_changed = annuities_recompute(
             accounts=annuity_accounts, because=because, now=now, as_of=as_of
@@ -143,125 +147,97 @@ def schedules_recompute(
         accounts = [a for a in accounts if not is_annuity_account(account=a)]
         if not accounts:
             return annuities_changed
-    else:
-        annuities_changed = []
     facts = load_facts(accounts=accounts, as_of=as_of, credited=credited_through())
     with transaction.atomic():
-        existing = {
-            s.account_id: s
-            for s in PaymentSchedule.objects.select_for_update().filter(
-                account_id__in=[a.id for a in accounts], kind=PaymentSchedule.Kind.BENEFIT
+        changed = _schedules_store(accounts, facts, because=because, now=now)
+    return changed + annuities_changed
+
+
+def _stored_payments(schedules: list[PaymentSchedule]) -> dict[int, list[ScheduledPayment]]:
+    """schedule id -> its payments that are not cancelled, oldest first."""
+    current: dict[int, list[ScheduledPayment]] = defaultdict(list)
+    for p in (
+        ScheduledPayment.objects.filter(schedule__in=schedules).exclude(status=S.CANCELLED).order_by("id")
+    ):
+        current[p.schedule_id].append(p)
+    return current
+
+
+def _schedules_create(schedules: list[PaymentSchedule]) -> None:
+    bulk_create_with_history(schedules, PaymentSchedule, batch_size=2000)
+    if any(s.pk is None for s in schedules):  # backends that do not return ids
+        ids = {
+            s.account_id: s.pk
+            for s in PaymentSchedule.objects.filter(
+                account_id__in=[s.account_id for s in schedules], kind=PaymentSchedule.Kind.BENEFIT
             )
         }
-        current: dict[int, list[ScheduledPayment]] = defaultdict(list)
-        for p in (
-            ScheduledPayment.objects.filter(schedule__in=list(existing.values()))
-            .exclude(status=S.CANCELLED)
-            .order_by("id")
-        ):
-            current[p.schedule_id].append(p)
-        new_schedules: list[PaymentSchedule] = []
-        changed_schedules: list[PaymentSchedule] = []
-        pending_rows: list[tuple[PaymentSchedule, list[Planned]]] = []
-        to_update: list[ScheduledPayment] = []
-        for a in accounts:
-            result = compute_schedule(f=facts[a.id])
-            schedule = existing.get(a.id)
-            if schedule is None:
-                schedule = PaymentSchedule(
-                    participation_id=a.participation_id,
-                    account_id=a.id,
-                    revision=1,
-                    computed_at=now,
-                    computed_because=because[:200],
-                )
-                _apply(schedule, result)
-                new_schedules.append(schedule)
-                if result.payments:
-                    pending_rows.append((schedule, result.payments))
-                continue
-            have = current.get(schedule.id, [])
-            by_sig: dict[tuple, ScheduledPayment] = {}
-            for p in have:
-                by_sig.setdefault(_signature(p), p)
-            new_rows: list[Planned] = []
-            matched: set[int] = set()
-            updates: list[ScheduledPayment] = []
-            # A payment already approved, released or paid stands: a later answer for the same date (other
-            # payees, other shares) must not pay it a second time.
-            started = {
-                (p.trigger, p.payment_date, p.kind, p.number)
-                for p in have
-                if p.status not in ScheduledPayment.MUTABLE
-            }
-            for planned in result.payments:
-                found = by_sig.get(planned.signature)
-                if found is None:
-                    if (planned.trigger, planned.payment_date, planned.kind, planned.number) not in started:
-                        new_rows.append(planned)
-                    continue
-                matched.add(found.id)
-                if (
-                    found.status in (S.SCHEDULED, S.HELD)
-                    and (found.hold_code or "") != planned.hold_code
-                    and found.hold_code in ("", "key_employee_unknown")
-                ):
-                    found.hold_code, found.hold_reason = planned.hold_code, planned.hold_reason
-                    found.status = S.HELD if planned.hold_code else S.SCHEDULED
-                    updates.append(found)
-            cancelled = []
-            for p in have:
-                if p.id in matched or p.status not in ScheduledPayment.MUTABLE:
-                    continue
-                p.status, p.run_id = S.CANCELLED, None
-                p.cancelled_reason = f"No longer due after: {because}"[:300]
-                cancelled.append(p)
-            if not (_apply(schedule, result) or new_rows or cancelled or updates):
-                continue
-            schedule.revision += 1
-            schedule.computed_at, schedule.computed_because = now, because[:200]
-            changed_schedules.append(schedule)
-            to_update.extend(updates + cancelled)
-            if new_rows:
-                pending_rows.append((schedule, new_rows))
-        if new_schedules:
-            bulk_create_with_history(new_schedules, PaymentSchedule, batch_size=2000)
-            if any(s.pk is None for s in new_schedules):  # backends that do not return ids
-                ids = {
-                    s.account_id: s.pk
-                    for s in PaymentSchedule.objects.filter(
-                        account_id__in=[s.account_id for s in new_schedules],
-                        kind=PaymentSchedule.Kind.BENEFIT,
-                    )
-                }
-                for s in new_schedules:
-                    s.pk = s.id = ids[s.account_id]
-        if changed_schedules:
-            bulk_update_fast(
-                objs=changed_schedules,
-                model=PaymentSchedule,
-                fields=["revision", "computed_at", "computed_because", *_SCHEDULE_FIELDS],
-            )
-        if to_update:
-            runs = {p.run_id for p in to_update if p.run_id}
-            bulk_update_fast(
-                objs=to_update,
-                model=ScheduledPayment,
-                fields=["status", "run", "cancelled_reason", "hold_code", "hold_reason"],
-            )
-            if runs:
-                from payments.services.runs import runs_refresh_totals
+        for s in schedules:
+            s.pk = s.id = ids[s.account_id]
 
-                runs_refresh_totals(run_ids=runs)
-        rows = [
-            planned_to_row(p=p, schedule=schedule, revision=schedule.revision, now=now)
-            for schedule, planned in pending_rows
-            for p in planned
-        ]
-        if rows:
-            bulk_create_with_history(rows, ScheduledPayment, batch_size=2000)
-    schedules_changed = new_schedules + changed_schedules
-    return schedules_changed + annuities_changed
+
+def _schedules_store(
+    accounts: list[Account], facts: dict, *, because: str, now: dt.datetime
+) -> list[PaymentSchedule]:
+    """Merge each account's answer into its stored schedule (payments/services/reconcile.py), in bulk."""
+    existing = {
+        s.account_id: s
+        for s in PaymentSchedule.objects.select_for_update().filter(
+            account_id__in=[a.id for a in accounts], kind=PaymentSchedule.Kind.BENEFIT
+        )
+    }
+    current = _stored_payments(list(existing.values()))
+    new_schedules: list[PaymentSchedule] = []
+    changed_schedules: list[PaymentSchedule] = []
+    pending_rows: list[tuple[PaymentSchedule, list[Planned]]] = []
+    changed_payments: list[ScheduledPayment] = []
+    runs: set[int] = set()
+    for a in accounts:
+        result = compute_schedule(f=facts[a.id])
+        schedule = existing.get(a.id)
+        if schedule is None:
+            schedule = PaymentSchedule(
+                participation_id=a.participation_id,
+                account_id=a.id,
+                revision=1,
+                computed_at=now,
+                computed_because=because[:200],
+            )
+            _apply(schedule, result)
+            new_schedules.append(schedule)
+            if result.payments:
+                pending_rows.append((schedule, result.payments))
+            continue
+        merged = reconcile(
+            have=current.get(schedule.id, []),
+            planned=result.payments,
+            stored_signature=_signature,
+            because=because,
+        )
+        if not (_apply(schedule, result) or merged.changed):
+            continue
+        schedule.revision += 1
+        schedule.computed_at, schedule.computed_because = now, because[:200]
+        changed_schedules.append(schedule)
+        changed_payments.extend(merged.stored_changes)
+        runs |= merged.runs
+        if merged.new:
+            pending_rows.append((schedule, merged.new))
+    if new_schedules:
+        _schedules_create(new_schedules)
+    if changed_schedules:
+        bulk_update_fast(
+            objs=changed_schedules,
+            model=PaymentSchedule,
+            fields=["revision", "computed_at", "computed_because", *_SCHEDULE_FIELDS],
+        )
+    rows = [
+        planned_to_row(p=p, schedule=schedule, revision=schedule.revision, now=now)
+        for schedule, planned in pending_rows
+        for p in planned
+    ]
+    reconciliation_write(changed=changed_payments, rows=rows, runs=runs)
+    return new_schedules + changed_schedules
 
 
 def participant_schedules_recompute(
@@ -288,8 +264,6 @@ def on_employment_event(*, event: EmploymentEvent, actor: Actor) -> None:
 
 
 def on_change_in_control(*, cic: ChangeInControl, actor: Actor) -> None:
-    from participants.models import EmploymentEvent
-
     window_end = cic.effective_date + dt.timedelta(days=31 * 36)
     people = (
         EmploymentEvent.objects.filter(

@@ -17,15 +17,15 @@ from decimal import Decimal
 from django.db.models import Q, Sum
 
 from books.models import DailyValuation, EntryKind, PendingTransaction
+from books.services.crediting import last_credited_date
 from core import valuation_calendar as cal
 from core.money import ZERO, money
+from payments.models import ScheduledPayment
 
 CHUNK = 5000
 
 
 def credited_through() -> dt.date | None:
-    from books.services.crediting import last_credited_date
-
     return last_credited_date()
 
 
@@ -58,8 +58,6 @@ def available_values(
     only_effective: the value on the day itself (a test on the value at an event, EDCP 5.7): only
     debits effective by `on` count, not payments promised for later.
     """
-    from payments.models import ScheduledPayment
-
     ids = sorted(set(account_ids))
     out: dict[int, Decimal] = defaultdict(lambda: ZERO)
     for i in ids:

@@ -13,11 +13,13 @@ from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
 from books.models import Account
+from books.services.accounts import parse_account_name
 from core import valuation_calendar as cal
 from core.audit import actor_label, audit_record
 from core.errors import ApplicationError
 from core.money import ZERO, money, percent_of
 from core.roles import Cap, has_cap
+from elections.services import ElectionError, deferral_cancel
 from participants.models import Participation
 from participants.selectors import death_of
 from payments.models import DomesticRelationsOrder, EmergencyWithdrawal, PaymentSchedule, ScheduledPayment
@@ -228,8 +230,6 @@ def _cancel_deferrals(
     emergency: EmergencyWithdrawal, *, on: dt.date, reason: str, actor: Actor, now: dt.datetime
 ) -> None:
     """EDCP 3.7: the Committee cancels the participant's deferrals for the rest of the plan year of the emergency."""
-    from elections.services import ElectionError, deferral_cancel
-
     try:
         cancellation = deferral_cancel(
             participation=emergency.participation,
@@ -374,8 +374,6 @@ def dro_record(
     now: dt.datetime | None = None,
 ) -> DomesticRelationsOrder:
     """A valid order: a lump sum to the alternate payee as soon as practicable (Payment Date = the order's date)."""
-    from books.services.accounts import parse_account_name
-
     version = participation.plan.version_on(order_date)
     if not version.provision("domestic_relations_order", None):
         raise WithdrawalError(

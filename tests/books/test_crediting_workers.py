@@ -1,5 +1,5 @@
 """Crediting survives concurrency and crashes: two workers at once, a worker killed mid-run, a run cut
-between its phases. The books are built by the benchmark's generator (books/bench.py): participants
+between its phases. The books are built by the benchmark's generator (operations/bench/crediting.py): participants
 with three accounts of four funds each, valued on PREV, and a payday (two pending credits each) for DAY.
 """
 
@@ -12,7 +12,6 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from books.bench import DAY, generate
 from books.models import DailyValuation, LedgerEntry, PendingTransaction, Position
 from books.services import crediting
 from books.services.crediting import credit_valuation_date
@@ -21,6 +20,7 @@ from books.tasks import credit_valuation_date_task
 from core import jobs
 from core.jobs import JobBusy, _lock_id
 from core.models import JobRun
+from operations.bench.crediting import DAY, generate
 from plans.models import FundPrice
 from tests.workers import celery_worker, purge_queue, unique_queue, wait_for
 

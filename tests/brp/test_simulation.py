@@ -11,9 +11,9 @@ import pytest
 from django.conf import settings
 
 from books.models import PendingTransaction
-from core.simulation.runner import run_scenario
-from core.simulation.sandbox import rolled_back
-from core.simulation.scenario import ScenarioError, load_scenario, parse_scenario
+from operations.simulation.runner import run_scenario
+from operations.simulation.sandbox import rolled_back
+from operations.simulation.scenario import ScenarioError, load_scenario, parse_scenario
 
 SCENARIO = Path(settings.BASE_DIR) / "scenarios" / "brp_annuities_key_employee_and_death.json"
 

@@ -10,9 +10,9 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from core.simulation.runner import run_scenario
-from core.simulation.sandbox import rolled_back
-from core.simulation.scenario import load_scenario
+from operations.simulation.runner import run_scenario
+from operations.simulation.sandbox import rolled_back
+from operations.simulation.scenario import load_scenario
 
 SCENARIOS = Path(settings.BASE_DIR) / "scenarios"
 ELECTION_EVENTS = {"deferral_election", "distribution_election", "investment_election", "schedule_change"}

@@ -19,11 +19,11 @@ from django.db import connection
 from django.db.utils import DatabaseError
 from django.utils import timezone
 
-from books.bench import DAY, generate
 from books.models import Account, DailyValuation, LedgerEntry, PendingTransaction, Position
 from books.services.verify import books_verify
 from books.tasks import credit_valuation_date_task
 from core.models import JobRun
+from operations.bench.crediting import DAY, generate
 from payments import bench as payments_bench
 from payments.models import ScheduledPayment
 from payments.services.schedules import schedules_recompute

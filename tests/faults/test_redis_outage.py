@@ -24,10 +24,10 @@ from django.db import connection
 from django.utils import timezone
 from django_celery_beat.models import ClockedSchedule, PeriodicTask
 
-from books.bench import DAY, generate
 from books.models import LedgerEntry, PendingTransaction
 from books.services.verify import books_verify
 from core.models import JobRun
+from operations.bench.crediting import DAY, generate
 from tests.faults.conftest import verify_books_command
 from tests.faults.test_postgres_restart import _waiting_on_lock, row_held
 from tests.servers import private_redis

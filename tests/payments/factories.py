@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
-from core.simulation.runner import run_scenario
-from core.simulation.scenario import parse_scenario
+from operations.simulation.runner import run_scenario
+from operations.simulation.scenario import parse_scenario
 
 
 def scenario(

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from books.models import Account, DailyValuation
 from core.models import JobRun
-from payments import bench
+from operations.bench import payments as bench
 from payments.models import ScheduledPayment
 from payments.services.schedules import schedules_recompute
 from payments.tasks import process_day_task

@@ -9,9 +9,9 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from core.simulation.runner import check_result, run_scenario
-from core.simulation.sandbox import rolled_back
-from core.simulation.scenario import ScenarioError, load_scenario, parse_scenario
+from operations.simulation.runner import check_result, run_scenario
+from operations.simulation.sandbox import rolled_back
+from operations.simulation.scenario import ScenarioError, load_scenario, parse_scenario
 
 SCENARIOS = Path(settings.BASE_DIR) / "scenarios"
 # Every shipped sample: ours and the generated ones (copies of ../shared/scenarios), with the same check as --check.

@@ -12,9 +12,9 @@ import pytest
 from django.conf import settings
 
 from core import valuation_calendar as cal
-from core.simulation.runner import check_result, run_scenario
-from core.simulation.sandbox import rolled_back
-from core.simulation.scenario import load_scenario, parse_scenario
+from operations.simulation.runner import check_result, run_scenario
+from operations.simulation.sandbox import rolled_back
+from operations.simulation.scenario import load_scenario, parse_scenario
 from payments.services.processing import annuity_due_from
 from tests.payments.factories import deferrals, scenario
 

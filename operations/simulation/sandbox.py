@@ -18,6 +18,9 @@ from django.conf import settings
 from django.core.management import call_command
 from django.db import connection, connections, transaction
 
+from participants.models import Person
+from plans.services import catalog_load
+
 
 class _Rollback(Exception):
     pass
@@ -35,16 +38,12 @@ def _schema_fingerprint() -> str:
 
 
 def _prepare_current() -> None:
-    from plans.services import catalog_load
-
     catalog_load()
 
 
 @contextlib.contextmanager
 def rolled_back() -> Iterator[None]:
     """Run inside a transaction that is always rolled back (used by the test suite on its own database)."""
-    from participants.models import Person
-
     if Person.objects.exists():
         raise RuntimeError(
             "the transaction sandbox needs a database with no participants; use the scratch sandbox"
@@ -78,8 +77,6 @@ def _point_default_at(settings_dict: dict) -> Iterator[None]:
 
 
 def _build_template(quiet: bool = True) -> None:
-    from plans.services import catalog_load
-
     call_command("migrate", interactive=False, verbosity=0)
     catalog_load()
 

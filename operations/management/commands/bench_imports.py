@@ -22,6 +22,10 @@ from django.utils import timezone
 from core import valuation_calendar as cal
 from core.imports import import_file
 from core.models import ImportBatch
+from elections.models import Channel, DeferralElection, DeferralElectionLine, Status
+from operations.simulation.sandbox import scratch_database
+from participants.models import Participation, Person
+from plans.models import Fund, Plan
 
 
 class Rollback(Exception):
@@ -42,8 +46,6 @@ class Command(BaseCommand):
     def handle(self, *args, prices: int, payroll: int, json: bool, memory: bool, **options):
         self.memory = memory
         results: dict = {}
-        from core.simulation.sandbox import scratch_database
-
         with scratch_database():
             try:
                 with transaction.atomic():
@@ -98,8 +100,6 @@ class Command(BaseCommand):
         }
 
     def _prices(self, rows: int) -> dict:
-        from plans.models import Fund, Plan
-
         plan = Plan.objects.get(code="EDCP")
         funds = [Fund.objects.create(plan=plan, code=f"B{i:02d}", name=f"Bench fund {i}") for i in range(40)]
         days = cal.valuation_dates_between(dt.date(2005, 1, 3), dt.date(2059, 12, 31))
@@ -112,10 +112,6 @@ class Command(BaseCommand):
         return self._measure(ImportBatch.Kind.PRICES, ("\n".join(lines) + "\n").encode(), rows)
 
     def _payroll(self, rows: int) -> dict:
-        from elections.models import Channel, DeferralElection, DeferralElectionLine, Status
-        from participants.models import Participation, Person
-        from plans.models import Fund, Plan
-
         edcp, rrp = Plan.objects.get(code="EDCP"), Plan.objects.get(code="RRP")
         Fund.objects.get_or_create(plan=rrp, code="RB0", defaults={"name": "RRP bench", "is_default": True})
         pay_dates = [dt.date(2024, m, 15) for m in range(1, 13)]

@@ -8,9 +8,9 @@ import time
 
 from django.core.management.base import BaseCommand
 
-from core.simulation.runner import check_result, run_scenario
-from core.simulation.sandbox import rolled_back, scratch_database
-from core.simulation.scenario import ScenarioError, load_scenario
+from operations.simulation.runner import check_result, run_scenario
+from operations.simulation.sandbox import rolled_back, scratch_database
+from operations.simulation.scenario import ScenarioError, load_scenario
 
 
 class Command(BaseCommand):

@@ -41,7 +41,10 @@ from django.db import connection
 from django.utils import timezone
 
 from books.models import Source
+from books.tasks import credit_valuation_date_task
+from core import valuation_calendar as cal
 from core.models import JobRun
+from operations.simulation.sandbox import scratch_database
 from plans.models import Fund, FundPrice, Plan
 
 PREV, DAY = dt.date(2026, 1, 15), dt.date(2026, 1, 16)  # consecutive Valuation Dates
@@ -242,9 +245,6 @@ def generate(*, participants: int, paid: float = 0.0) -> dict:
 
 def measure(*, quiet: bool = True) -> dict:
     """Time the reference statement, then the real task, then the task again, on the generated data."""
-    from books.tasks import credit_valuation_date_task
-    from core import valuation_calendar as cal
-
     cal.is_valuation_date(DAY)  # a worker loads the exchange calendar once, not per date
     params = {"day": DAY, "prev": PREV}
     positions = _scalar("SELECT count(*) FROM books_position")
@@ -311,8 +311,6 @@ def measure(*, quiet: bool = True) -> dict:
 
 
 def run(*, participants: int, json: bool, paid: float = 0.0) -> dict:
-    from core.simulation.sandbox import scratch_database
-
     quiet = json
     with scratch_database() as name:
         _say(quiet, f"scratch database {name}: generating {participants} participants")

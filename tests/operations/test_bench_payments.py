@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from payments import bench
+from operations.bench import payments as bench
 
 pytestmark = pytest.mark.django_db
 

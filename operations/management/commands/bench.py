@@ -12,7 +12,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-TARGETS = {"crediting": "books.bench", "payments": "payments.bench"}
+TARGETS = {"crediting": "operations.bench.crediting", "payments": "operations.bench.payments"}
 
 
 def _load(module_name: str):

@@ -20,6 +20,16 @@ from django.contrib.auth.models import Group
 from django.db import connection
 from django.utils import timezone
 
+from books.models import Account
+from core import valuation_calendar as cal
+from operations.simulation.sandbox import scratch_database
+from participants.models import KeyEmployeeList
+from payments.models import ScheduledPayment
+from payments.services.processing import payment_day_process
+from payments.services.runs import payment_run_approve, payment_run_prepare
+from payments.services.schedules import schedules_recompute
+from plans.models import Fund, Plan
+
 DAY = dt.date(2026, 4, 15)  # a Wednesday, a Valuation Date
 SEPARATED_ON = dt.date(2026, 3, 20)
 VALUED_ON = dt.date(2026, 3, 31)
@@ -31,10 +41,6 @@ def add_arguments(parser) -> None:
 
 
 def _setup(n: int) -> dict:
-    from core import valuation_calendar as cal
-    from participants.models import KeyEmployeeList
-    from plans.models import Fund, Plan
-
     plan = Plan.objects.get(code="EDCP")
     fund = Fund.objects.create(plan=plan, code="SV", name="Stable Value", is_default=True)
     days = cal.valuation_dates_between(VALUED_ON, DAY)
@@ -126,12 +132,6 @@ def _setup(n: int) -> dict:
 
 def measure(state: dict) -> dict:
     """The timed part, in the current database (set up by _setup)."""
-    from books.models import Account
-    from payments.models import ScheduledPayment
-    from payments.services.processing import payment_day_process
-    from payments.services.runs import payment_run_approve, payment_run_prepare
-    from payments.services.schedules import schedules_recompute
-
     t0 = time.monotonic()
     # What the separation hook does for each separation recorded, here for the day's whole batch at once.
     separated = list(Account.objects.filter(participation__person__employment_events__kind="separation"))
@@ -158,8 +158,6 @@ def measure(state: dict) -> dict:
 
 
 def run(*, participants: int = 100000, json: bool = False, **_) -> dict:
-    from core.simulation.sandbox import scratch_database
-
     with scratch_database():
         started = time.monotonic()
         state = _setup(participants)

@@ -21,7 +21,6 @@ import hashlib
 import hmac
 import random
 import time
-import zoneinfo
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -34,13 +33,14 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
-from books.models import ContributionDeclaration, PayrollDeferral, Source
+from books.models import ContributionDeclaration, DefinedBenefitRecord, PayrollDeferral, Source
 from books.services.accounts import credit_create
+from books.services.brp import pension_figures_record
 from books.services.contributions import company_contribution_credit, restoration_declare
-from books.services.crediting import credit_due_dates
+from books.services.crediting import credit_due_dates, last_credited_date
 from books.services.payroll import pay_record
 from core import valuation_calendar as cal
-from core.dates import add_months, end_of_month, parse_month
+from core.dates import EASTERN, add_months, end_of_month, parse_month
 from core.money import money, percent_of
 from core.money import price as q_price
 from core.roles import Role
@@ -54,10 +54,10 @@ from participants.services import (
     key_employee_list_record,
     participation_enrol,
 )
+from payments.services.day import RunStaff, production_day_run
 from plans.models import Fund, FundPrice, Plan
 from plans.selectors import MissingFigure
 
-EASTERN = zoneinfo.ZoneInfo("America/New_York")
 PAYROLL = "payroll feed (demo)"
 
 # (plan, code, name, default, start price, daily drift and volatility in basis points)
@@ -499,9 +499,6 @@ class Demo:
         """Run the books' days up to `through` as production would: each day the payment job (values what is
         due, releases approved runs), a run prepared by the administrator and approved by a Committee member
         for what is ready, then the crediting of the Valuation Date."""
-        from books.services.crediting import last_credited_date
-        from payments.services.day import RunStaff, production_day_run
-
         last = last_credited_date()
         if last is None:
             for run in credit_due_dates(through=through, actor="crediting job (demo)"):
@@ -845,9 +842,6 @@ class Demo:
     def pension(self, p: DemoPerson, person: Person, participation, start: dt.date, admin) -> list[Action]:
         """BRP: the Pension Plan figures of the frozen benefit (2008 pay, Benefit Service to 2008-12-31), and for a
         retiree the separation that starts the monthly annuity (4.2(a))."""
-        from books.models import DefinedBenefitRecord
-        from books.services.brp import pension_figures_record
-
         service = Decimal(max(1, 2008 - p.hire_date.year))
         unlimited = money(p.salary * Decimal("0.015") * service)
         payable = money(min(unlimited, Decimal("230000") * Decimal("0.015") * service))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib
-import zoneinfo
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -12,14 +11,18 @@ from typing import Any
 
 from django.db import transaction
 
+from books.models import Account
+from books.selectors import account_values
 from core import valuation_calendar as cal
+from core.dates import EASTERN
 from core.simulation import registry
 from core.simulation.registry import Rejected
-from core.simulation.scenario import Scenario
+from operations.simulation.scenario import Scenario
+from plans.models import pinned_version_date
+from plans.selectors import figure_overrides
 
 ACTOR = "simulator"
 PLUGINS = ("participants.simulation", "books.simulation", "elections.simulation", "payments.simulation")
-EASTERN = zoneinfo.ZoneInfo("America/New_York")
 
 
 def load_plugins() -> None:
@@ -66,9 +69,6 @@ def _days(start: dt.date, end: dt.date):
 
 
 def _record_balances(ctx: SimContext, day: dt.date) -> None:
-    from books.models import Account
-    from books.selectors import account_values
-
     accounts = list(
         Account.objects.filter(participation__in=ctx.participations.values())
         .select_related("participation__person")
@@ -117,9 +117,6 @@ def run_scenario(scenario: Scenario, *, shortcut: bool = True) -> dict:
     the checkpoints. `shortcut=False` makes the payment job look every day instead of only on the days
     work can fall due (the tests compare both: the shortcut must never skip a day).
     """
-    from plans.models import pinned_version_date
-    from plans.selectors import figure_overrides
-
     load_plugins()
     ctx = SimContext(scenario=scenario, shortcut=shortcut)
     by_day: dict[dt.date, list] = {}

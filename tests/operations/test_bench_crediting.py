@@ -7,9 +7,9 @@ import json
 import pytest
 from django.core.management import call_command
 
-from books import bench
 from books.models import DailyValuation, Position
 from books.services.verify import books_verify
+from operations.bench import crediting as bench
 
 KEYS = {"positions", "seconds", "reference_seconds", "ratio", "peak_memory_mb", "rerun_rows_added"}
 

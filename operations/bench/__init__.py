@@ -1,0 +1,1 @@
+"""Benchmarks (`manage.py bench crediting|payments`): each builds its data in a scratch database."""

@@ -1,0 +1,1 @@
+"""The scenario simulator (FORMAT.md): scenario files, the day-by-day runner and its sandboxes."""
