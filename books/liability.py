@@ -27,12 +27,12 @@ import datetime as dt
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.db.models import Sum
-
 from books.models import Account
+from books.selectors import holdings_on, last_credited_on_or_before
+from books.services.vesting import vested_percent
+from core import hooks
 from core.money import HUNDRED, ZERO, money
-from participants.models import EmploymentEvent, Participation
-from plans import actuarial
+from participants.models import Participation
 from plans.models import Plan
 
 
@@ -100,7 +100,9 @@ def plan_liability(*, plan: Plan, as_of: dt.date) -> PlanLiability:
     )
     if plan.kind == Plan.Kind.DEFINED_BENEFIT:
         report.benefits = [
-            defined_benefit_value(participation=p, as_of=as_of)
+            # The defined benefit in pay or to come: payments (annuities and their payments) answers, valued on
+            # the plan's actuarial basis (payments.liability; BRP 8.1).
+            hooks.ask("defined_benefit_value", participation=p, as_of=as_of)
             for p in Participation.objects.filter(plan=plan)
             .select_related("person", "plan")
             .order_by("person__last_name", "person__first_name", "id")
@@ -114,8 +116,6 @@ def plan_liability(*, plan: Plan, as_of: dt.date) -> PlanLiability:
 
 
 def _account_lines(plan: Plan, as_of: dt.date) -> tuple[dt.date | None, list[AccountLine]]:
-    from books.selectors import holdings_on, last_credited_on_or_before
-    from books.services.vesting import vested_percent
 
     accounts = list(
         Account.objects.filter(participation__plan=plan)
@@ -143,206 +143,4 @@ def _account_lines(plan: Plan, as_of: dt.date) -> tuple[dt.date | None, list[Acc
     return last_credited_on_or_before(day=as_of), list(lines.values())
 
 
-# --- defined benefit plans ---------------------------------------------------------------------------
-
-
-def _monthly_dates_through(first: dt.date, as_of: dt.date) -> int:
-    """How many monthly payment dates (the day of `first`, each month) fall on or before `as_of`."""
-    if first > as_of:
-        return 0
-    months = (as_of.year - first.year) * 12 + as_of.month - first.month
-    return months + (1 if as_of.day >= first.day else 0)
-
-
-def _certain(basis: actuarial.InterestBasis, months: int) -> float:
-    """Value of 1 a year paid monthly for `months` months, the first one month from now."""
-    return sum(basis.discount(m / 12) for m in range(1, months + 1)) / 12
-
-
-FACTOR_PLACES = 9
-
-
-def _factor(value: float) -> Decimal:
-    """An annuity factor as a Decimal, rounded to FACTOR_PLACES decimals before it multiplies money."""
-    return Decimal(repr(value)).quantize(Decimal(1).scaleb(-FACTOR_PLACES))
-
-
-def _alive(died_on: dt.date | None, as_of: dt.date) -> bool:
-    return died_on is None or died_on > as_of
-
-
-def defined_benefit_value(*, participation: Participation, as_of: dt.date) -> BenefitLine:
-    """One participant's line of the report (see the module docstring for the method)."""
-    from books.brp.selectors import employment_event_dates
-    from books.services.brp import BenefitError, brp_benefit_sheet
-    from payments.models import Annuity
-
-    version = participation.plan.version_on(as_of)
-    cite = version.cite("funding")
-    events = {k: d for k, d in employment_event_dates(participation=participation).items() if d <= as_of}
-    death, sep = events.get(EmploymentEvent.Kind.DEATH), events.get(EmploymentEvent.Kind.SEPARATION)
-    annuity = Annuity.objects.filter(participation=participation).select_related("record", "schedule").first()
-    if (
-        annuity is not None
-        and annuity.status in (Annuity.Status.IN_PAY, Annuity.Status.COMPLETE)
-        and annuity.monthly is not None
-        and annuity.commencement_date is not None
-    ):
-        return _in_pay(participation, annuity, as_of=as_of, death=death, cite=cite)
-    schedule = annuity.schedule if annuity is not None else None
-    why = (schedule.hold_reason or schedule.summary) if schedule is not None else ""
-    if annuity is not None and annuity.status == Annuity.Status.HELD:
-        return BenefitLine(
-            participation, "held", None, "not valued", cite, why or "the benefit is not fixed yet"
-        )
-    if death is not None:
-        return BenefitLine(
-            participation,
-            "died before the benefit began",
-            ZERO,
-            "no survivor benefit is payable",
-            version.cite("db_survivor"),
-            why,
-        )
-    if sep is not None:
-        return BenefitLine(
-            participation,
-            f"separated {sep:%b %-d, %Y}",
-            None,
-            "not valued",
-            cite,
-            why or "the benefit is not fixed yet",
-        )
-    try:
-        quote = brp_benefit_sheet(participation=participation, separation_date=as_of, as_of=as_of)
-    except BenefitError as exc:
-        return BenefitLine(participation, "employed", None, "not valued", cite, str(exc))
-    return BenefitLine(
-        participation,
-        "employed",
-        quote.lump_sum_value,
-        f"single lump sum of a separation on {as_of:%b %-d, %Y} ({quote.cites['forms']}); {quote.basis}",
-        cite,
-        "; ".join(quote.notes),
-    )
-
-
-def _in_pay(
-    participation: Participation, annuity, *, as_of: dt.date, death: dt.date | None, cite: str
-) -> BenefitLine:
-    from payments.models import ScheduledPayment
-
-    rule = participation.plan.version_on(as_of).provision("actuarial_basis") or {}
-    table, _ = actuarial.mortality_table(as_of.year)
-    basis, _ = actuarial.segment_rates_for(as_of, rule.get("lookback_months", 1))
-    paid = (
-        ScheduledPayment.objects.filter(
-            schedule=annuity.schedule,
-            status__in=(ScheduledPayment.Status.RELEASED, ScheduledPayment.Status.PAID),
-            payment_date__lte=as_of,
-        ).aggregate(t=Sum("amount"))["t"]
-        or ZERO
-    )
-    monthly = annuity.monthly
-    if annuity.form == "lump_sum":
-        owed = max(ZERO, monthly - paid)
-        return BenefitLine(
-            participation,
-            "lump sum" + (" paid" if owed == 0 else " due"),
-            money(owed),
-            "the lump sum, at face",
-            cite,
-        )
-    start = annuity.commencement_date
-    record = annuity.record
-    spouse_birth = record.spouse_birth_date if record is not None else None
-    survivor_alive = _alive(annuity.survivor_died_on, as_of)
-    spouse = actuarial.Life.on(spouse_birth, as_of) if spouse_birth else None
-    method = f"{table.name}; {basis.label}; factors to {FACTOR_PLACES} decimals"
-    if (
-        annuity.trigger == "death"
-    ):  # the Pre-Retirement Survivor Benefit: a life annuity to the Spouse (BRP 5.1)
-        owed = max(ZERO, monthly * _monthly_dates_through(start, as_of) - paid)
-        if spouse is None:
-            return BenefitLine(
-                participation,
-                "survivor benefit in pay",
-                None,
-                "not valued",
-                cite,
-                "the Spouse's date of birth is not on file",
-            )
-        future = (
-            monthly * _factor(12 * actuarial.annuity_life(table, spouse, basis) - 1)
-            if survivor_alive
-            else ZERO
-        )
-        return BenefitLine(
-            participation,
-            "survivor benefit in pay",
-            money(owed + future),
-            f"{monthly:,.2f} a month for the Spouse's life; {method}",
-            cite,
-        )
-    survivor_monthly = annuity.survivor_monthly or ZERO
-    if death is None or _alive(death, as_of):
-        due = _monthly_dates_through(start, as_of)
-        owed = max(
-            ZERO, monthly * due - paid
-        )  # fallen due and unpaid (a Key Employee's missed months, BRP 4.3)
-        participant = actuarial.Life.on(participation.person.birth_date, as_of)
-        if annuity.certain_months:
-            left = max(0, annuity.certain_months - due)
-            a = 12 * actuarial.annuity_certain_and_life(table, participant, basis, left + 1) - 1
-        else:
-            a = 12 * actuarial.annuity_life(table, participant, basis) - 1
-        future = monthly * _factor(a)
-        if annuity.survivor_percent and survivor_alive:
-            if spouse is None:
-                return BenefitLine(
-                    participation,
-                    "in pay",
-                    None,
-                    "not valued",
-                    cite,
-                    "the survivor's date of birth is not on file",
-                )
-            # the survivor's part, paid after the participant's death while the survivor lives: ä(y) - ä(xy)
-            reversion = 12 * (
-                actuarial.annuity_life(table, spouse, basis)
-                - actuarial.annuity_joint(table, participant, spouse, basis)
-            )
-            future += survivor_monthly * _factor(reversion)
-        return BenefitLine(
-            participation,
-            "in pay",
-            money(owed + future),
-            f"{annuity.form_label or annuity.form}, {monthly:,.2f} a month; {method}",
-            cite,
-        )
-    # The participant has died: the payments due to the participant stop with the month of death; a survivor's
-    # part, or the rest of a period certain, goes on.
-    to_participant = _monthly_dates_through(start, death)
-    after = _monthly_dates_through(start, as_of) - to_participant
-    owed_after, future = ZERO, ZERO
-    if annuity.survivor_percent:
-        survivor_through = min(as_of, annuity.survivor_died_on) if annuity.survivor_died_on else as_of
-        owed_after = survivor_monthly * max(
-            0, _monthly_dates_through(start, survivor_through) - to_participant
-        )
-        if spouse is not None and survivor_alive:
-            future = survivor_monthly * _factor(12 * actuarial.annuity_life(table, spouse, basis) - 1)
-    elif annuity.certain_months:
-        certain_after = max(0, min(annuity.certain_months - to_participant, after))
-        owed_after = monthly * certain_after
-        left = max(0, annuity.certain_months - to_participant - after)
-        future = monthly * _factor(12 * _certain(basis, left))
-    owed = max(ZERO, monthly * to_participant + owed_after - paid)
-    status = "in pay to the survivor" if future else "ended at death"
-    return BenefitLine(
-        participation,
-        status,
-        money(owed + future),
-        f"{annuity.form_label or annuity.form}, {monthly:,.2f} a month; {method}",
-        cite,
-    )
+__all__ = ["AccountLine", "BenefitLine", "PlanLiability", "plan_liabilities", "plan_liability"]

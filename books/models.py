@@ -347,6 +347,14 @@ class DefinedBenefitRecord(models.Model):
         default=1,
         help_text="The Pension Plan's early-retirement reduction or late-retirement adjustment for the commencement date (BRP 3.3)",
     )
+    pre_2005_annual_benefit = models.DecimalField(
+        max_digits=14,
+        decimal_places=2,
+        default=0,
+        help_text="The Pre-2005 Supplemental Benefit (accrued and vested by December 31, 2004) as a single life "
+        "annuity at Normal Retirement: outside 409A, paid at the time and in the form of the Pension Plan "
+        "benefit (BRP Appendix A)",
+    )
     spouse_name = models.CharField(
         max_length=200,
         blank=True,
@@ -363,7 +371,9 @@ class DefinedBenefitRecord(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["participation", "as_of"], name="one_db_record_per_date"),
             models.CheckConstraint(
-                condition=Q(unlimited_annual_benefit__gte=0) & Q(payable_annual_benefit__gte=0),
+                condition=Q(unlimited_annual_benefit__gte=0)
+                & Q(payable_annual_benefit__gte=0)
+                & Q(pre_2005_annual_benefit__gte=0),
                 name="db_benefits_not_negative",
             ),
         ]

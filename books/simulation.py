@@ -96,6 +96,3 @@ def forfeitures_report(ctx) -> dict:
 
 
 REPORTERS.append(forfeitures_report)
-
-
-from books.brp import simulation as _brp_simulation  # noqa: E402,F401  (registers the BRP events)

@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "participants",
     "books",
     "elections",
+    "pensions",
     "claims",
     "payments",
     "operations",

@@ -7,7 +7,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from books.views import portal_overview
 from core import views as core_views
 
-APPS = ["plans", "participants", "books", "elections", "claims", "payments"]
+APPS = ["plans", "participants", "books", "elections", "pensions", "claims", "payments"]
 
 
 def _section(kind: str):

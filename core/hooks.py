@@ -23,6 +23,7 @@ QUESTIONS = {
     "account_holds_deferrals": "books",  # (participation, account_kind, specified_month) -> bool
     "payroll_reductions": "books",  # (plan, plan_year, participation) -> queryset of pay lines
     "account_payments_started": "payments",  # (participation, account_kind, specified_month) -> bool
+    "defined_benefit_value": "payments",  # (participation, as_of) -> books.liability.BenefitLine
 }
 
 

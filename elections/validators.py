@@ -698,6 +698,21 @@ def is_life_annuity(*, form: str) -> bool:
     return form != "lump_sum"
 
 
+def is_initial_annuity_election(
+    *, version: PlanVersion, participation: Participation, submitted_on: dt.date
+) -> bool:
+    """BRP 4.2(b): an election made in the transition year (2007), or within 30 days of first becoming a
+    Participant, is the initial election."""
+    rule = version.provision("db_initial_election", None)
+    if not rule:
+        return False
+    if rule.get("year") and submitted_on.year == int(rule["year"]):
+        return True
+    entered = participation.entered_on
+    days = rule.get("days_after_participation")
+    return bool(days) and entered <= submitted_on <= entered + dt.timedelta(days=int(days))
+
+
 def check_annuity(
     *,
     participation: Participation,
@@ -738,6 +753,9 @@ def check_annuity(
             False,
             None,
         )
+    if is_initial_annuity_election(version=v, participation=participation, submitted_on=submitted_on):
+        # BRP 4.2(b): the initial election stands as made (a lump sum included); 4.2(d) governs later changes.
+        return AnnuityCheck(None, False, submitted_on)
     change_rule = v.provision("db_election_change", None) or {}
     change_cite = v.cite("db_election_change")
     same_time = defer_years == current_defer_years

@@ -9,7 +9,7 @@ class PaymentsConfig(AppConfig):
         # books registers its forfeiture reaction first (earlier in INSTALLED_APPS): schedules see the vested value.
         # In ready(): these modules import models, which Django allows only once the app registry is ready.
         from core import hooks
-        from payments import selectors
+        from payments import liability, selectors
         from payments.services import annuities, schedules
 
         hooks.register(
@@ -19,3 +19,7 @@ class PaymentsConfig(AppConfig):
         hooks.register("change_in_control", schedules.on_change_in_control)
         hooks.register("payment_schedule_input", schedules.on_schedule_election)
         hooks.answer("account_payments_started", selectors.account_payments_started)
+        hooks.answer("defined_benefit_value", liability.defined_benefit_value)
+        # the pensions pages read and act on the benefit in pay through these (pensions never imports payments)
+        hooks.register("benefit_in_pay_read", annuities.in_pay_read)
+        hooks.register("benefit_survivor_death", annuities.on_survivor_death)

@@ -414,6 +414,12 @@ class Annuity(models.Model):
     basis = models.CharField(max_length=300, blank=True)
     steps = models.JSONField(default=list, blank=True)
     notes = models.JSONField(default=list, blank=True)
+    pre_2005 = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="BRP Appendix A: the Pre-2005 Supplemental Benefit paid apart, in the Pension Plan's form "
+        "(form, form_label, start, monthly, survivor_percent, survivor_monthly); empty without one",
+    )
     fixed_on = models.DateField(
         null=True, blank=True, help_text="The Payment Date of the first payment released"
     )

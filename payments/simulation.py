@@ -19,7 +19,8 @@ from core import valuation_calendar as cal
 from core.dates import parse_date
 from core.money import ZERO
 from core.simulation.registry import REPORTERS, SETUP_HOOKS, Rejected, daily, handles
-from payments.models import EmergencyWithdrawal, ScheduledPayment
+from payments.models import Annuity, EmergencyWithdrawal, ScheduledPayment
+from payments.services.annuities import AnnuityError, annuity_survivor_death_record
 from payments.services.day import RunStaff, production_day_run
 from payments.services.processing import payment_next_work_day, payments_close_paid
 from payments.services.runs import PaymentRunError
@@ -31,6 +32,9 @@ from payments.services.withdrawals import (
     emergency_request_record,
     emergency_sources,
 )
+from pensions.selectors import benefit_payment_account
+from pensions.services.benefit import spouse_death_before_commencement_record
+from pensions.services.orders import BenefitOrderError, benefit_order_record
 
 PREPARER, APPROVER = "sim-preparer", "sim-approver"
 
@@ -124,6 +128,8 @@ def _approve_due(ctx, day: dt.date) -> None:
 def domestic_relations_order(ctx, event) -> dict:
     d = event.data
     participation = ctx.participations[event.participant]
+    if participation.plan.kind == participation.plan.Kind.DEFINED_BENEFIT:
+        return _benefit_order(ctx, event, participation)
     try:
         order = dro_record(
             participation=participation,
@@ -138,6 +144,53 @@ def domestic_relations_order(ctx, event) -> dict:
     except WithdrawalError as exc:
         raise Rejected(_cite(ctx, event.on, "domestic_relations_order"), str(exc))
     return {"amount": str(order.total)}
+
+
+def _benefit_order(ctx, event, participation) -> dict:
+    """BRP 6.7: the order divides each payment of the benefit (or is paid as its Actuarial Equivalent lump sum)."""
+
+    d = event.data
+    try:
+        benefit_order_record(
+            participation=participation,
+            alternate_payee=d["alternate_payee"],
+            received_on=event.on,
+            percent=Decimal(str(d["percent"])) if d.get("percent") is not None else None,
+            amount=Decimal(d["amount"]) if d.get("amount") else None,
+            lump_sum=bool(d.get("lump_sum", False)),
+            actor=ctx.actor,
+            now=ctx.moment(event.on),
+        )
+    except BenefitOrderError as exc:
+        raise Rejected(participation.plan.version_on(event.on).cite("db_domestic_relations_order"), str(exc))
+    return {}
+
+
+@handles("survivor_death")
+def survivor_death(ctx, event) -> dict:
+    """The Spouse (or joint annuitant) dies: a survivor annuity stops after the month of death, like the staff action;
+    before the benefit begins, the Spouse's benefits fall away (the participant is no longer married)."""
+
+    participation = ctx.participations[event.participant]
+    version = participation.plan.version_on(event.on)
+    annuity = Annuity.objects.filter(participation=participation).first()
+    if annuity is not None and (annuity.survivor_percent or annuity.form == "prsb"):
+        try:
+            annuity_survivor_death_record(
+                annuity=annuity, died_on=event.on, actor=ctx.actor, now=ctx.moment(event.on)
+            )
+        except AnnuityError as exc:
+            raise Rejected(version.cite("db_survivor"), str(exc))
+        return {}
+    person = participation.person
+    if person.marital_status != person.MaritalStatus.MARRIED:
+        raise Rejected(version.cite("db_forms"), f"{person} has no Spouse or survivor on record.")
+    if annuity is not None and annuity.status in (Annuity.Status.IN_PAY, Annuity.Status.COMPLETE):
+        raise Rejected(version.cite("db_forms"), f"The {annuity.form_label} in pay pays no survivor benefit.")
+    spouse_death_before_commencement_record(
+        participation=participation, died_on=event.on, actor=ctx.actor, now=ctx.moment(event.on)
+    )
+    return {}
 
 
 @daily("day", 60)
@@ -187,7 +240,9 @@ def payments_report(ctx) -> dict:
         "payments": [
             {
                 "participant": ctx.participant_id(p.participation.person),
-                "account": p.account.name,
+                "account": benefit_payment_account(benefit=p.benefit)
+                if p.share == ScheduledPayment.Share.DEFINED
+                else p.account.name,
                 "kind": p.kind,
                 "number": p.number,
                 "of": p.of,

@@ -3,8 +3,11 @@
 Conventions (FACTS.md part 6): benefits are annual amounts paid monthly in advance (annuity-due,
 1/12 each month); survival between integer ages follows the uniform distribution of deaths (UDD);
 the life is aged by whole years at commencement (age last birthday) plus completed months; two lives
-are independent. Interest is either one flat rate or the 417(e)(3) segment rates (t <= 5 years, 5-20,
-over 20) for the lookback month; each payment at time t (years) is discounted by (1 + i(t))^-t.
+are independent. Interest is either one flat rate or the 417(e)(3) segment rates for the lookback month:
+a payment due less than 5 years after the annuity starting date takes the first rate, from 5 up to 20 years
+the second, from 20 years the third (RULES.md "BRP readings"; the boundaries are a parameter of the basis,
+`segment_boundaries_years` of the `actuarial_basis` provision); each payment at time t (years) is discounted
+by (1 + i(t))^-t.
 The shipped default basis (the BRP `actuarial_basis` provision) is the IRS 417(e) unisex table of the
 commencement year and the segment rates of the month before commencement; when the year or month
 is not in the catalog, the latest earlier one is used and the quote says so.
@@ -21,6 +24,8 @@ from pathlib import Path
 from typing import Required, TypedDict
 
 from django.conf import settings
+
+from core.money import money
 
 MONTHS = 12
 MAX_AGE = 121
@@ -80,20 +85,29 @@ def mortality_table(year: int) -> tuple[MortalityTable, str]:
     return MortalityTable(f"IRS 417(e) unisex {chosen}", qx), note
 
 
+DEFAULT_SEGMENT_BOUNDARIES = (5, 20)
+
+
 @dataclass(frozen=True)
 class InterestBasis:
-    """A flat rate, or three segment rates (percent) for t <= 5, 5 < t <= 20, t > 20 years."""
+    """A flat rate, or three segment rates (percent): the first for payments due less than `boundaries[0]` years
+    after the annuity starting date, the second from `boundaries[0]` up to `boundaries[1]` years, the third from
+    `boundaries[1]` years (IRC 430(h)(2)(B), "the 5-year period beginning on" the annuity starting date)."""
 
     segments: tuple[float, float, float]
     label: str
+    boundaries: tuple[float, float] = DEFAULT_SEGMENT_BOUNDARIES
 
     @classmethod
     def flat(cls, percent: float) -> InterestBasis:
         return cls((percent, percent, percent), f"{percent}% flat")
 
+    def rate(self, years: float) -> float:
+        first, second = self.boundaries
+        return self.segments[0] if years < first else self.segments[1] if years < second else self.segments[2]
+
     def discount(self, years: float) -> float:
-        rate = self.segments[0] if years <= 5 else self.segments[1] if years <= 20 else self.segments[2]
-        return (1.0 + rate / 100.0) ** (-years)
+        return (1.0 + self.rate(years) / 100.0) ** (-years)
 
 
 @functools.lru_cache(maxsize=1)
@@ -110,7 +124,16 @@ def _segment_rows() -> dict[dt.date, tuple[float, float, float]]:
     return out
 
 
-def segment_rates_for(commencement: dt.date, lookback_months: int = 1) -> tuple[InterestBasis, str]:
+def segment_rates_for(
+    commencement: dt.date,
+    lookback_months: int = 1,
+    boundaries: tuple[float, float] | list[float] = DEFAULT_SEGMENT_BOUNDARIES,
+) -> tuple[InterestBasis, str]:
+    """The segment rates of the month `lookback_months` before the commencement month, with the segment boundaries
+    (years) of the basis."""
+    first, second = (float(b) for b in boundaries)
+    if not 0 < first < second:
+        raise ValueError(f"segment boundaries {boundaries!r} must rise from more than 0 years")
     month = commencement.replace(day=1)
     for _ in range(lookback_months):
         month = (month - dt.timedelta(days=1)).replace(day=1)
@@ -122,7 +145,8 @@ def segment_rates_for(commencement: dt.date, lookback_months: int = 1) -> tuple[
         if chosen == month
         else f"segment rates for {month:%B %Y} are not in the catalog; {chosen:%B %Y} is used"
     )
-    return InterestBasis(rows[chosen], f"417(e)(3) segment rates of {chosen:%B %Y}"), note
+    label = f"417(e)(3) segment rates of {chosen:%B %Y} (boundaries {first:g} and {second:g} years)"
+    return InterestBasis(rows[chosen], label, (first, second)), note
 
 
 @dataclass(frozen=True)
@@ -210,7 +234,6 @@ def convert(
     spouse: Life | None = None,
 ) -> FormQuote:
     """The benefit in `form` actuarially equivalent to a single life annuity (BRP 4.1, 4.2(c))."""
-    from core.money import money
 
     if form not in FORM_DETAILS:
         raise ValueError(f"{form!r} is not a BRP form of benefit")

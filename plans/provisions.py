@@ -357,6 +357,21 @@ spec(
     "Changing the time or form of a benefit",
     v_optional(v_object("min_months_effective", "min_years_later")),
 )
+spec(
+    "db_pre_2005",
+    "The Pre-2005 Supplemental Benefit (Appendix A)",
+    v_optional(v_object("accrued_and_vested_by")),
+)
+spec(
+    "db_domestic_relations_order",
+    "Domestic relations orders against a defined benefit",
+    v_optional(v_object("lump_sum")),
+)
+spec(
+    "db_initial_election",
+    "The initial election of the form of benefit",
+    v_optional(v_object("year", "days_after_participation")),
+)
 spec("db_eligibility", "Eligibility to a benefit", v_optional(v_object("benefit_service_years")))
 spec(
     "db_survivor",

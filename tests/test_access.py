@@ -660,7 +660,7 @@ def population(edcp, settings, tmp_path):
         prepared_by=_user_in("administrator", "walker-preparer"),
         prepared_at=now,
     )
-    from books.services.brp import pension_figures_record
+    from pensions.services.benefit import pension_figures_record
     from plans.models import Plan
 
     for person in (
@@ -680,6 +680,16 @@ def population(edcp, settings, tmp_path):
             benefit_service_years=Decimal("20"),
             early_retirement_date=dt.date(2020, 1, 1),
             normal_retirement_date=dt.date(2030, 1, 1),
+        )
+        from pensions.services.orders import benefit_order_record
+
+        benefit_order_record(  # BRP 6.7: an order against each benefit
+            participation=brp,
+            alternate_payee=f"Ex of {person.last_name}",
+            received_on=dt.date(2024, 2, 1),
+            percent=Decimal("10"),
+            actor="t",
+            now=now,
         )
     for person in (a, b):
         part = Participation.objects.get(person=person, plan=edcp)

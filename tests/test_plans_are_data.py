@@ -13,7 +13,18 @@ from pathlib import Path
 from plans.services import catalog_codes
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("core", "plans", "participants", "books", "elections", "claims", "payments", "operations", "config")
+APPS = (
+    "core",
+    "plans",
+    "participants",
+    "books",
+    "elections",
+    "pensions",
+    "claims",
+    "payments",
+    "operations",
+    "config",
+)
 ALLOWED = {
     "operations/management/commands/load_demo.py",
     "operations/bench/crediting.py",

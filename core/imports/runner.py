@@ -29,7 +29,7 @@ IMPORTERS: dict[str, str] = {
     ImportBatch.Kind.KEY_EMPLOYEES: "participants.imports.KeyEmployeesImport",
     ImportBatch.Kind.PRICES: "plans.imports.PricesImport",
     ImportBatch.Kind.PAYROLL: "books.imports.PayrollImport",
-    ImportBatch.Kind.PENSION_FIGURES: "books.brp.imports.PensionFiguresImport",
+    ImportBatch.Kind.PENSION_FIGURES: "pensions.imports.PensionFiguresImport",
 }
 
 _LOCK_ID = int.from_bytes(hashlib.sha256(b"nqdc:imports").digest()[:8], "big", signed=True)

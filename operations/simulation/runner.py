@@ -22,7 +22,13 @@ from plans.models import pinned_version_date
 from plans.selectors import figure_overrides
 
 ACTOR = "simulator"
-PLUGINS = ("participants.simulation", "books.simulation", "elections.simulation", "payments.simulation")
+PLUGINS = (
+    "participants.simulation",
+    "books.simulation",
+    "elections.simulation",
+    "pensions.simulation",
+    "payments.simulation",
+)
 
 
 def load_plugins() -> None:

@@ -187,6 +187,11 @@ def whole_percents(key: Validator | None = None, what: str = "components") -> Va
     return check
 
 
+def boolean(value: Any, where: str, funds: dict) -> None:
+    if not isinstance(value, bool):
+        raise ScenarioError(f"{where}: {value!r} is not true or false")
+
+
 def fund(value: Any, where: str, funds: dict) -> str:
     if value not in funds:
         raise ScenarioError(f"{where}: unknown fund {value!r}")
@@ -281,7 +286,7 @@ EVENTS: dict[str, EventSpec] = {
     "emergency_request": EventSpec({**PARTICIPANT, "amount": money(positive=True)}, {"approved_on": date}),
     "domestic_relations_order": EventSpec(
         {**PARTICIPANT, "alternate_payee": text},
-        {"percent": whole(1, 100), "amount": money(positive=True), "account": account},
+        {"percent": whole(1, 100), "amount": money(positive=True), "account": account, "lump_sum": boolean},
         across=_one_of_percent_or_amount,
     ),
     # BRP (a defined benefit): the qualified Pension Plan's figures for the participant, and the form of benefit.
@@ -299,11 +304,14 @@ EVENTS: dict[str, EventSpec] = {
             "early_adjustment_factor": money(positive=True),
             "spouse_name": None,
             "spouse_birth_date": date,
+            "pre_2005_annual_benefit": money(),
         },
     ),
     "annuity_election": EventSpec(
         {**PARTICIPANT, "form": one_of(ANNUITY_FORMS)}, {"defer_years": whole(0, 50)}
     ),
+    # BRP: the Spouse (or joint annuitant) dies.
+    "survivor_death": EventSpec({**PARTICIPANT}, {}),
 }
 # The fields of each event type, as earlier versions of this module published them.
 EVENT_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {

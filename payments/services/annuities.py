@@ -13,8 +13,8 @@ What is paid:
   the payments missed (4.3); the lump sum form is one payment on that date;
 - after the participant's death, nothing for the months after the month of death, except: the
   survivor part of a joint and survivor form to the survivor from the 1st of the next month (5.2),
-  the rest of a period certain to the Beneficiary, and payments missed during a Key Employee's wait
-  (paid the 1st of the month after death: death ends the wait);
+  the rest of a period certain to the Beneficiary; what falls due during a Key Employee's wait is paid
+  when the wait ends, death or not (4.3 has no exception for death), to whoever is then entitled;
 - a participant who dies before the benefit begins leaves the Spouse the Pre-Retirement Survivor
   Benefit (5.1) when they qualify;
 - survivor payments stop after the month of the survivor's death (recorded by staff).
@@ -35,14 +35,25 @@ from django.db import transaction
 from django.utils import timezone
 
 from books.models import Account
+from books.services.accounts import account_get_or_open
 from core import valuation_calendar as cal
 from core.audit import actor_label, audit_record
 from core.dates import add_months, day_of_month_after, first_day_of_month_after_anniversary, first_of_month
 from core.errors import ApplicationError
 from core.money import money
+from elections.selectors import annuity_in_force
 from participants.models import EmploymentEvent, Participation
+from participants.selectors import beneficiaries_in_force
 from payments.models import Annuity, PaymentSchedule, ScheduledPayment
 from payments.services.reconcile import COMPUTED_HOLDS, reconcile, reconciliation_write
+from pensions.models import BenefitOrder
+from pensions.services.benefit import (
+    BenefitError,
+    benefit_commencement_date,
+    brp_benefit_quote,
+    brp_survivor_quote,
+)
+from pensions.services.orders import order_share, share_lump_sum
 from plans.models import Plan
 
 if TYPE_CHECKING:
@@ -107,6 +118,8 @@ class Terms:
     cite_key: str = ""
     cite_survivor: str = ""
     key_unknown_until: dt.date | None = None  # the Key Employee list is missing: hold what falls before this
+    survivor_benefit: str = "Post-Retirement Survivor Benefit"
+    pre_2005: Terms | None = None  # BRP Appendix A: the Pre-2005 Supplemental Benefit, paid apart
 
 
 @dataclass
@@ -126,7 +139,15 @@ class Due:
 
     @property
     def signature(self) -> tuple:
-        return (self.trigger, self.kind, self.number, self.payment_date, self.amount, self.payee)
+        return (
+            self.trigger,
+            self.kind,
+            self.number,
+            self.payment_date,
+            self.amount,
+            self.payee,
+            self.benefit[:120],
+        )
 
 
 def _month_index(start: dt.date, day: dt.date) -> int:
@@ -142,9 +163,33 @@ def _stream(start: dt.date, end: dt.date | None, through: dt.date) -> list[dt.da
     return out
 
 
-def _after_death(t: Terms, after_death: dt.date, through: dt.date) -> tuple[list[Due], bool]:
+def _waited_reason(n: int) -> str:
+    return (
+        f", with the {n} monthly payment{'s' if n != 1 else ''} that fell due during the Key Employee's wait"
+    )
+
+
+def _waited(benefit: str, t: Terms, waited: list[dt.date], monthly: Decimal, payee: str, of: int = 0) -> Due:
+    """BRP 4.3: payments after death that fell due during the wait and whose stream ended before it was over."""
+    return Due(
+        "death",
+        benefit,
+        K.ANNUITY,
+        _month_index(t.commencement, waited[-1]) + 1,
+        of,
+        t.first_payment,
+        money(monthly * len(waited)),
+        payee,
+        t.cite_key,
+        f"the {len(waited)} monthly payment{'s' if len(waited) != 1 else ''} that fell due after the participant's "
+        f"death during the Key Employee's wait, paid when it ends",
+    )
+
+
+def _after_death(t: Terms, after_death: dt.date, first: dt.date, through: dt.date) -> tuple[list[Due], bool]:
     """What is paid after the participant's death: the survivor's annuity, else the rest of a period certain
-    (payments due through `through`, whether every one of them is now listed)."""
+    (payments due through `through`, whether every one of them is now listed). BRP 4.3: what falls due during a Key
+    Employee's wait is paid when the wait ends (`first`), death or not."""
     dues: list[Due] = []
     complete = True
     certain = t.certain_months
@@ -154,26 +199,52 @@ def _after_death(t: Terms, after_death: dt.date, through: dt.date) -> tuple[list
         and not (t.survivor_death and t.death and t.survivor_death < t.death)
     ):
         end = first_of_month(t.survivor_death) if t.survivor_death else None
-        for day in _stream(after_death, end, through):
+        days = _stream(after_death, end, max(through, first))
+        waited = [d for d in days if d < first]
+        if waited and end is not None and end < first and first <= through:
+            dues.append(_waited(t.survivor_benefit, t, waited, t.survivor_monthly, t.survivor_name))
+        for day in days:
+            if day < first or day > through:
+                continue
+            amount, cite = t.survivor_monthly, t.cite_survivor
+            reason = (
+                f"the survivor's {t.survivor_percent}% of the {t.form_label}, after the participant's death"
+            )
+            if day == first and waited:
+                amount, cite = money(t.survivor_monthly * (len(waited) + 1)), t.cite_key
+                reason += _waited_reason(len(waited))
             dues.append(
                 Due(
                     "death",
-                    "Post-Retirement Survivor Benefit",
+                    t.survivor_benefit,
                     K.ANNUITY,
                     _month_index(t.commencement, day) + 1,
                     0,
                     day,
-                    t.survivor_monthly,
+                    amount,
                     t.survivor_name,
-                    t.cite_survivor,
-                    f"the survivor's {t.survivor_percent}% of the {t.form_label}, after the participant's death",
+                    cite,
+                    reason,
                 )
             )
         if end is None or end > through:
             complete = False
     elif certain:
         last = add_months(t.commencement, certain - 1)
-        for day in _stream(after_death, last, through):
+        days = _stream(after_death, last, max(through, first))
+        waited = [d for d in days if d < first]
+        if waited and last < first and first <= through:
+            dues.append(_waited(t.benefit, t, waited, t.monthly, t.beneficiary_name, of=certain))
+        for day in days:
+            if day < first or day > through:
+                continue
+            amount, cite = t.monthly, t.cite_monthly
+            reason = (
+                f"guaranteed payment {_month_index(t.commencement, day) + 1} of {certain}, to the Beneficiary"
+            )
+            if day == first and waited:
+                amount, cite = money(t.monthly * (len(waited) + 1)), t.cite_key
+                reason += _waited_reason(len(waited))
             dues.append(
                 Due(
                     "death",
@@ -182,10 +253,10 @@ def _after_death(t: Terms, after_death: dt.date, through: dt.date) -> tuple[list
                     _month_index(t.commencement, day) + 1,
                     certain,
                     day,
-                    t.monthly,
+                    amount,
                     t.beneficiary_name,
-                    t.cite_monthly,
-                    f"guaranteed payment {_month_index(t.commencement, day) + 1} of {certain}, to the Beneficiary",
+                    cite,
+                    reason,
                 )
             )
         if last > through:
@@ -194,11 +265,22 @@ def _after_death(t: Terms, after_death: dt.date, through: dt.date) -> tuple[list
 
 
 def plan_payments(*, t: Terms, through: dt.date) -> tuple[list[Due], bool]:
-    """(payments due through `through`, whether every payment of the benefit is now listed)."""
+    """(payments due through `through`, whether every payment of the benefit is now listed); a Pre-2005
+    Supplemental Benefit (BRP Appendix A) is planned apart, on its own terms, and nothing of 0.00 is paid."""
+    dues, complete = _plan_one(t, through)
+    if t.pre_2005 is not None:
+        more, done = _plan_one(t.pre_2005, through)
+        dues, complete = dues + more, complete and done
+    return [d for d in dues if d.amount is None or d.amount > 0], complete
+
+
+def _plan_one(t: Terms, through: dt.date) -> tuple[list[Due], bool]:
     dues: list[Due] = []
     death_month = first_of_month(t.death) if t.death else None
     after_death = day_of_month_after(t.death, 1, 1) if t.death else None
-    first = t.first_payment if after_death is None else min(t.first_payment, after_death)
+    # BRP 4.3 has no exception for death: what falls due during a Key Employee's wait is paid on the 1st day of
+    # the month after the six-month anniversary, to whoever is then entitled under Article V.
+    first = t.first_payment
     if t.form == "lump_sum":
         payee = t.payee if after_death is None or first < after_death else t.beneficiary_name
         reason = "the single lump sum on the Benefit Commencement Date"
@@ -258,12 +340,14 @@ def plan_payments(*, t: Terms, through: dt.date) -> tuple[list[Due], bool]:
                 money(t.monthly * len(missed)),
                 t.beneficiary_name,
                 t.cite_key,
-                f"the {len(missed)} monthly payment{'s' if len(missed) != 1 else ''} missed during the Key "
-                f"Employee's wait, paid after death",
+                f"the {len(missed)} monthly payment{'s' if len(missed) != 1 else ''} due before the participant's "
+                f"death, paid when the Key Employee's wait ends",
             )
         )
+    if first > through:  # BRP 4.3: what waits for the first Payment Date is not planned yet
+        complete = False
     if after_death is not None:
-        after, all_listed = _after_death(t, after_death, through)
+        after, all_listed = _after_death(t, after_death, first, through)
         dues += after
         complete = complete and all_listed
     if t.key_unknown_until is not None:
@@ -305,7 +389,6 @@ def _events(person: Person) -> dict[str, dt.date]:
 
 
 def _beneficiary_name(participation: Participation) -> str:
-    from participants.selectors import beneficiaries_in_force
 
     designation = beneficiaries_in_force(person=participation.person, plan=participation.plan)
     if designation is not None:
@@ -339,13 +422,6 @@ def _fresh(
     participation: Participation, events: dict[str, dt.date], annuity: Annuity, as_of: dt.date
 ) -> Outcome:
     """The terms from the inputs as they stand (nothing released yet)."""
-    from books.services.brp import (
-        BenefitError,
-        benefit_commencement_date,
-        brp_benefit_quote,
-        brp_survivor_quote,
-    )
-    from elections.selectors import annuity_in_force
 
     person = participation.person
     sep, death = events.get(EmploymentEvent.Kind.SEPARATION), events.get(EmploymentEvent.Kind.DEATH)
@@ -423,6 +499,7 @@ def _fresh(
                 "basis": sq.basis[:300],
                 "steps": [list(s) for s in sq.steps],
                 "notes": sq.notes,
+                "pre_2005": {},
             },
         )
     # A death before commencement was answered above, so there was a separation.
@@ -487,6 +564,29 @@ def _fresh(
         survivor_death=annuity.survivor_died_on,
         beneficiary_name=_beneficiary_name(participation),
     )
+    pre = quote.pre_2005
+    if pre is not None:
+        # BRP App. A 3: at the time and in the form of the Pension Plan benefit, with no Key Employee delay.
+        terms.pre_2005 = Terms(
+            benefit="Pre-2005 Supplemental Benefit",
+            trigger="separation",
+            form=pre.form,
+            form_label=pre.form_label,
+            commencement=pre.start_date,
+            first_payment=pre.start_date,
+            monthly=pre.monthly or Decimal(0),
+            cite_start=pre.cite,
+            cite_monthly=pre.cite,
+            survivor_percent=pre.survivor_percent,
+            survivor_monthly=pre.survivor_monthly,
+            survivor_name=survivor[:200],
+            cite_key=pre.cite,
+            cite_survivor=pre.survivor_cite,
+            death=death,
+            survivor_death=annuity.survivor_died_on,
+            beneficiary_name=_beneficiary_name(participation),
+            survivor_benefit="Pre-2005 Post-Retirement Survivor Benefit",
+        )
     what = "a single lump sum of" if quote.form == "lump_sum" else "a month:"
     summary = (
         f"Supplemental Benefit ({cites['start']}): separation on {_day(sep)}; {quote.form_label}, "
@@ -494,6 +594,11 @@ def _fresh(
     )
     if quote.first_payment_date != quote.commencement_date:
         summary += f"; Key Employee: first payment {_day(quote.first_payment_date)} ({cites['key']})"
+    if pre is not None:
+        summary += (
+            f"; the Pre-2005 Supplemental Benefit apart, in the Pension Plan's form ({pre.form_label}), "
+            f"{pre.monthly:,.2f} a month from {_day(pre.start_date)} ({pre.cite})"
+        )
     summary += (
         f"; the Maximum Benefit and the amount are fixed at commencement ({cites['fixed']}(c)) once the first "
         f"payment is released."
@@ -525,8 +630,138 @@ def _fresh(
             "basis": quote.basis[:300],
             "steps": [list(s) for s in quote.steps],
             "notes": quote.notes,
+            "pre_2005": _pre_2005_fields(terms.pre_2005),
         },
     )
+
+
+def _pre_2005_fields(t: Terms | None) -> dict:
+    if t is None:
+        return {}
+    return {
+        "form": t.form,
+        "form_label": t.form_label,
+        "start": t.commencement.isoformat(),
+        "monthly": str(t.monthly),
+        "survivor_percent": t.survivor_percent,
+        "survivor_monthly": str(t.survivor_monthly) if t.survivor_monthly is not None else None,
+        "cite": t.cite_start,
+        "survivor_cite": t.cite_survivor,
+    }
+
+
+def _pre_2005_terms(fields: dict, base: Terms) -> Terms | None:
+    """The fixed Pre-2005 Supplemental Benefit of a benefit in pay (BRP Appendix A, 3.4(c))."""
+    if not fields:
+        return None
+    start = dt.date.fromisoformat(fields["start"])
+    return Terms(
+        benefit="Pre-2005 Supplemental Benefit",
+        trigger=base.trigger,
+        form=fields["form"],
+        form_label=fields["form_label"],
+        commencement=start,
+        first_payment=start,
+        monthly=Decimal(fields["monthly"]),
+        cite_start=fields["cite"],
+        cite_monthly=fields["cite"],
+        survivor_percent=fields["survivor_percent"],
+        survivor_monthly=Decimal(fields["survivor_monthly"]) if fields.get("survivor_monthly") else None,
+        survivor_name=base.survivor_name,
+        cite_key=fields["cite"],
+        cite_survivor=fields["survivor_cite"],
+        death=base.death,
+        survivor_death=base.survivor_death,
+        beneficiary_name=base.beneficiary_name,
+        survivor_benefit="Pre-2005 Post-Retirement Survivor Benefit",
+    )
+
+
+OWN_BENEFITS = ("Supplemental Benefit", "Pre-2005 Supplemental Benefit")
+
+
+def _apply_orders(
+    dues: list[Due], participation: Participation, t: Terms, started: list[ScheduledPayment]
+) -> list[Due]:
+    """BRP 6.7: each Domestic Relations Order takes its share out of the participant's own payments due after the day
+    it was received: paid to the Alternate Payee on the same Payment Date, or once as the share's Actuarial
+    Equivalent lump sum on the first of those dates. A payment already released whole stays whole."""
+
+    orders = list(BenefitOrder.objects.filter(participation=participation).order_by("received_on", "id"))
+    if not orders:
+        return dues
+    out = list(dues)
+    for order in orders:
+        cite = order.cite
+        to_payee = {(p.payment_date, p.benefit) for p in started if p.payee_name == order.alternate_payee}
+        whole = {(p.payment_date, p.benefit) for p in started if p.payee_name == t.payee} - to_payee
+        own = [
+            d
+            for d in out
+            if d.payee == t.payee
+            and d.benefit in OWN_BENEFITS
+            and d.amount
+            and d.payment_date > order.received_on
+        ]
+        if order.lump_sum and own and own[0].kind != K.LUMP_SUM:
+            for part in _parts(t):
+                group = [d for d in own if d.benefit == part.benefit]
+                if not group or not part.monthly or (group[0].payment_date, part.benefit) in whole:
+                    continue
+                first = group[0]
+                share = order_share(order=order, payment=part.monthly)
+                left = (
+                    max(0, part.certain_months - _month_index(part.commencement, first.payment_date))
+                    if part.certain_months
+                    else 0
+                )
+                value = share_lump_sum(
+                    participation=participation, monthly_share=share, on=first.payment_date, certain_left=left
+                )
+                out.append(
+                    Due(
+                        first.trigger,
+                        first.benefit,
+                        K.LUMP_SUM,
+                        first.number,
+                        1,
+                        first.payment_date,
+                        value,
+                        order.alternate_payee,
+                        cite,
+                        f"the Actuarial Equivalent lump sum of the Alternate Payee's share ({order.share_label}) "
+                        f"under the order received {_day(order.received_on)}",
+                    )
+                )
+                for d in group:  # a catch-up payment holds several months: each gives up the share
+                    if d.amount is not None:
+                        d.amount -= money(share * round(d.amount / part.monthly))
+            continue
+        for d in own:
+            if (d.payment_date, d.benefit) in whole or d.amount is None:
+                continue
+            share = order_share(order=order, payment=d.amount)
+            d.amount -= share
+            out.append(
+                Due(
+                    d.trigger,
+                    d.benefit,
+                    d.kind,
+                    d.number,
+                    d.of,
+                    d.payment_date,
+                    share,
+                    order.alternate_payee,
+                    cite,
+                    f"the Alternate Payee's share ({order.share_label}) under the order received "
+                    f"{_day(order.received_on)}, accounted for separately",
+                )
+            )
+    return [d for d in out if d.amount is None or d.amount > 0]
+
+
+def _parts(t: Terms) -> list[Terms]:
+    return [t] + ([t.pre_2005] if t.pre_2005 is not None else [])
 
 
 def _refused(exc: Exception, expected: dt.date, prefix: str, trigger: str) -> Outcome:
@@ -577,6 +812,7 @@ def _stored(annuity: Annuity, participation: Participation, events: dict[str, dt
         cite_survivor=cites["survivor"],
         beneficiary_name=_beneficiary_name(participation),
     )
+    terms.pre_2005 = _pre_2005_terms(annuity.pre_2005, terms)
     summary = (
         f"{annuity.benefit}: {annuity.form_label}, {annuity.monthly:,.2f}"
         f"{'' if annuity.form == 'lump_sum' else ' a month'} from {_day(annuity.commencement_date)}, fixed at "
@@ -635,7 +871,7 @@ def _row(
 
 
 def _signature(p: ScheduledPayment) -> tuple:
-    return (p.trigger, p.kind, p.number, p.payment_date, p.amount, p.payee_name)
+    return (p.trigger, p.kind, p.number, p.payment_date, p.amount, p.payee_name, p.benefit)
 
 
 def _recompute(account: Account, *, because: str, now: dt.datetime, as_of: dt.date) -> PaymentSchedule | None:
@@ -671,6 +907,7 @@ def _recompute(account: Account, *, because: str, now: dt.datetime, as_of: dt.da
         through = max([horizon(day=as_of)] + [p.payment_date for p in have])
         if outcome.terms is not None:
             dues, complete = plan_payments(t=outcome.terms, through=through)
+            dues = _apply_orders(dues, participation, outcome.terms, started)
         elif outcome.hold_code and outcome.expected_start:
             benefit = (
                 "Pre-Retirement Survivor Benefit" if outcome.trigger == "death" else "Supplemental Benefit"
@@ -803,7 +1040,6 @@ def _overpaid(have: list[ScheduledPayment], terms: Terms | None) -> str:
 def accounts_open_on_event(*, event: EmploymentEvent, actor: Actor) -> None:
     """A separation or death makes a defined benefit payable: open the plan's record account so the benefit has a
     schedule (registered before payments' own reaction, which then recomputes it)."""
-    from books.services.accounts import account_get_or_open
 
     if event.kind not in (EmploymentEvent.Kind.SEPARATION, EmploymentEvent.Kind.DEATH):
         return
@@ -878,3 +1114,28 @@ def annuity_payments(*, annuity: Annuity) -> dict[str, list[ScheduledPayment]]:
     for p in rows:
         out["cancelled" if p.status == S.CANCELLED else "active"].append(p)
     return out
+
+
+def in_pay_read(*, participation: Participation, out: dict, **_: object) -> None:
+    """The benefit in pay and its payments, for the pensions pages (hook `benefit_in_pay_read`)."""
+    annuity = Annuity.objects.filter(participation=participation).select_related("schedule").first()
+    out["annuity"] = annuity
+    out["payments"] = (
+        list(
+            ScheduledPayment.objects.filter(schedule=annuity.schedule)
+            .exclude(status=S.CANCELLED)
+            .order_by("payment_date", "id")
+        )
+        if annuity is not None
+        else []
+    )
+
+
+def on_survivor_death(
+    *, participation: Participation, died_on: dt.date, actor: Actor, now: dt.datetime, **_: object
+) -> None:
+    """The staff action of the pensions page (hook `benefit_survivor_death`); refusals are AnnuityError."""
+    annuity = Annuity.objects.filter(participation=participation).first()
+    if annuity is None:
+        raise AnnuityError("No benefit is in pay.")
+    annuity_survivor_death_record(annuity=annuity, died_on=died_on, actor=actor, now=now)

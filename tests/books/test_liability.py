@@ -1,7 +1,7 @@
 """The liability report: what the Company owes under each unfunded plan on a date (EDCP 10.1, RRP 8.02, BRP 8.1).
 
 Account plans: every account's value, vested and unvested by the plan's vesting rule. The BRP: the single lump
-sum BRP 8.1 has a rabbi trust hold before a Change in Control, on the toy basis of tests/brp/factories.py
+sum BRP 8.1 has a rabbi trust hold before a Change in Control, on the toy basis of tests/pensions/factories.py
 (nobody dies before 66, everybody during 66, 0% interest: ä(12)65 = 18.5/12, ä(12)60 = 78.5/12, ä(12)65:60 = 18.5/12).
 """
 
@@ -17,8 +17,8 @@ from participants.services import vesting_service_record
 from payments.models import Annuity
 from plans.models import Plan
 from tests.books.test_contributions_and_vesting import cc_account
-from tests.brp.factories import brp_participation, separate
 from tests.payments.factories import staff_user
+from tests.pensions.factories import brp_participation, separate
 from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
@@ -161,3 +161,22 @@ def test_after_the_participant_dies_the_survivor_part_goes_on(toy_basis, no_key_
         line.value
         == annuity.monthly * 4 + annuity.survivor_monthly * 1 + annuity.survivor_monthly * Decimal("73.5")
     )
+
+
+def test_brp_appendix_a_the_liability_values_the_pre_2005_benefit_apart(toy_basis, no_key_employees):
+    from books.models import DefinedBenefitRecord
+
+    participation = brp_participation()
+    DefinedBenefitRecord.objects.filter(participation=participation).update(
+        pre_2005_annual_benefit=Decimal("20000.00")
+    )
+    _, line = brp_line(participation, dt.date(2026, 4, 30))
+    # employed: Post-2004 50,000 x 18.5/12 = 77,083.33 plus Pre-2005 20,000 x 18.5/12 = 30,833.33
+    assert line.value == Decimal("107916.66") and "Pre-2005 30,833.33" in line.method
+    separate(participation, dt.date(2026, 4, 20))
+    _, line = brp_line(participation, dt.date(2026, 5, 1))
+    # in pay: Post-2004 4,166.67 due on May 1 + 4,166.67 x 17.5 = 72,916.73; Pre-2005 1,666.67 + 1,666.67 x 17.5
+    # = 29,166.73: each part's own payments and factor
+    post = Decimal("4166.67") + Decimal("72916.73")
+    pre = Decimal("1666.67") + Decimal("29166.73")
+    assert line.value == post + pre and "Pre-2005 (BRP App. A 3(b))" in line.method

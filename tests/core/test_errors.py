@@ -14,7 +14,6 @@ from django.test import Client, RequestFactory
 from django.urls import reverse
 
 from books.services.accounts import BooksError
-from books.services.brp import BenefitError
 from books.services.crediting import CreditingRefused
 from books.services.payroll import PayrollError
 from claims.services import ClaimRefused
@@ -28,6 +27,7 @@ from payments.services.annuities import AnnuityError
 from payments.services.runs import PaymentRunError
 from payments.services.withdrawals import WithdrawalError
 from payments.services.withholding import WithholdingError
+from pensions.services.benefit import BenefitError
 from plans.services import CatalogError, TableError
 from tests.payments.factories import staff_user
 from tests.signin import sign_in

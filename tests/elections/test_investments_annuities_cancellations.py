@@ -235,3 +235,29 @@ def test_payroll_defers_nothing_while_cancelled_and_needs_a_new_election_afterwa
     )
     # EDCP 3.1(c): the evergreen election does not come back by itself.
     assert PayrollDeferral.objects.get(record__pay_date=dt.date(2027, 1, 15)).deferral == 0
+
+
+def test_brp_4_2_b_an_election_made_in_2007_is_the_initial_election_and_a_lump_sum_stands_as_made(brp):
+    e = annuity(brp, "lump_sum", when=at(2007, 11, 15))
+    assert e.accepted and not e.is_change and e.takes_effect_on == dt.date(2007, 11, 15)
+    assert annuity_in_force(participation=brp, as_of=dt.date(2026, 2, 1)).form == "lump_sum"
+
+
+def test_brp_4_2_b_an_election_within_30_days_of_becoming_a_participant_stands_as_made(brp):
+    brp.entered_on = dt.date(2008, 1, 1)
+    brp.save()
+    assert annuity(brp, "lump_sum", when=at(2008, 1, 31)).accepted  # day 30: the initial election
+    e = annuity(
+        brp, "js_100", years=0, when=at(2008, 2, 1)
+    )  # day 31: leaving the lump sum is a 4.2(d) change
+    assert (e.status, e.rule) == (Status.REJECTED, "BRP 4.2(d)")
+    assert annuity_in_force(participation=brp, as_of=dt.date(2026, 2, 1)).form == "lump_sum"
+
+
+def test_brp_4_2_d_a_lump_sum_elected_after_the_initial_window_is_a_change(brp):
+    brp.entered_on = dt.date(2008, 1, 1)
+    brp.save()
+    e = annuity(brp, "lump_sum", when=at(2008, 2, 1))  # day 31 after becoming a Participant
+    assert (e.status, e.rule) == (Status.REJECTED, "BRP 4.2(d)")
+    e = annuity(brp, "lump_sum", when=at(2008, 1, 15))
+    assert e.accepted and not e.is_change

@@ -78,3 +78,43 @@ def test_missing_years_and_months_fall_back_to_the_latest_published_and_say_so()
 
 def test_life_ages_in_whole_years_and_months():
     assert Life.on(dt.date(1961, 5, 20), dt.date(2026, 7, 1)) == Life(65, 1)
+
+
+# --- segment boundaries (RULES.md "BRP readings": less than 5 years, 5 up to 20, 20 and more) -------------
+
+
+def dead_at_once() -> MortalityTable:
+    """q0 = 1: only the certain payments of a period certain are paid."""
+    return MortalityTable("dead at once", (1.0,))
+
+
+def test_brp_4_2_b_a_payment_due_exactly_five_years_after_the_start_takes_the_second_segment_rate():
+    basis = InterestBasis((1.0, 2.0, 3.0), "toy")
+    assert basis.rate(4.99) == 1.0
+    assert basis.rate(5.0) == 2.0
+    assert basis.rate(19.99) == 2.0
+    assert basis.rate(20.0) == 3.0
+
+
+def test_brp_4_2_b_sixty_one_certain_payments_discount_only_the_sixty_first_at_the_second_rate():
+    # 0% first segment, 100% second: payments 1-60 (t = 0 .. 4 11/12 years) are worth 60/12 = 5;
+    # payment 61 falls at t = 5 exactly, in the second segment: 2^-5 / 12 = 1/384.
+    basis = InterestBasis((0.0, 100.0, 100.0), "toy")
+    factor = annuity_certain_and_life(dead_at_once(), Life(0), basis, 61)
+    assert factor == pytest.approx(5 + 1 / 384)
+
+
+def test_brp_4_2_b_the_segment_boundary_is_a_parameter_of_the_basis():
+    # boundaries 3 and 20 years: payments 37-61 (t = 3 .. 5 years) now take 100%: sum 2^-(m/12) / 12, m = 36..60
+    basis = InterestBasis((0.0, 100.0, 100.0), "toy", (3, 20))
+    expected = 36 / 12 + sum(2 ** (-m / 12) / 12 for m in range(36, 61))
+    assert annuity_certain_and_life(dead_at_once(), Life(0), basis, 61) == pytest.approx(expected)
+
+
+def test_brp_4_2_b_the_shipped_basis_keeps_its_boundaries_and_names_them():
+    basis, _ = segment_rates_for(dt.date(2026, 2, 1))
+    assert basis.boundaries == (5, 20) and "boundaries 5 and 20 years" in basis.label
+    other, _ = segment_rates_for(dt.date(2026, 2, 1), 1, [4, 15])
+    assert other.boundaries == (4.0, 15.0) and other.rate(4.0) == 5.20 and other.rate(3.99) == 4.03
+    with pytest.raises(ValueError):
+        segment_rates_for(dt.date(2026, 2, 1), 1, (20, 5))

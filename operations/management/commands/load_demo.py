@@ -35,7 +35,6 @@ from django.utils import timezone
 
 from books.models import ContributionDeclaration, DefinedBenefitRecord, PayrollDeferral, Source
 from books.services.accounts import credit_create
-from books.services.brp import pension_figures_record
 from books.services.contributions import company_contribution_credit, restoration_declare
 from books.services.crediting import credit_due_dates, last_credited_date
 from books.services.payroll import pay_record
@@ -55,6 +54,7 @@ from participants.services import (
     participation_enrol,
 )
 from payments.services.day import RunStaff, production_day_run
+from pensions.services.benefit import pension_figures_record
 from plans.models import Fund, FundPrice, Plan
 from plans.selectors import MissingFigure
 

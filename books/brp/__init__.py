@@ -1,1 +1,0 @@
-"""The BRP area of the books: Pension Plan figures (form and import), the benefit quote pages and its PDF."""

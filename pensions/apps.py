@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class PensionsConfig(AppConfig):
+    name = "pensions"
+    verbose_name = "Defined benefit: the BRP Supplemental Benefit"

@@ -1,0 +1,1 @@
+"""Services of the defined benefit plan: the Supplemental Benefit (benefit.py)."""
