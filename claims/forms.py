@@ -70,7 +70,8 @@ class PortalClaimForm(forms.Form):
         return _person_by_number(self.cleaned_data.get("participant_number"), "participant")
 
     def clean_on_behalf_of(self):
-        return _person_by_number(self.cleaned_data.get("on_behalf_of"), "claimant")
+        # Kept as typed: whether the number exists is never told to the filer (29 CFR 2560.503-1(b)(4)).
+        return (self.cleaned_data.get("on_behalf_of") or "").strip()
 
 
 class StaffClaimForm(forms.Form):
@@ -261,6 +262,18 @@ class AssignForm(forms.Form):
 
 class ReasonForm(forms.Form):
     reason = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+
+class RepresentativeDecisionForm(forms.Form):
+    decision = forms.ChoiceField(
+        choices=[
+            ("verify", "The authorisation is genuine: verify the representative"),
+            ("reject", "Not verified"),
+        ]
+    )
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 2}), max_length=2000, label="How it was checked, or why not"
+    )
 
 
 class CloseForm(forms.Form):

@@ -150,7 +150,14 @@ class ClaimFileIn(_Strict):
     description = serializers.CharField(help_text="What is claimed, and why")
     attachments = _files("PDF, PNG or JPEG files of at most 10 MB each, checked against their content")
     participant_number = _person_field("Beneficiary claims: employee number of the participant")
-    on_behalf_of = _person_field("Filing for someone else: their employee number (needs `authorisation`)")
+    on_behalf_of = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=20,
+        help_text="Filing for someone else: their employee number (needs `authorisation`). The answer is 202 "
+        "whether or not the number is known; staff verify the authorisation before you see the claim.",
+    )
     authorisation = UploadField(
         required=False,
         help_text="The claimant's signed authorisation of you as their representative (PDF, PNG or JPEG)",

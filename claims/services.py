@@ -41,6 +41,7 @@ from claims.models import (
     Delivery,
     Level,
     Outcome,
+    RepresentativeStatus,
     State,
     Subject,
     upload_path,
@@ -61,7 +62,7 @@ from claims.selectors import (
 from core.audit import actor_label, audit_record
 from core.errors import ApplicationError
 from core.roles import Cap, has_cap
-from participants.models import Person
+from participants.models import Participation, Person
 from plans.models import Plan, PlanSection
 
 if TYPE_CHECKING:
@@ -259,6 +260,15 @@ def _move(
 
 
 # --- filing -------------------------------------------------------------------------------------------
+def _require_participation(*, plan: Plan, participant: Person | None, cite: str) -> None:
+    """Only the plans the participant is in: a claim is for a benefit under this plan (EDCP 11.1)."""
+    if participant is not None and not Participation.objects.filter(person=participant, plan=plan).exists():
+        raise ClaimRefused(
+            f"{participant.full_name} has no account in {plan.name}: a claim is for a benefit under the plan "
+            f"the participant is in ({cite})"
+        )
+
+
 @transaction.atomic
 def claim_file(
     *,
@@ -305,6 +315,7 @@ def claim_file(
                 f"a Beneficiary's claim must name the participant whose benefit is claimed ({cite_filing})"
             )
         participant = claimant
+    _require_participation(plan=plan, participant=participant, cite=cite_filing)
     if filed_by is not None and filed_by != claimant:
         if representative is None or representative != filed_by:
             raise ClaimRefused(
@@ -351,6 +362,8 @@ def claim_file(
         ),
         representative=representative,
         representative_authorisation=auth_doc,
+        # 29 CFR 2560.503-1(b)(4): the claim is received now; the representative waits for staff verification.
+        representative_status=RepresentativeStatus.PENDING if representative is not None else "",
         subject=subject,
         description=description.strip(),
         channel=channel,
@@ -385,6 +398,119 @@ def claim_file(
         obj=claim,
         reason=claim.description[:200],
         data={"plan": plan.code, "received_on": received_on.isoformat(), "channel": channel},
+    )
+    return claim
+
+
+REPRESENTATIVE_FILING_ANSWER = (
+    "Your filing for employee number {number} in {plan} is recorded. If that person is a participant of the "
+    "plan, their claim is received today and its time limits run from today; staff will verify your "
+    "authorisation before anything about the claim is shown or sent to you (29 CFR 2560.503-1(b)(4))."
+)
+
+
+def claim_file_as_representative(
+    *,
+    plan: Plan,
+    claimant_number: str,
+    capacity: str,
+    subject: str,
+    description: str,
+    representative: Person,
+    authorisation,
+    now: dt.datetime,
+    actor,
+    participant: Person | None = None,
+    files: Sequence = (),
+) -> tuple[Claim | None, str]:
+    """A claim filed in the portal or the API by someone acting for the claimant (29 CFR 2560.503-1(b)(4)).
+
+    Returns (the claim or None, the answer for the representative). The answer is the same whether the employee
+    number is unknown, belongs to someone outside the plan, or a claim was received: the representative learns
+    nothing about who exists. What does not depend on the claimant (a missing or wrong authorisation, an empty
+    description, a bad attachment) is refused at once with ClaimRefused; the rest is recorded as an audit event
+    for staff and answered like a received claim."""
+    cite_review = rules_for(plan, now.date()).cite("review")
+    if authorisation is None:
+        raise ClaimRefused(
+            f"a claim filed by a representative needs the claimant's written authorisation of "
+            f"{representative.full_name} ({cite_review}; {REGULATION}(b)(4))"
+        )
+    if not (description or "").strip():
+        raise ClaimRefused(
+            f"a claim must say in writing what is claimed ({rules_for(plan, now.date()).cite('filing')})"
+        )
+    upload_check(authorisation, what="the authorisation")
+    for f in files:
+        upload_check(f, what="the attachment")
+    number = (claimant_number or "").strip()
+    answer = REPRESENTATIVE_FILING_ANSWER.format(number=number, plan=plan.name)
+    claimant = Person.objects.filter(employee_number=number).first()
+    refusal = "" if claimant is not None else "no person has this employee number"
+    claim = None
+    if claimant is not None:
+        try:
+            with transaction.atomic():
+                claim = claim_file(
+                    plan=plan,
+                    claimant=claimant,
+                    capacity=capacity,
+                    subject=subject,
+                    description=description,
+                    now=now,
+                    actor=actor,
+                    participant=participant,
+                    filed_by=representative,
+                    representative=representative,
+                    authorisation=authorisation,
+                    files=files,
+                )
+        except ClaimRefused as exc:
+            refusal = str(exc)
+    if claim is None:
+        audit_record(
+            action="claim.representative_filing_refused",
+            actor=actor,
+            at=now,
+            obj=representative,
+            reason=refusal,
+            data={"plan": plan.code, "employee_number": number[:40]},
+        )
+    return claim, answer
+
+
+@transaction.atomic
+def claim_representative_decide(
+    *, claim: Claim, verified: bool, reason: str, now: dt.datetime, actor
+) -> Claim:
+    """Staff verify (or refuse) a representative's authorisation: a recorded decision with actor and reason.
+    Until it is verified the representative sees nothing of the claim (29 CFR 2560.503-1(b)(4))."""
+    claim = _locked(claim)
+    rules = claim_rules(claim)
+    cite = f"{rules.cite('review')}; {REGULATION}(b)(4)"
+    _require_cap(actor, Cap.DECIDE_CLAIMS, "verifying a representative", cite)
+    if claim.representative_id is None:
+        raise ClaimRefused(f"{claim.number} names no representative: there is nothing to verify ({cite})")
+    if not (reason or "").strip():
+        raise ClaimRefused(f"say why the authorisation is or is not accepted ({cite})")
+    status = RepresentativeStatus.VERIFIED if verified else RepresentativeStatus.REJECTED
+    if claim.representative_status == status:
+        raise ClaimRefused(
+            f"the representative of {claim.number} is already {claim.get_representative_status_display().lower()}"
+        )
+    claim.representative_status = status
+    claim.representative_decided_by = _user(actor)
+    claim.representative_decided_at = now
+    claim.representative_decision_reason = reason.strip()
+    claim.save()
+    _log(
+        claim,
+        action="representative_verified" if verified else "representative_rejected",
+        to=claim.state,
+        actor=actor,
+        now=now,
+        reason=reason.strip(),
+        data={"representative": claim.representative.employee_number, "status": status},
     )
     return claim
 
@@ -619,7 +745,7 @@ def claim_information_receive(
         else:
             why = f"no extension notice of {claim.number} asked the claimant for information"
         raise ClaimRefused(f"{why}, so there is no request awaiting a response to record ({cite}; {tolling})")
-    if filed_by is not None and filed_by not in (claim.claimant, claim.representative):
+    if filed_by is not None and not claim.may_act_for_claimant(filed_by):
         raise ClaimRefused(
             f"only the claimant or their duly authorized representative may answer the request for "
             f"information ({cite})"
@@ -940,7 +1066,7 @@ def appeal_file(
         received_on = received_on or today
         if received_on > today:
             raise ClaimRefused(f"an appeal cannot be received in the future ({received_on}) ({cite})")
-        if filed_by is not None and filed_by not in (claim.claimant, claim.representative):
+        if filed_by is not None and not claim.may_act_for_claimant(filed_by):
             raise ClaimRefused(
                 f"only the claimant or their duly authorized representative may appeal ({cite})"
             )
@@ -1282,7 +1408,9 @@ def _notify_claimant(claim: Claim, subject: str) -> None:
     """Portal delivery: tell the claimant (and representative) a notice is waiting, once the change commits."""
     if claim.delivery != Delivery.PORTAL:
         return
-    recipients = [p.email for p in (claim.claimant, claim.representative) if p is not None and p.email]
+    # An unverified representative is sent nothing (29 CFR 2560.503-1(b)(4)).
+    people = (claim.claimant, claim.representative if claim.representative_verified else None)
+    recipients = [p.email for p in people if p is not None and p.email]
     if not recipients:
         return
     body = (
