@@ -6,7 +6,6 @@ and an account of anyone else answers 404.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import io
 
@@ -19,6 +18,7 @@ from books import selectors
 from books.liability import plan_liabilities
 from books.models import Account, ContributionDeclaration, Forfeiture, LedgerEntry, PendingTransaction
 from core.charts import line_chart
+from core.csv_export import CsvWriter
 from core.decorators import capability_required, participant_required
 from core.inputs import date_or_none
 from core.roles import Cap
@@ -143,7 +143,7 @@ def liability(request):
     reports = plan_liabilities(as_of=as_of)
     if request.GET.get("format") == "csv":
         out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
+        writer = CsvWriter(out)
         writer.writerow(
             [
                 "as_of",

@@ -3,7 +3,6 @@ same services the API and the simulator use; every portal query is scoped to req
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import zoneinfo
 
@@ -16,6 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from core.csv_export import CsvDictWriter
 from core.decorators import capability_required, participant_required
 from core.errors import ApplicationError, InvalidInput
 from core.inputs import int_or_none
@@ -610,7 +610,7 @@ def staff_export(request, plan_code: str, year: int):
         "cancelled_from",
         "cancelled_to",
     ]
-    writer = csv.DictWriter(response, fieldnames=columns)
+    writer = CsvDictWriter(response, fieldnames=columns)
     writer.writeheader()
     writer.writerows(rows)
     return response

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import io
 from decimal import Decimal
@@ -14,6 +13,7 @@ from django.utils import timezone
 from django.utils.html import escape
 from django.views.decorators.http import require_POST
 
+from core.csv_export import CsvWriter
 from core.dates import parse_date
 from core.decorators import capability_required, participant_required
 from core.errors import ApplicationError
@@ -206,7 +206,7 @@ def forecast(request):
     by = request.GET.get("by")
     if request.GET.get("format") == "csv":
         out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
+        writer = CsvWriter(out)
         if by == "year":
             writer.writerow(["year", "gross"])
             writer.writerows([(y, f"{v:.2f}") for y, v in data["by_year"]])
