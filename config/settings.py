@@ -48,7 +48,7 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "te
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "core.admin_apps.AuditedAdminConfig",  # django.contrib.admin, every change an audit event
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
