@@ -164,7 +164,7 @@ def run_csv(request, pk: int):
 
 
 @require_POST
-@capability_required(Cap.VIEW_STAFF)
+@capability_required(Cap.ISSUE_DOCUMENTS)  # writes a stored document: not the auditor
 def run_register(request, pk: int):
     run = get_object_or_404(PaymentRun, pk=pk)
     doc = payment_run_register(run=run, actor=request.user, now=timezone.now())
