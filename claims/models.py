@@ -418,6 +418,9 @@ class ClaimFileRequest(models.Model):
     document = models.ForeignKey(
         "core.Document", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
+    # Issue 12: what the bundle holds (claims.pdf.claim_file_contents_key); an unchanged claim file is furnished
+    # again from the bundle already stored, not written anew on every request.
+    contents_sha256 = models.CharField(max_length=64, blank=True)
     history = HistoricalRecords()
 
     class Meta:

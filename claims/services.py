@@ -21,6 +21,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
+from django.db.models import Count, Sum
 
 from claims import pdf
 from claims.models import (
@@ -61,6 +62,7 @@ from claims.selectors import (
 )
 from core.audit import actor_label, audit_record
 from core.errors import ApplicationError
+from core.models import AuditEvent
 from core.roles import Cap, has_cap
 from participants.models import Participation, Person
 from plans.models import Plan, PlanSection
@@ -147,6 +149,66 @@ def _store(
         uploaded_at=now,
         uploaded_by=actor_label(actor),
     )
+
+
+def _size(n: int) -> str:
+    return f"{n / 1048576:.1f} MB" if n >= 1048576 else f"{n:,} bytes"
+
+
+def upload_quota_check(
+    *, claim: Claim | None, uploads: Sequence[Upload], actor: Actor, filed_by: Person | None
+) -> None:
+    """Issue 12: what one person may upload through the portal or the API, per claim and in all (count and
+    bytes, settings CLAIM_ATTACHMENTS_*). Staff recording paper are not limited."""
+    if filed_by is None or not uploads:
+        return
+    count, size = len(uploads), sum(len(u.data) for u in uploads)
+    per_claim = (
+        claim.documents.aggregate(n=Count("id"), b=Sum("size")) if claim is not None else {"n": 0, "b": 0}
+    )
+    mine = ClaimDocument.objects.filter(uploaded_by=actor_label(actor)).aggregate(
+        n=Count("id"), b=Sum("size")
+    )
+    for label, used, limit_n, limit_b in (
+        (
+            "this claim",
+            per_claim,
+            settings.CLAIM_ATTACHMENTS_PER_CLAIM,
+            settings.CLAIM_ATTACHMENT_BYTES_PER_CLAIM,
+        ),
+        ("you", mine, settings.CLAIM_ATTACHMENTS_PER_PERSON, settings.CLAIM_ATTACHMENT_BYTES_PER_PERSON),
+    ):
+        n, b = (used["n"] or 0) + count, (used["b"] or 0) + size
+        if n > limit_n or b > limit_b:
+            raise ClaimRefused(
+                f"too many attachments: {label} would hold {n} files ({_size(b)}); the limit is "
+                f"{limit_n} files and {_size(limit_b)}. Send the documents that matter most, or ask "
+                f"the plan administrator to add the rest to the claim file"
+            )
+
+
+def _filing_rate_check(*, actor: Actor, now: dt.datetime) -> None:
+    """Issue 12: at most CLAIM_FILINGS_PER_DAY claims (and refused filings for others) a day per person."""
+    label = actor_label(actor)
+    since = now - dt.timedelta(days=1)
+    filed = Claim.objects.filter(filed_by=label, received_at__gte=since).count()
+    refused = AuditEvent.objects.filter(
+        action="claim.representative_filing_refused", actor_label=label, at__gte=since
+    ).count()
+    if filed + refused >= settings.CLAIM_FILINGS_PER_DAY:
+        raise ClaimRefused(
+            f"you have filed {filed + refused} claims in the last 24 hours, the most the portal accepts in a day; "
+            f"file again tomorrow, or send the claim in writing to the plan administrator"
+        )
+
+
+def _portal_filing_limits(
+    *, filed_by: Person | None, uploads: Sequence[Upload], actor: Actor, now: dt.datetime
+) -> None:
+    """A claim filed in the portal or the API: the filings a day and the attachments a person may send."""
+    if filed_by is not None:
+        _filing_rate_check(actor=actor, now=now)
+        upload_quota_check(claim=None, uploads=uploads, actor=actor, filed_by=filed_by)
 
 
 def claim_document_add(
@@ -334,6 +396,9 @@ def claim_file(
         upload_check(file=authorisation, what="the authorisation") if authorisation is not None else None
     )
     uploads = [upload_check(file=f, what="the attachment") for f in files]
+    _portal_filing_limits(
+        filed_by=filed_by, uploads=[u for u in (auth_upload, *uploads) if u], actor=actor, now=now
+    )
     earlier = Claim.objects.filter(plan=plan, participant=participant, subject=subject, state=State.ABANDONED)
     earlier = (
         earlier.filter(claimant=claimant)
@@ -430,7 +495,7 @@ def claim_file_as_representative(
     nothing about who exists. What does not depend on the claimant (a missing or wrong authorisation, an empty
     description, a bad attachment) is refused at once with ClaimRefused; the rest is recorded as an audit event
     for staff and answered like a received claim."""
-    cite_review = rules_for(plan, now.date()).cite("review")
+    cite_review = rules_for(plan=plan, on=now.date()).cite("review")
     if authorisation is None:
         raise ClaimRefused(
             f"a claim filed by a representative needs the claimant's written authorisation of "
@@ -438,11 +503,12 @@ def claim_file_as_representative(
         )
     if not (description or "").strip():
         raise ClaimRefused(
-            f"a claim must say in writing what is claimed ({rules_for(plan, now.date()).cite('filing')})"
+            f"a claim must say in writing what is claimed ({rules_for(plan=plan, on=now.date()).cite('filing')})"
         )
-    upload_check(authorisation, what="the authorisation")
-    for f in files:
-        upload_check(f, what="the attachment")
+    checked = [upload_check(file=authorisation, what="the authorisation")]
+    checked += [upload_check(file=f, what="the attachment") for f in files]
+    _filing_rate_check(actor=actor, now=now)
+    upload_quota_check(claim=None, uploads=checked, actor=actor, filed_by=representative)
     number = (claimant_number or "").strip()
     answer = REPRESENTATIVE_FILING_ANSWER.format(number=number, plan=plan.name)
     claimant = Person.objects.filter(employee_number=number).first()
@@ -486,7 +552,7 @@ def claim_representative_decide(
     """Staff verify (or refuse) a representative's authorisation: a recorded decision with actor and reason.
     Until it is verified the representative sees nothing of the claim (29 CFR 2560.503-1(b)(4))."""
     claim = _locked(claim)
-    rules = claim_rules(claim)
+    rules = claim_rules(claim=claim)
     cite = f"{rules.cite('review')}; {REGULATION}(b)(4)"
     _require_cap(actor, Cap.DECIDE_CLAIMS, "verifying a representative", cite)
     if claim.representative_id is None:
@@ -765,6 +831,7 @@ def claim_information_receive(
             f"{extension.information_requested} ({cite})"
         )
     uploads = [upload_check(file=f, what="the attachment") for f in files]
+    upload_quota_check(claim=claim, uploads=uploads, actor=actor, filed_by=filed_by)
     extension.information_received_on, extension.information_received_at = received_on, now
     extension.information_response = (response or "").strip()
     extension.save(
@@ -1091,6 +1158,7 @@ def appeal_file(
                 f"relevant ({cite})"
             )
         uploads = [upload_check(file=f, what="the evidence") for f in files]
+        upload_quota_check(claim=claim, uploads=uploads, actor=actor, filed_by=filed_by)
         appeal = ClaimAppeal.objects.create(
             claim=claim,
             received_on=received_on,
@@ -1287,7 +1355,19 @@ def claim_file_fulfil(*, request: ClaimFileRequest, now: dt.datetime, actor: Act
     claim = _locked(request.claim)
     rules = claim_rules(claim=claim)
     request.fulfilled_on, request.fulfilled_at = local_date(moment=now, rules=rules), now
-    request.document = pdf.claim_file_bundle(request, claim=claim, rules=rules, now=now, actor=actor)
+    request.contents_sha256 = pdf.claim_file_contents_key(claim=claim)
+    # Issue 12: the same contents are furnished from the bundle already stored, not written again.
+    unchanged = (
+        claim.file_requests.filter(contents_sha256=request.contents_sha256, document__isnull=False)
+        .exclude(pk=request.pk)
+        .order_by("-fulfilled_at")
+        .first()
+    )
+    request.document = (
+        unchanged.document
+        if unchanged is not None
+        else pdf.claim_file_bundle(request, claim=claim, rules=rules, now=now, actor=actor)
+    )
     request.save()
     _log(
         claim,

@@ -340,3 +340,15 @@ LOGGING = {
 PLAN_CATALOG_DIR = BASE_DIR / "plans" / "catalog"
 CALENDAR_FIRST_YEAR = 2005
 CALENDAR_LAST_YEAR = 2060
+
+# --- quotas (issue 12) -------------------------------------------------------------------------
+# Imports: a file over either limit is refused before it is read; at most this many problems are stored.
+IMPORT_MAX_BYTES = env.int("IMPORT_MAX_BYTES", default=20 * 1024 * 1024)
+IMPORT_MAX_ROWS = env.int("IMPORT_MAX_ROWS", default=250_000)
+IMPORT_MAX_ERRORS_STORED = env.int("IMPORT_MAX_ERRORS_STORED", default=200)
+# Claims filed in the portal or the API: attachments per claim and per person (count and bytes), filings a day.
+CLAIM_ATTACHMENTS_PER_CLAIM = env.int("CLAIM_ATTACHMENTS_PER_CLAIM", default=20)
+CLAIM_ATTACHMENT_BYTES_PER_CLAIM = env.int("CLAIM_ATTACHMENT_BYTES_PER_CLAIM", default=50 * 1024 * 1024)
+CLAIM_ATTACHMENTS_PER_PERSON = env.int("CLAIM_ATTACHMENTS_PER_PERSON", default=100)
+CLAIM_ATTACHMENT_BYTES_PER_PERSON = env.int("CLAIM_ATTACHMENT_BYTES_PER_PERSON", default=200 * 1024 * 1024)
+CLAIM_FILINGS_PER_DAY = env.int("CLAIM_FILINGS_PER_DAY", default=10)
