@@ -19,6 +19,7 @@ from books.liability import plan_liabilities
 from books.models import Account, ContributionDeclaration, Forfeiture, LedgerEntry, PendingTransaction
 from core.charts import line_chart
 from core.csv_export import CsvWriter
+from core.dates import date_in_range, out_of_range_message
 from core.decorators import capability_required, participant_required
 from core.inputs import date_or_none
 from core.roles import Cap
@@ -132,6 +133,8 @@ def _day_asked(request, default: dt.date) -> tuple[dt.date, str]:
         return default, f"{text!r} is not a date (YYYY-MM-DD); showing {default:%B %-d, %Y}."
     if day > default:
         return default, f"{day:%B %-d, %Y} is in the future; showing {default:%B %-d, %Y}."
+    if not date_in_range(day):
+        return default, f"{out_of_range_message('the date', text)}; showing {default:%B %-d, %Y}."
     return day, ""
 
 

@@ -197,11 +197,11 @@ def _upload_bytes(doc: ClaimDocument) -> bytes:
 CLAIM_FILE_BOOKKEEPING = ("claim_file_requested", "claim_file_furnished")
 
 
-def claim_file_contents_key(claim: Claim) -> str:
+def claim_file_contents_key(*, claim: Claim) -> str:
     """A fingerprint of everything the claim file holds except its own requests: equal keys, equal contents."""
     parts = [f"state={claim.state}", f"due={claim.next_deadline_on}"]
     parts += [f"upload={d.sha256}:{d.kind}" for d in claim.documents.order_by("id")]
-    parts += [f"notice={d.sha256}" for d in claim_notices(claim, with_claim_files=False)]
+    parts += [f"notice={d.sha256}" for d in claim_notices(claim=claim, with_claim_files=False)]
     parts += [
         f"step={t.pk}"
         for t in claim.transitions.exclude(action__in=CLAIM_FILE_BOOKKEEPING).order_by("id").only("pk")

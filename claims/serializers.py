@@ -7,6 +7,7 @@ from rest_framework import serializers
 
 from claims.models import Capacity, Claim, ClaimTransition, Delivery, Subject
 from claims.selectors import claim_deadlines, claim_notices
+from core.fields import ApiDateField
 from participants.models import Person
 from plans.models import Plan
 
@@ -171,7 +172,7 @@ class PaperClaimIn(_Strict):
     capacity = serializers.ChoiceField(choices=Capacity.choices)
     subject = serializers.ChoiceField(choices=Subject.choices)
     description = serializers.CharField(help_text="What is claimed, and why")
-    received_on = serializers.DateField(help_text="Date the claim was received (plan time zone)")
+    received_on = ApiDateField(help_text="Date the claim was received (plan time zone)")
     delivery = serializers.ChoiceField(
         choices=Delivery.choices, default=Delivery.MAIL, help_text="Send notices by"
     )
@@ -203,7 +204,7 @@ class AppealIn(_Strict):
 class PaperAppealIn(AppealIn):
     """A paper appeal recorded by staff (record_events), with the date it was received."""
 
-    received_on = serializers.DateField(help_text="Date the appeal was received (plan time zone)")
+    received_on = ApiDateField(help_text="Date the appeal was received (plan time zone)")
 
 
 class InformationIn(_Strict):
@@ -224,7 +225,7 @@ class InformationIn(_Strict):
 class PaperInformationIn(InformationIn):
     """A paper response recorded by staff (record_events), with the date it was received."""
 
-    received_on = serializers.DateField(help_text="Date the response was received (plan time zone)")
+    received_on = ApiDateField(help_text="Date the response was received (plan time zone)")
 
 
 class RefusalOut(serializers.Serializer):

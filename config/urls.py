@@ -1,8 +1,11 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from core import views as core_views
+from core.converters import YearConverter
+
+register_converter(YearConverter, "year")  # before the apps' urls are read below
 
 APPS = ["plans", "participants", "books", "elections", "claims", "payments"]
 

@@ -11,6 +11,7 @@ import zoneinfo
 
 from django import forms
 
+from core.fields import DateField
 from elections.models import EnrollmentWindow, InvestmentElection
 from plans.models import Plan
 
@@ -121,8 +122,8 @@ class WindowForm(forms.Form):
     closes = forms.DateTimeField(
         help_text="Eastern time", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
     )
-    performance_period_start = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
-    performance_period_end = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    performance_period_start = DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    performance_period_end = DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     reminder_days = forms.CharField(required=False, initial="14, 7, 1", help_text="Days before the close")
     note = forms.CharField(required=False, max_length=300)
 
@@ -147,7 +148,7 @@ class WindowForm(forms.Form):
 
 
 class NoticeForm(forms.Form):
-    notice_on = forms.DateField(widget=forms.DateInput(attrs={"type": "date"}))
+    notice_on = DateField(widget=forms.DateInput(attrs={"type": "date"}))
 
 
 class CancellationForm(forms.Form):
@@ -157,7 +158,7 @@ class CancellationForm(forms.Form):
             ("hardship", "401(k) hardship distribution (through the plan year of its six-month anniversary)"),
         ]
     )
-    event_on = forms.DateField(
+    event_on = DateField(
         widget=forms.DateInput(attrs={"type": "date"}),
         help_text="Date of the emergency payment or of the hardship distribution",
     )

@@ -333,7 +333,9 @@ def portal_enrol(request, plan_code: str):
 
 
 def _int(text) -> int | None:
-    return int_or_none(text)
+    """A whole number a database integer column can hold, else None (issue 12: 99999999999 is not a 500)."""
+    value = int_or_none(text)
+    return value if value is not None and -(2**31) < value < 2**31 else None
 
 
 @participant_required

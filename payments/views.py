@@ -14,7 +14,7 @@ from django.utils.html import escape
 from django.views.decorators.http import require_POST
 
 from core.csv_export import CsvWriter
-from core.dates import parse_date
+from core.dates import date_in_range, parse_date
 from core.decorators import capability_required, participant_required
 from core.errors import ApplicationError
 from core.inputs import date_or_none
@@ -56,7 +56,8 @@ from payments.services.withholding import withholding_rate_record
 
 
 def _date(raw: str | None, default: dt.date) -> dt.date:
-    return date_or_none(raw) or default
+    day = date_or_none(raw) or default
+    return day if date_in_range(day) else default
 
 
 @capability_required(Cap.VIEW_STAFF)

@@ -21,7 +21,9 @@ ROOT = Path(settings.BASE_DIR)
 
 
 def _run(*args: str, **env: str) -> subprocess.CompletedProcess:
-    run_env = {k: v for k, v in os.environ.items() if k not in ("TESTING", "DATABASE_URL")}
+    # As in production: none of the test run's switches (DJANGO_ALLOW_ASYNC_UNSAFE is set by the browser tests).
+    dropped = ("TESTING", "DATABASE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE")
+    run_env = {k: v for k, v in os.environ.items() if k not in dropped}
     run_env.update(env)
     return subprocess.run(
         [sys.executable, *args], env=run_env, capture_output=True, text=True, cwd=ROOT, timeout=120
