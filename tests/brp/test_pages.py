@@ -114,9 +114,11 @@ def test_the_statement_pdf_holds_the_steps_forms_dates_sections_and_signature_li
     participation = brp_participation(
         marital="married", spouse_birth=dt.date(1966, 5, 1), spouse_name="Dana Roe"
     )
-    response = client_of(staff_user("aud", "auditor")).post(
-        f"/staff/books/defined-benefit/{participation.pk}/statement", {"separation": "2026-04-20"}
-    )
+    url = f"/staff/books/defined-benefit/{participation.pk}/statement"
+    # Issue 12: the auditor only reads; storing the statement is for the committee and administrators.
+    assert client_of(staff_user("aud", "auditor")).post(url, {"separation": "2026-04-20"}).status_code == 403
+    assert not Document.objects.filter(kind="brp_benefit_statement").exists()
+    response = client_of(staff_user("adm", "administrator")).post(url, {"separation": "2026-04-20"})
     assert response.status_code == 302
     doc = Document.objects.get(kind="brp_benefit_statement")
     assert doc.person == participation.person
@@ -178,3 +180,12 @@ def test_staff_record_the_survivors_death_and_only_with_the_capability(toy_basis
     assert "their payments stop after that month" in response.content.decode()
     annuity = Annuity.objects.get(participation=participation)
     assert annuity.survivor_died_on == dt.date(2026, 8, 20) and annuity.status == Annuity.Status.COMPLETE
+
+
+@pytest.mark.parametrize("day", ["0001-01-01", "9999-12-31"])
+def test_the_brp_quote_refuses_a_separation_date_outside_the_range(toy_basis, day):
+    participation = brp_participation()
+    client = client_of(staff_user("aud", "auditor"))  # issue 12: 9999-12-31 answered 500
+    response = client.get(f"/staff/books/defined-benefit/{participation.pk}/", {"separation": day})
+    assert response.status_code in (200, 400)
+    assert "is outside 1900-01-01 to 2199-12-31" in response.content.decode()
