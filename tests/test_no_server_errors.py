@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.roles import Role
+from tests.signin import sign_in
 from tests.test_access import (
     OBJECT_KWARGS,
     PUBLIC,
@@ -105,7 +106,7 @@ def test_no_page_or_endpoint_answers_500_to_out_of_range_values(request):
         ("participant A", people.a.user),
     ):
         clients[who] = Client(raise_request_exception=False)
-        clients[who].force_login(user)
+        sign_in(clients[who], user)
     targets = []
     for ep in endpoints():
         # document_download only reads (the population's documents carry a placeholder hash it refuses to serve)

@@ -15,13 +15,14 @@ from claims.services import ClaimRefused, claim_document_add, claim_file_fulfil,
 from core.models import Document
 from plans.models import Plan
 from tests.claims.factories import at, file_claim, upload
+from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
 
 
 def client_for(user) -> Client:
     client = Client()
-    client.force_login(user)
+    sign_in(client, user)
     return client
 
 

@@ -23,13 +23,14 @@ from claims.services import (
 from core.models import AuditEvent
 from plans.models import Plan
 from tests.claims.factories import at, deny, file_claim, participant, upload
+from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
 
 
 def client_for(user) -> Client:
     client = Client()
-    client.force_login(user)
+    sign_in(client, user)
     return client
 
 

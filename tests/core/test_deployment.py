@@ -17,6 +17,8 @@ from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
+from tests.signin import sign_in
+
 ROOT = Path(settings.BASE_DIR)
 
 
@@ -87,7 +89,7 @@ def _user(role: str) -> User:
 @pytest.mark.django_db
 def test_pages_carry_a_content_security_policy_without_unsafe_inline():
     client = Client()
-    client.force_login(_user("auditor"))
+    sign_in(client, _user("auditor"))
     response = client.get("/staff/jobs/")
     policy = response.headers["Content-Security-Policy"]
     assert "script-src 'self'" in policy and "style-src 'self'" in policy and "unsafe-inline" not in policy
@@ -97,8 +99,8 @@ def test_pages_carry_a_content_security_policy_without_unsafe_inline():
 @pytest.mark.django_db
 def test_the_api_schema_and_docs_are_for_staff_only():
     participant, staff = Client(), Client()
-    participant.force_login(_user("participant"))
-    staff.force_login(_user("auditor"))
+    sign_in(participant, _user("participant"))
+    sign_in(staff, _user("auditor"))
     for url in ("/api/schema/", "/api/docs/"):
         assert participant.get(url).status_code == 403, url
         assert staff.get(url).status_code == 200, url

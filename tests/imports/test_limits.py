@@ -14,6 +14,7 @@ from django.test.utils import CaptureQueriesContext
 
 from core.models import ImportBatch
 from tests.imports.conftest import reasons, run
+from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
 PRICES = ImportBatch.Kind.PRICES
@@ -58,7 +59,7 @@ def test_the_dashboard_does_not_read_a_refused_files_errors(funds, settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     run(PRICES, "fund,date,price", *[f"XX,2024-05-30,{n}" for n in range(1, 300)])
     client = Client()
-    client.force_login(make_user("dash", Role.ADMINISTRATOR))
+    sign_in(client, make_user("dash", Role.ADMINISTRATOR))
     for url in ("/staff/", "/staff/imports/"):
         with CaptureQueriesContext(connection) as queries:
             assert client.get(url).status_code == 200

@@ -24,13 +24,14 @@ from core.models import AuditEvent
 from elections.models import DeferralElection, DeferralElectionLine
 from participants.models import Participation
 from tests.factories import ParticipationFactory, PersonFactory
+from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def superuser_client(client):
-    client.force_login(get_user_model().objects.create_superuser("root", "root@example.com", "x"))
+    sign_in(client, get_user_model().objects.create_superuser("root", "root@example.com", "x"))
     return client
 
 

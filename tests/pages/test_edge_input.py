@@ -9,13 +9,14 @@ from django.test import Client
 from core.roles import Role
 from participants.models import Beneficiary
 from tests.pages.conftest import make_user
+from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
 
 
 def client_of(user) -> Client:
     client = Client(raise_request_exception=False)
-    client.force_login(user)
+    sign_in(client, user)
     return client
 
 
