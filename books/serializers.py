@@ -7,6 +7,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from books.models import Account, LedgerEntry
+from core.fields import ApiDateField
 from core.models import JobRun
 
 
@@ -90,7 +91,7 @@ class LedgerEntrySerializer(serializers.ModelSerializer):
 
 
 class BalancePointSerializer(serializers.Serializer):
-    date = serializers.DateField()
+    date = ApiDateField()
     value = serializers.DecimalField(max_digits=16, decimal_places=2)
 
 

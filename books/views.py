@@ -6,7 +6,6 @@ and an account of anyone else answers 404.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import io
 
@@ -19,6 +18,8 @@ from books import selectors
 from books.liability import plan_liabilities
 from books.models import Account, ContributionDeclaration, Forfeiture, LedgerEntry, PendingTransaction
 from core.charts import line_chart
+from core.csv_export import CsvWriter
+from core.dates import date_in_range, out_of_range_message
 from core.decorators import capability_required, participant_required
 from core.inputs import date_or_none
 from core.roles import Cap
@@ -132,6 +133,8 @@ def _day_asked(request, default: dt.date) -> tuple[dt.date, str]:
         return default, f"{text!r} is not a date (YYYY-MM-DD); showing {default:%B %-d, %Y}."
     if day > default:
         return default, f"{day:%B %-d, %Y} is in the future; showing {default:%B %-d, %Y}."
+    if not date_in_range(day):
+        return default, f"{out_of_range_message('the date', text)}; showing {default:%B %-d, %Y}."
     return day, ""
 
 
@@ -143,7 +146,7 @@ def liability(request):
     reports = plan_liabilities(as_of=as_of)
     if request.GET.get("format") == "csv":
         out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
+        writer = CsvWriter(out)
         writer.writerow(
             [
                 "as_of",

@@ -104,7 +104,13 @@ class _ClaimAccess(generics.GenericAPIView):
 class ClaimList(_ClaimAccess, generics.ListAPIView):
     @extend_schema(
         request={"multipart/form-data": ClaimFileIn},
-        responses={201: ClaimSerializer, 400: REFUSED},
+        responses={
+            201: ClaimSerializer,
+            202: OpenApiResponse(
+                RefusalOut, description="Filed for someone else: recorded, pending verification"
+            ),
+            400: REFUSED,
+        },
         description="File a claim (EDCP 11.1, BRP 7.1, RRP 7.01) through the claim_file service the portal uses. "
         "A participant or beneficiary files as the claimant, or as the claimant's representative with "
         "`on_behalf_of` and their signed `authorisation`. Staff holding record_events record a paper "
@@ -136,22 +142,35 @@ class ClaimList(_ClaimAccess, generics.ListAPIView):
                 )
             else:
                 d, me = _valid(ClaimFileIn, request.data), request.user.person
-                claimant = d.get("on_behalf_of") or me
+                participant = d.get("participant_number") if d["capacity"] == Capacity.BENEFICIARY else None
+                number = d["on_behalf_of"].strip()
+                if number and number != me.employee_number:
+                    # The same answer whoever the number belongs to (29 CFR 2560.503-1(b)(4)).
+                    _claim, answer = S.claim_file_as_representative(
+                        plan=d["plan"],
+                        claimant_number=number,
+                        capacity=d["capacity"],
+                        subject=d["subject"],
+                        description=d["description"],
+                        representative=me,
+                        authorisation=d.get("authorisation"),
+                        now=now,
+                        actor=request.user,
+                        participant=participant,
+                        files=d.get("attachments") or (),
+                    )
+                    return Response({"detail": answer}, status=status.HTTP_202_ACCEPTED)
                 claim = S.claim_file(
                     plan=d["plan"],
-                    claimant=claimant,
+                    claimant=me,
                     capacity=d["capacity"],
                     subject=d["subject"],
                     description=d["description"],
                     now=now,
                     actor=request.user,
                     channel=Claim.Channel.PORTAL,
-                    participant=d.get("participant_number")
-                    if d["capacity"] == Capacity.BENEFICIARY
-                    else None,
+                    participant=participant,
                     filed_by=me,
-                    representative=me if claimant != me else None,
-                    authorisation=d.get("authorisation"),
                     files=d.get("attachments") or (),
                 )
         except S.ClaimRefused as exc:

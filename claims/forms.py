@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 
 from claims.models import Capacity, ClaimDocument, Delivery, Outcome, Subject
 from claims.selectors import sections_for_claim
+from core.fields import DateField
 from core.roles import Cap, has_cap
 from participants.models import Person
 from plans.models import Plan
@@ -70,7 +71,8 @@ class PortalClaimForm(forms.Form):
         return _person_by_number(self.cleaned_data.get("participant_number"), "participant")
 
     def clean_on_behalf_of(self):
-        return _person_by_number(self.cleaned_data.get("on_behalf_of"), "claimant")
+        # Kept as typed: whether the number exists is never told to the filer (29 CFR 2560.503-1(b)(4)).
+        return (self.cleaned_data.get("on_behalf_of") or "").strip()
 
 
 class StaffClaimForm(forms.Form):
@@ -94,7 +96,7 @@ class StaffClaimForm(forms.Form):
     )
     subject = forms.ChoiceField(choices=Subject.choices)
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), label="What is claimed, and why")
-    received_on = forms.DateField(widget=forms.DateInput(attrs={"type": "date"}), label="Received on")
+    received_on = DateField(widget=forms.DateInput(attrs={"type": "date"}), label="Received on")
     delivery = forms.ChoiceField(choices=Delivery.choices, initial=Delivery.MAIL, label="Send notices by")
     representative_number = forms.CharField(
         required=False, max_length=20, label="Authorized representative's employee number"
@@ -169,7 +171,7 @@ class ExtendForm(forms.Form):
     special_circumstances = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}), label="The special circumstances that require more time"
     )
-    expected_on = forms.DateField(
+    expected_on = DateField(
         widget=forms.DateInput(attrs={"type": "date"}), label="Date by which a decision is expected"
     )
     requests_information = forms.BooleanField(
@@ -215,9 +217,7 @@ class InformationForm(forms.Form):
 class StaffInformationForm(InformationForm):
     """A response received on paper, recorded by staff with the date it came in."""
 
-    received_on = forms.DateField(
-        widget=forms.DateInput(attrs={"type": "date"}), label="Response received on"
-    )
+    received_on = DateField(widget=forms.DateInput(attrs={"type": "date"}), label="Response received on")
 
 
 class AppealDecideForm(ClaimBound):
@@ -263,6 +263,18 @@ class ReasonForm(forms.Form):
     reason = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
 
 
+class RepresentativeDecisionForm(forms.Form):
+    decision = forms.ChoiceField(
+        choices=[
+            ("verify", "The authorisation is genuine: verify the representative"),
+            ("reject", "Not verified"),
+        ]
+    )
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 2}), max_length=2000, label="How it was checked, or why not"
+    )
+
+
 class CloseForm(forms.Form):
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), label="Why the file is closed")
 
@@ -276,7 +288,7 @@ class AppealForm(forms.Form):
 
 
 class StaffAppealForm(AppealForm):
-    received_on = forms.DateField(widget=forms.DateInput(attrs={"type": "date"}), label="Appeal received on")
+    received_on = DateField(widget=forms.DateInput(attrs={"type": "date"}), label="Appeal received on")
 
 
 class DocumentAddForm(forms.Form):

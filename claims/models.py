@@ -67,6 +67,15 @@ class Capacity(models.TextChoices):
     BENEFICIARY = "beneficiary", "Beneficiary"
 
 
+class RepresentativeStatus(models.TextChoices):
+    """Staff verify a representative's authorisation before the representative learns anything about the claim
+    (29 CFR 2560.503-1(b)(4): the plan may establish procedures for verifying an authorized representative)."""
+
+    PENDING = "pending", "Awaiting staff verification"
+    VERIFIED = "verified", "Verified by staff"
+    REJECTED = "rejected", "Not verified"
+
+
 class Subject(models.TextChoices):
     AMOUNT = "amount", "Amount of a benefit"
     TIMING = "timing", "Time or form of payment"
@@ -125,6 +134,13 @@ class Claim(models.Model):
     representative_authorisation = models.ForeignKey(
         "ClaimDocument", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
+    # 29 CFR 2560.503-1(b)(4): until staff verify the authorisation the representative sees and receives nothing.
+    representative_status = models.CharField(max_length=10, choices=RepresentativeStatus.choices, blank=True)
+    representative_decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    representative_decided_at = models.DateTimeField(null=True, blank=True)
+    representative_decision_reason = models.TextField(blank=True)
     subject = models.CharField(max_length=20, choices=Subject.choices)
     description = models.TextField(help_text="What is claimed, and why")
     channel = models.CharField(max_length=10, choices=Channel.choices)
@@ -165,6 +181,11 @@ class Claim(models.Model):
                 condition=Q(representative__isnull=True) | Q(representative_authorisation__isnull=False),
                 name="claim_representative_authorised",
             ),
+            models.CheckConstraint(
+                condition=Q(representative__isnull=True, representative_status="")
+                | Q(representative__isnull=False, representative_status__in=RepresentativeStatus.values),
+                name="claim_representative_status_known",
+            ),
         ]
         indexes = [models.Index(fields=["state", "next_deadline_on"])]
 
@@ -178,6 +199,20 @@ class Claim(models.Model):
     @property
     def address_lines(self) -> list[str]:
         return [line for line in self.claimant_address.splitlines() if line.strip()]
+
+    @property
+    def representative_verified(self) -> bool:
+        return (
+            self.representative_id is not None and self.representative_status == RepresentativeStatus.VERIFIED
+        )
+
+    def may_act_for_claimant(self, person) -> bool:
+        """The claimant, or their representative once staff verified the authorisation (29 CFR 2560.503-1(b)(4))."""
+        if person is None:
+            return False
+        if self.claimant_id is not None and person.pk == self.claimant_id:
+            return True
+        return self.representative_verified and person.pk == self.representative_id
 
     @property
     def is_open(self) -> bool:
@@ -383,6 +418,9 @@ class ClaimFileRequest(models.Model):
     document = models.ForeignKey(
         "core.Document", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
+    # Issue 12: what the bundle holds (claims.pdf.claim_file_contents_key); an unchanged claim file is furnished
+    # again from the bundle already stored, not written anew on every request.
+    contents_sha256 = models.CharField(max_length=64, blank=True)
     history = HistoricalRecords()
 
     class Meta:

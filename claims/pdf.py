@@ -194,6 +194,23 @@ def _upload_bytes(doc: ClaimDocument) -> bytes:
     return data
 
 
+# Steps about the claim file itself: they change the log, not what the claim file holds.
+CLAIM_FILE_BOOKKEEPING = ("claim_file_requested", "claim_file_furnished")
+
+
+def claim_file_contents_key(*, claim: Claim) -> str:
+    """A fingerprint of everything the claim file holds except its own requests: equal keys, equal contents."""
+    parts = [f"state={claim.state}", f"due={claim.next_deadline_on}"]
+    parts += [f"upload={d.sha256}:{d.kind}" for d in claim.documents.order_by("id")]
+    parts += [f"notice={d.sha256}" for d in claim_notices(claim=claim, with_claim_files=False)]
+    parts += [
+        f"step={t.pk}"
+        for t in claim.transitions.exclude(action__in=CLAIM_FILE_BOOKKEEPING).order_by("id").only("pk")
+    ]
+    parts += [f"extension={e.pk}:{e.information_received_on}" for e in claim.extensions.order_by("id")]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
 def claim_file_bundle(
     request: ClaimFileRequest, *, claim: Claim, rules: ClaimsRules, now: dt.datetime, actor
 ) -> Document:

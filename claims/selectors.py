@@ -45,6 +45,7 @@ from claims.models import (
     ClaimExtension,
     Delivery,
     Level,
+    RepresentativeStatus,
     State,
 )
 from core.dates import EASTERN_NAME, add_years
@@ -443,8 +444,19 @@ def claim_notices(*, claim: Claim, with_claim_files: bool = True) -> list[Docume
 
 # --- who sees a claim ---------------------------------------------------------------------------------
 def claims_visible_to(*, person: Person) -> QuerySet[Claim]:
-    """A portal user's claims: those they made as claimant and those they act in as representative."""
-    return Claim.objects.filter(Q(claimant=person) | Q(representative=person)).select_related("plan")
+    """A portal user's claims: those they made as claimant and those they act in as a representative whose
+    authorisation staff verified (29 CFR 2560.503-1(b)(4)); until then the representative sees nothing."""
+    return Claim.objects.filter(
+        Q(claimant=person) | Q(representative=person, representative_status=RepresentativeStatus.VERIFIED)
+    ).select_related("plan")
+
+
+def representative_filings_awaiting_verification(*, person: Person) -> QuerySet[Claim]:
+    """Claims filed by `person` as representative that staff have not verified: only their number and date
+    may be shown to them, nothing about the claimant."""
+    return Claim.objects.filter(representative=person).exclude(
+        representative_status=RepresentativeStatus.VERIFIED
+    )
 
 
 # --- staff queue and reports --------------------------------------------------------------------------

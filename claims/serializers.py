@@ -7,6 +7,7 @@ from rest_framework import serializers
 
 from claims.models import Capacity, Claim, ClaimTransition, Delivery, Subject
 from claims.selectors import claim_deadlines, claim_notices
+from core.fields import ApiDateField
 from participants.models import Person
 from plans.models import Plan
 
@@ -150,7 +151,14 @@ class ClaimFileIn(_Strict):
     description = serializers.CharField(help_text="What is claimed, and why")
     attachments = _files("PDF, PNG or JPEG files of at most 10 MB each, checked against their content")
     participant_number = _person_field("Beneficiary claims: employee number of the participant")
-    on_behalf_of = _person_field("Filing for someone else: their employee number (needs `authorisation`)")
+    on_behalf_of = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=20,
+        help_text="Filing for someone else: their employee number (needs `authorisation`). The answer is 202 "
+        "whether or not the number is known; staff verify the authorisation before you see the claim.",
+    )
     authorisation = UploadField(
         required=False,
         help_text="The claimant's signed authorisation of you as their representative (PDF, PNG or JPEG)",
@@ -164,7 +172,7 @@ class PaperClaimIn(_Strict):
     capacity = serializers.ChoiceField(choices=Capacity.choices)
     subject = serializers.ChoiceField(choices=Subject.choices)
     description = serializers.CharField(help_text="What is claimed, and why")
-    received_on = serializers.DateField(help_text="Date the claim was received (plan time zone)")
+    received_on = ApiDateField(help_text="Date the claim was received (plan time zone)")
     delivery = serializers.ChoiceField(
         choices=Delivery.choices, default=Delivery.MAIL, help_text="Send notices by"
     )
@@ -196,7 +204,7 @@ class AppealIn(_Strict):
 class PaperAppealIn(AppealIn):
     """A paper appeal recorded by staff (record_events), with the date it was received."""
 
-    received_on = serializers.DateField(help_text="Date the appeal was received (plan time zone)")
+    received_on = ApiDateField(help_text="Date the appeal was received (plan time zone)")
 
 
 class InformationIn(_Strict):
@@ -217,7 +225,7 @@ class InformationIn(_Strict):
 class PaperInformationIn(InformationIn):
     """A paper response recorded by staff (record_events), with the date it was received."""
 
-    received_on = serializers.DateField(help_text="Date the response was received (plan time zone)")
+    received_on = ApiDateField(help_text="Date the response was received (plan time zone)")
 
 
 class RefusalOut(serializers.Serializer):

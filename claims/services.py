@@ -21,6 +21,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
+from django.db.models import Count, Sum
 
 from claims import pdf
 from claims.models import (
@@ -41,6 +42,7 @@ from claims.models import (
     Delivery,
     Level,
     Outcome,
+    RepresentativeStatus,
     State,
     Subject,
     upload_path,
@@ -60,8 +62,9 @@ from claims.selectors import (
 )
 from core.audit import actor_label, audit_record
 from core.errors import ApplicationError
+from core.models import AuditEvent
 from core.roles import Cap, has_cap
-from participants.models import Person
+from participants.models import Participation, Person
 from plans.models import Plan, PlanSection
 
 if TYPE_CHECKING:
@@ -146,6 +149,66 @@ def _store(
         uploaded_at=now,
         uploaded_by=actor_label(actor),
     )
+
+
+def _size(n: int) -> str:
+    return f"{n / 1048576:.1f} MB" if n >= 1048576 else f"{n:,} bytes"
+
+
+def upload_quota_check(
+    *, claim: Claim | None, uploads: Sequence[Upload], actor: Actor, filed_by: Person | None
+) -> None:
+    """Issue 12: what one person may upload through the portal or the API, per claim and in all (count and
+    bytes, settings CLAIM_ATTACHMENTS_*). Staff recording paper are not limited."""
+    if filed_by is None or not uploads:
+        return
+    count, size = len(uploads), sum(len(u.data) for u in uploads)
+    per_claim = (
+        claim.documents.aggregate(n=Count("id"), b=Sum("size")) if claim is not None else {"n": 0, "b": 0}
+    )
+    mine = ClaimDocument.objects.filter(uploaded_by=actor_label(actor)).aggregate(
+        n=Count("id"), b=Sum("size")
+    )
+    for label, used, limit_n, limit_b in (
+        (
+            "this claim",
+            per_claim,
+            settings.CLAIM_ATTACHMENTS_PER_CLAIM,
+            settings.CLAIM_ATTACHMENT_BYTES_PER_CLAIM,
+        ),
+        ("you", mine, settings.CLAIM_ATTACHMENTS_PER_PERSON, settings.CLAIM_ATTACHMENT_BYTES_PER_PERSON),
+    ):
+        n, b = (used["n"] or 0) + count, (used["b"] or 0) + size
+        if n > limit_n or b > limit_b:
+            raise ClaimRefused(
+                f"too many attachments: {label} would hold {n} files ({_size(b)}); the limit is "
+                f"{limit_n} files and {_size(limit_b)}. Send the documents that matter most, or ask "
+                f"the plan administrator to add the rest to the claim file"
+            )
+
+
+def _filing_rate_check(*, actor: Actor, now: dt.datetime) -> None:
+    """Issue 12: at most CLAIM_FILINGS_PER_DAY claims (and refused filings for others) a day per person."""
+    label = actor_label(actor)
+    since = now - dt.timedelta(days=1)
+    filed = Claim.objects.filter(filed_by=label, received_at__gte=since).count()
+    refused = AuditEvent.objects.filter(
+        action="claim.representative_filing_refused", actor_label=label, at__gte=since
+    ).count()
+    if filed + refused >= settings.CLAIM_FILINGS_PER_DAY:
+        raise ClaimRefused(
+            f"you have filed {filed + refused} claims in the last 24 hours, the most the portal accepts in a day; "
+            f"file again tomorrow, or send the claim in writing to the plan administrator"
+        )
+
+
+def _portal_filing_limits(
+    *, filed_by: Person | None, uploads: Sequence[Upload], actor: Actor, now: dt.datetime
+) -> None:
+    """A claim filed in the portal or the API: the filings a day and the attachments a person may send."""
+    if filed_by is not None:
+        _filing_rate_check(actor=actor, now=now)
+        upload_quota_check(claim=None, uploads=uploads, actor=actor, filed_by=filed_by)
 
 
 def claim_document_add(
@@ -259,6 +322,15 @@ def _move(
 
 
 # --- filing -------------------------------------------------------------------------------------------
+def _require_participation(*, plan: Plan, participant: Person | None, cite: str) -> None:
+    """Only the plans the participant is in: a claim is for a benefit under this plan (EDCP 11.1)."""
+    if participant is not None and not Participation.objects.filter(person=participant, plan=plan).exists():
+        raise ClaimRefused(
+            f"{participant.full_name} has no account in {plan.name}: a claim is for a benefit under the plan "
+            f"the participant is in ({cite})"
+        )
+
+
 @transaction.atomic
 def claim_file(
     *,
@@ -305,6 +377,7 @@ def claim_file(
                 f"a Beneficiary's claim must name the participant whose benefit is claimed ({cite_filing})"
             )
         participant = claimant
+    _require_participation(plan=plan, participant=participant, cite=cite_filing)
     if filed_by is not None and filed_by != claimant:
         if representative is None or representative != filed_by:
             raise ClaimRefused(
@@ -323,6 +396,9 @@ def claim_file(
         upload_check(file=authorisation, what="the authorisation") if authorisation is not None else None
     )
     uploads = [upload_check(file=f, what="the attachment") for f in files]
+    _portal_filing_limits(
+        filed_by=filed_by, uploads=[u for u in (auth_upload, *uploads) if u], actor=actor, now=now
+    )
     earlier = Claim.objects.filter(plan=plan, participant=participant, subject=subject, state=State.ABANDONED)
     earlier = (
         earlier.filter(claimant=claimant)
@@ -351,6 +427,8 @@ def claim_file(
         ),
         representative=representative,
         representative_authorisation=auth_doc,
+        # 29 CFR 2560.503-1(b)(4): the claim is received now; the representative waits for staff verification.
+        representative_status=RepresentativeStatus.PENDING if representative is not None else "",
         subject=subject,
         description=description.strip(),
         channel=channel,
@@ -385,6 +463,123 @@ def claim_file(
         obj=claim,
         reason=claim.description[:200],
         data={"plan": plan.code, "received_on": received_on.isoformat(), "channel": channel},
+    )
+    return claim
+
+
+REPRESENTATIVE_FILING_ANSWER = (
+    "Your filing for employee number {number} in {plan} is recorded. If that person is a participant of the "
+    "plan, their claim is received today and its time limits run from today; staff will verify your "
+    "authorisation before anything about the claim is shown or sent to you (29 CFR 2560.503-1(b)(4))."
+)
+
+
+def claim_file_as_representative(
+    *,
+    plan: Plan,
+    claimant_number: str,
+    capacity: str,
+    subject: str,
+    description: str,
+    representative: Person,
+    authorisation: UploadedFile,
+    now: dt.datetime,
+    actor: Actor,
+    participant: Person | None = None,
+    files: Sequence = (),
+) -> tuple[Claim | None, str]:
+    """A claim filed in the portal or the API by someone acting for the claimant (29 CFR 2560.503-1(b)(4)).
+
+    Returns (the claim or None, the answer for the representative). The answer is the same whether the employee
+    number is unknown, belongs to someone outside the plan, or a claim was received: the representative learns
+    nothing about who exists. What does not depend on the claimant (a missing or wrong authorisation, an empty
+    description, a bad attachment) is refused at once with ClaimRefused; the rest is recorded as an audit event
+    for staff and answered like a received claim."""
+    cite_review = rules_for(plan=plan, on=now.date()).cite("review")
+    if authorisation is None:
+        raise ClaimRefused(
+            f"a claim filed by a representative needs the claimant's written authorisation of "
+            f"{representative.full_name} ({cite_review}; {REGULATION}(b)(4))"
+        )
+    if not (description or "").strip():
+        raise ClaimRefused(
+            f"a claim must say in writing what is claimed ({rules_for(plan=plan, on=now.date()).cite('filing')})"
+        )
+    checked = [upload_check(file=authorisation, what="the authorisation")]
+    checked += [upload_check(file=f, what="the attachment") for f in files]
+    _filing_rate_check(actor=actor, now=now)
+    upload_quota_check(claim=None, uploads=checked, actor=actor, filed_by=representative)
+    number = (claimant_number or "").strip()
+    answer = REPRESENTATIVE_FILING_ANSWER.format(number=number, plan=plan.name)
+    claimant = Person.objects.filter(employee_number=number).first()
+    refusal = "" if claimant is not None else "no person has this employee number"
+    claim = None
+    if claimant is not None:
+        try:
+            with transaction.atomic():
+                claim = claim_file(
+                    plan=plan,
+                    claimant=claimant,
+                    capacity=capacity,
+                    subject=subject,
+                    description=description,
+                    now=now,
+                    actor=actor,
+                    participant=participant,
+                    filed_by=representative,
+                    representative=representative,
+                    authorisation=authorisation,
+                    files=files,
+                )
+        except ClaimRefused as exc:
+            refusal = str(exc)
+    if claim is None:
+        audit_record(
+            action="claim.representative_filing_refused",
+            actor=actor,
+            at=now,
+            obj=representative,
+            reason=refusal,
+            data={"plan": plan.code, "employee_number": number[:40]},
+        )
+    return claim, answer
+
+
+@transaction.atomic
+def claim_representative_decide(
+    *, claim: Claim, verified: bool, reason: str, now: dt.datetime, actor: Actor
+) -> Claim:
+    """Staff verify (or refuse) a representative's authorisation: a recorded decision with actor and reason.
+    Until it is verified the representative sees nothing of the claim (29 CFR 2560.503-1(b)(4))."""
+    claim = _locked(claim)
+    rules = claim_rules(claim=claim)
+    cite = f"{rules.cite('review')}; {REGULATION}(b)(4)"
+    _require_cap(actor, Cap.DECIDE_CLAIMS, "verifying a representative", cite)
+    if claim.representative_id is None:
+        raise ClaimRefused(f"{claim.number} names no representative: there is nothing to verify ({cite})")
+    if not (reason or "").strip():
+        raise ClaimRefused(f"say why the authorisation is or is not accepted ({cite})")
+    status = RepresentativeStatus.VERIFIED if verified else RepresentativeStatus.REJECTED
+    if claim.representative_status == status:
+        raise ClaimRefused(
+            f"the representative of {claim.number} is already {claim.get_representative_status_display().lower()}"
+        )
+    claim.representative_status = status
+    claim.representative_decided_by = _user(actor)
+    claim.representative_decided_at = now
+    claim.representative_decision_reason = reason.strip()
+    claim.save()
+    _log(
+        claim,
+        action="representative_verified" if verified else "representative_rejected",
+        to=claim.state,
+        actor=actor,
+        now=now,
+        reason=reason.strip(),
+        data={
+            "representative": claim.representative.employee_number if claim.representative else "",
+            "status": status,
+        },
     )
     return claim
 
@@ -619,7 +814,7 @@ def claim_information_receive(
         else:
             why = f"no extension notice of {claim.number} asked the claimant for information"
         raise ClaimRefused(f"{why}, so there is no request awaiting a response to record ({cite}; {tolling})")
-    if filed_by is not None and filed_by not in (claim.claimant, claim.representative):
+    if filed_by is not None and not claim.may_act_for_claimant(filed_by):
         raise ClaimRefused(
             f"only the claimant or their duly authorized representative may answer the request for "
             f"information ({cite})"
@@ -639,6 +834,7 @@ def claim_information_receive(
             f"{extension.information_requested} ({cite})"
         )
     uploads = [upload_check(file=f, what="the attachment") for f in files]
+    upload_quota_check(claim=claim, uploads=uploads, actor=actor, filed_by=filed_by)
     extension.information_received_on, extension.information_received_at = received_on, now
     extension.information_response = (response or "").strip()
     extension.save(
@@ -940,7 +1136,7 @@ def appeal_file(
         received_on = received_on or today
         if received_on > today:
             raise ClaimRefused(f"an appeal cannot be received in the future ({received_on}) ({cite})")
-        if filed_by is not None and filed_by not in (claim.claimant, claim.representative):
+        if filed_by is not None and not claim.may_act_for_claimant(filed_by):
             raise ClaimRefused(
                 f"only the claimant or their duly authorized representative may appeal ({cite})"
             )
@@ -965,6 +1161,7 @@ def appeal_file(
                 f"relevant ({cite})"
             )
         uploads = [upload_check(file=f, what="the evidence") for f in files]
+        upload_quota_check(claim=claim, uploads=uploads, actor=actor, filed_by=filed_by)
         appeal = ClaimAppeal.objects.create(
             claim=claim,
             received_on=received_on,
@@ -1161,7 +1358,19 @@ def claim_file_fulfil(*, request: ClaimFileRequest, now: dt.datetime, actor: Act
     claim = _locked(request.claim)
     rules = claim_rules(claim=claim)
     request.fulfilled_on, request.fulfilled_at = local_date(moment=now, rules=rules), now
-    request.document = pdf.claim_file_bundle(request, claim=claim, rules=rules, now=now, actor=actor)
+    request.contents_sha256 = pdf.claim_file_contents_key(claim=claim)
+    # Issue 12: the same contents are furnished from the bundle already stored, not written again.
+    unchanged = (
+        claim.file_requests.filter(contents_sha256=request.contents_sha256, document__isnull=False)
+        .exclude(pk=request.pk)
+        .order_by("-fulfilled_at")
+        .first()
+    )
+    request.document = (
+        unchanged.document
+        if unchanged is not None
+        else pdf.claim_file_bundle(request, claim=claim, rules=rules, now=now, actor=actor)
+    )
     request.save()
     _log(
         claim,
@@ -1282,7 +1491,9 @@ def _notify_claimant(claim: Claim, subject: str) -> None:
     """Portal delivery: tell the claimant (and representative) a notice is waiting, once the change commits."""
     if claim.delivery != Delivery.PORTAL:
         return
-    recipients = [p.email for p in (claim.claimant, claim.representative) if p is not None and p.email]
+    # An unverified representative is sent nothing (29 CFR 2560.503-1(b)(4)).
+    people = (claim.claimant, claim.representative if claim.representative_verified else None)
+    recipients = [p.email for p in people if p is not None and p.email]
     if not recipients:
         return
     body = (

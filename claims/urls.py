@@ -12,6 +12,7 @@ staff_urlpatterns: list = [
     path("new/", views.staff_new, name="new"),
     path("<int:pk>/", views.staff_claim, name="detail"),
     path("<int:pk>/assign/", views.staff_assign, name="assign"),
+    path("<int:pk>/representative/", views.staff_representative, name="representative"),
     path("<int:pk>/start-review/", views.staff_start_review, name="start_review"),
     path("<int:pk>/extend/", views.staff_extend, name="extend"),
     path("<int:pk>/approve/", views.staff_approve, name="approve"),

@@ -30,6 +30,7 @@ from claims.forms import (
     InformationForm,
     PortalClaimForm,
     ReasonForm,
+    RepresentativeDecisionForm,
     StaffAppealForm,
     StaffClaimForm,
     StaffInformationForm,
@@ -45,6 +46,7 @@ from claims.selectors import (
     claims_visible_to,
     information_request_pending,
     late_decisions,
+    representative_filings_awaiting_verification,
     review_procedure_text,
 )
 from core.decorators import capability_required, participant_required
@@ -188,6 +190,7 @@ def _claim_page(request, claim: Claim, forms: dict | None = None, refusal: str =
         "close_form": CloseForm(),
         "document_form": DocumentAddForm(),
         "start_form": ReasonForm(),
+        "representative_form": RepresentativeDecisionForm(),
     }
     context.update(forms or {})
     return render(request, "claims/staff_claim.html", context, status=status)
@@ -226,6 +229,22 @@ def staff_assign(request, pk: int):
         AssignForm(request.POST),
         lambda c, d, now: S.claim_assign(claim=c, reviewer=d["reviewer"], now=now, actor=request.user),
         "Reviewer assigned.",
+    )
+
+
+@require_POST
+@staff_page(Cap.DECIDE_CLAIMS)
+def staff_representative(request, pk: int):
+    """Staff verify the representative's authorisation, or refuse it, with a reason (29 CFR 2560.503-1(b)(4))."""
+    return _act(
+        request,
+        pk,
+        "representative_form",
+        RepresentativeDecisionForm(request.POST),
+        lambda c, d, now: S.claim_representative_decide(
+            claim=c, verified=d["decision"] == "verify", reason=d["reason"], now=now, actor=request.user
+        ),
+        "Decision on the representative recorded.",
     )
 
 
@@ -463,9 +482,16 @@ def _my_claim(request, pk: int) -> Claim:
 
 @participant_required
 def portal_list(request):
-    claims = claims_visible_to(person=request.user.person).prefetch_related("extensions", "decisions")
+    me = request.user.person
+    claims = claims_visible_to(person=me).prefetch_related("extensions", "decisions")
     return render(
-        request, "claims/portal_list.html", {"rows": [(c, claim_deadlines(claim=c).next) for c in claims]}
+        request,
+        "claims/portal_list.html",
+        {
+            "rows": [(c, claim_deadlines(claim=c).next) for c in claims],
+            # Only the number and date: nothing about the claimant until staff verify the authorisation.
+            "awaiting": representative_filings_awaiting_verification(person=me).only("pk", "received_on"),
+        },
     )
 
 
@@ -475,21 +501,36 @@ def portal_new(request):
     refusal = ""
     if request.method == "POST" and form.is_valid():
         d, me = form.cleaned_data, request.user.person
-        claimant = d["on_behalf_of"] or me
+        participant = d["participant_number"] if d["capacity"] == Capacity.BENEFICIARY else None
         try:
+            if d["on_behalf_of"] and d["on_behalf_of"] != me.employee_number:
+                # The same answer whoever the number belongs to (29 CFR 2560.503-1(b)(4)).
+                _claim, answer = S.claim_file_as_representative(
+                    plan=d["plan"],
+                    claimant_number=d["on_behalf_of"],
+                    capacity=d["capacity"],
+                    subject=d["subject"],
+                    description=d["description"],
+                    representative=me,
+                    authorisation=d["authorisation"],
+                    now=timezone.now(),
+                    actor=request.user,
+                    participant=participant,
+                    files=d["attachments"],
+                )
+                messages.success(request, answer)
+                return redirect("claims_portal:list")
             claim = S.claim_file(
                 plan=d["plan"],
-                claimant=claimant,
+                claimant=me,
                 capacity=d["capacity"],
                 subject=d["subject"],
                 description=d["description"],
                 now=timezone.now(),
                 actor=request.user,
                 channel=Claim.Channel.PORTAL,
-                participant=d["participant_number"] if d["capacity"] == Capacity.BENEFICIARY else None,
+                participant=participant,
                 filed_by=me,
-                representative=me if claimant != me else None,
-                authorisation=d["authorisation"],
                 files=d["attachments"],
             )
         except S.ClaimRefused as exc:

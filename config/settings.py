@@ -50,7 +50,7 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "te
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "core.admin_apps.AuditedAdminConfig",  # django.contrib.admin, every change an audit event
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -87,6 +87,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "core.signin.middleware.SessionLimitsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "core.middleware.LoginRequiredEverywhereMiddleware",
     "core.signin.middleware.SecondFactorRequiredMiddleware",
     "core.middleware.ApplicationErrorMiddleware",
@@ -184,6 +185,39 @@ SESSION_COOKIE_SECURE = _bool("SESSION_COOKIE_SECURE", not DEBUG and not TESTING
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
+
+# --- transport (issue 12: `manage.py check --deploy` reports nothing with DEBUG off) --------------------
+_PRODUCTION = not DEBUG and not TESTING
+SECURE_SSL_REDIRECT = _bool("SECURE_SSL_REDIRECT", _PRODUCTION)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # the container health check asks over plain HTTP inside the host
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000 if _PRODUCTION else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = _bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", _PRODUCTION)
+SECURE_HSTS_PRELOAD = _bool("SECURE_HSTS_PRELOAD", _PRODUCTION)
+SECURE_REFERRER_POLICY = "same-origin"
+# Behind a TLS-terminating proxy: the header it sets and its value, "HTTP_X_FORWARDED_PROTO,https". Only set it
+# when the proxy always sets (or strips) that header, otherwise a client could claim HTTPS.
+_proxy_header = [p for p in env.list("SECURE_PROXY_SSL_HEADER", default=[]) if p.strip()]
+if _proxy_header:
+    if len(_proxy_header) != 2 or not _proxy_header[0].startswith("HTTP_"):
+        raise ImproperlyConfigured(
+            "SECURE_PROXY_SSL_HEADER must be HEADER,value, e.g. HTTP_X_FORWARDED_PROTO,https"
+        )
+    SECURE_PROXY_SSL_HEADER = (_proxy_header[0], _proxy_header[1])
+# Content-Security-Policy (django-csp): scripts, styles and images from this site only; no inline code.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 # --- i18n / time ----------------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"
@@ -290,7 +324,7 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "NQDC plan administration API",
     "DESCRIPTION": "Imports (participants, prices, payroll) and reads of plan books. Every endpoint is deny-by-default.",
     "VERSION": "1.0.0",
-    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SERVE_PERMISSIONS": ["core.permissions.IsStaffReader"],  # staff only: participants get 403
     "SWAGGER_UI_DIST": "/static/vendor/swagger-ui",
     "SWAGGER_UI_FAVICON_HREF": "/static/vendor/swagger-ui/favicon-32x32.png",
     # No call to an outside host at run time: Swagger UI's default validator badge is online.
@@ -310,3 +344,15 @@ LOGGING = {
 PLAN_CATALOG_DIR = BASE_DIR / "plans" / "catalog"
 CALENDAR_FIRST_YEAR = 2005
 CALENDAR_LAST_YEAR = 2060
+
+# --- quotas (issue 12) -------------------------------------------------------------------------
+# Imports: a file over either limit is refused before it is read; at most this many problems are stored.
+IMPORT_MAX_BYTES = env.int("IMPORT_MAX_BYTES", default=20 * 1024 * 1024)
+IMPORT_MAX_ROWS = env.int("IMPORT_MAX_ROWS", default=250_000)
+IMPORT_MAX_ERRORS_STORED = env.int("IMPORT_MAX_ERRORS_STORED", default=200)
+# Claims filed in the portal or the API: attachments per claim and per person (count and bytes), filings a day.
+CLAIM_ATTACHMENTS_PER_CLAIM = env.int("CLAIM_ATTACHMENTS_PER_CLAIM", default=20)
+CLAIM_ATTACHMENT_BYTES_PER_CLAIM = env.int("CLAIM_ATTACHMENT_BYTES_PER_CLAIM", default=50 * 1024 * 1024)
+CLAIM_ATTACHMENTS_PER_PERSON = env.int("CLAIM_ATTACHMENTS_PER_PERSON", default=100)
+CLAIM_ATTACHMENT_BYTES_PER_PERSON = env.int("CLAIM_ATTACHMENT_BYTES_PER_PERSON", default=200 * 1024 * 1024)
+CLAIM_FILINGS_PER_DAY = env.int("CLAIM_FILINGS_PER_DAY", default=10)

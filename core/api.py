@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from core.dates import date_in_range, out_of_range_message
 from core.errors import ApplicationError
 from core.inputs import date_or_none
 
@@ -27,6 +28,8 @@ def date_param(request: Request, name: str, default: dt.date | None = None) -> d
     day = date_or_none(raw)
     if day is None:
         raise ValidationError({name: f"{raw!r} is not a date in the form YYYY-MM-DD"})
+    if not date_in_range(day):
+        raise ValidationError({name: out_of_range_message("the date", raw)})
     return day
 
 

@@ -71,6 +71,24 @@ def parse_date(text: object, *, field: str = "date") -> dt.date:
         raise InvalidInput(f"{field} {text!r} is not a date in the form YYYY-MM-DD")
 
 
+# Issue 12: the dates and years this application reasons about. Input outside them (0001-01-01, 9999-12-31,
+# year 99999999999) is refused at the edge with a 400 or a form error, before date arithmetic overflows.
+EARLIEST_DATE = dt.date(1900, 1, 1)
+LATEST_DATE = dt.date(2199, 12, 31)
+
+
+def date_in_range(day: dt.date) -> bool:
+    return EARLIEST_DATE <= day <= LATEST_DATE
+
+
+def out_of_range_message(what: str, value: object) -> str:
+    return f"{what} {value} is outside {EARLIEST_DATE:%Y-%m-%d} to {LATEST_DATE:%Y-%m-%d}"
+
+
+def year_in_range(year: int) -> bool:
+    return EARLIEST_DATE.year <= year <= LATEST_DATE.year
+
+
 def years_between(start: dt.date, end: dt.date) -> int:
     """Whole years from start to end (age on a date)."""
     years = end.year - start.year

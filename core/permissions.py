@@ -27,6 +27,13 @@ class HasCapability(BasePermission):
         )
 
 
+class IsStaffReader(BasePermission):
+    """Staff who read every record (view_staff): the API schema and its documentation page (issue 12)."""
+
+    def has_permission(self, request, view) -> bool:
+        return has_cap(request.user, Cap.VIEW_STAFF)
+
+
 class IsParticipant(BasePermission):
     """A participant reading their own records; querysets must filter on request.user.person."""
 

@@ -32,6 +32,7 @@ class Cap(StrEnum):
     DECIDE_CLAIMS = "decide_claims"  # the Committee's delegate: initial decisions
     DECIDE_APPEALS = "decide_appeals"  # the Committee: decisions on review
     UNLOCK_ACCOUNTS = "unlock_accounts"  # lift a sign-in lockout (django-axes)
+    ISSUE_DOCUMENTS = "issue_documents"  # store a document (BRP statement, run register): never the auditor
 
 
 ROLE_CAPABILITIES: dict[Role, frozenset[Cap]] = {
@@ -45,6 +46,7 @@ ROLE_CAPABILITIES: dict[Role, frozenset[Cap]] = {
             Cap.APPROVE_EMERGENCY,
             Cap.DECIDE_APPEALS,
             Cap.UNLOCK_ACCOUNTS,
+            Cap.ISSUE_DOCUMENTS,
         }
     ),
     Role.ADMINISTRATOR: frozenset(
@@ -57,6 +59,7 @@ ROLE_CAPABILITIES: dict[Role, frozenset[Cap]] = {
             Cap.DECIDE_CLAIMS,
             Cap.MAINTAIN_TABLES,
             Cap.UNLOCK_ACCOUNTS,
+            Cap.ISSUE_DOCUMENTS,
         }
     ),
     Role.AUDITOR: frozenset({Cap.VIEW_STAFF}),

@@ -44,7 +44,7 @@ def dashboard(request):
         {
             "plans": Plan.objects.prefetch_related("versions").all(),
             "runs": job_runs_marked(job_runs_for_staff(now=now)[:10], now=now, retry_allowed=can_run),
-            "imports": ImportBatch.objects.all()[:10],
+            "imports": ImportBatch.objects.defer("errors")[:10],  # a refused file's errors are not read here
             "events": AuditEvent.objects.all()[:10],
             **_run_now_context(can_run, now),
         },

@@ -4,6 +4,7 @@ the admin shows them, their lines and their history."""
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
+from core.admin import ReadOnlyAdmin
 from elections.models import (
     AnnuityElection,
     DeferralAllocation,
@@ -90,21 +91,21 @@ class DeferralCancellationAdmin(SimpleHistoryAdmin):
 
 
 @admin.register(DeferralElectionLine)
-class DeferralElectionLineAdmin(admin.ModelAdmin):
+class DeferralElectionLineAdmin(SimpleHistoryAdmin):
     list_display = ("election", "component", "percent")
     search_fields = ("election__participation__person__employee_number", "component")
     list_select_related = ("election__participation__person", "election__participation__plan")
 
 
 @admin.register(DeferralAllocation)
-class DeferralAllocationAdmin(admin.ModelAdmin):
+class DeferralAllocationAdmin(SimpleHistoryAdmin):
     list_display = ("election", "account_kind", "specified_month", "percent")
     search_fields = ("election__participation__person__employee_number",)
     list_select_related = ("election__participation__person", "election__participation__plan")
 
 
 @admin.register(InvestmentElectionLine)
-class InvestmentElectionLineAdmin(admin.ModelAdmin):
+class InvestmentElectionLineAdmin(SimpleHistoryAdmin):
     list_display = ("election", "fund", "percent")
     search_fields = ("election__participation__person__employee_number", "fund__code")
     list_select_related = ("election__participation__person", "election__participation__plan", "fund")
@@ -118,7 +119,7 @@ class EnrollmentWindowAdmin(SimpleHistoryAdmin):
 
 
 @admin.register(ElectionNotice)
-class ElectionNoticeAdmin(admin.ModelAdmin):
+class ElectionNoticeAdmin(ReadOnlyAdmin):  # a log of emails sent
     list_display = ("participation", "kind", "sent_on")
     search_fields = PERSON_SEARCH
     raw_id_fields = ("participation",)

@@ -18,9 +18,9 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.dates import parse_month
+from core.dates import parse_month, year_in_range
 from core.errors import InvalidInput
-from core.inputs import int_or_none
+from core.fields import ApiDateField
 from core.permissions import HasCapability, IsParticipant
 from core.roles import Cap
 from elections import selectors as S
@@ -101,6 +101,14 @@ def _answer(election) -> Response:
     return Response(election_json(election), status=status.HTTP_422_UNPROCESSABLE_ENTITY)
 
 
+def _year_param(request) -> int:
+    """plan_year: a year from 1900 to 2199, else 400 naming it (issue 12: 99999999999 is not a 500)."""
+    raw = request.query_params.get("plan_year", "").strip()
+    if not raw.isdigit() or not year_in_range(int(raw)):
+        raise ValidationError({"plan_year": f"{raw[:20]!r} is not a year from 1900 to 2199"})
+    return int(raw)
+
+
 class ElectionOut(serializers.Serializer):
     id = serializers.IntegerField()
     kind = serializers.CharField()
@@ -129,8 +137,8 @@ class DeferralIn(serializers.Serializer):
     percentages = serializers.DictField(child=Percent())
     accounts = serializers.DictField(child=Percent(), required=False)
     schedules = serializers.DictField(child=ScheduleIn(), required=False)
-    performance_period_start = serializers.DateField(required=False)
-    performance_period_end = serializers.DateField(required=False)
+    performance_period_start = ApiDateField(required=False)
+    performance_period_end = ApiDateField(required=False)
 
 
 class PaperDeferralIn(DeferralIn):
@@ -171,8 +179,8 @@ class WindowIn(serializers.Serializer):
     kind = serializers.ChoiceField(choices=[EnrollmentWindow.Kind.ANNUAL, EnrollmentWindow.Kind.PERFORMANCE])
     opens_at = serializers.DateTimeField()
     closes_at = serializers.DateTimeField()
-    performance_period_start = serializers.DateField(required=False)
-    performance_period_end = serializers.DateField(required=False)
+    performance_period_start = ApiDateField(required=False)
+    performance_period_end = ApiDateField(required=False)
     reminder_days = serializers.ListField(child=serializers.IntegerField(min_value=0), required=False)
 
 
@@ -316,9 +324,9 @@ class MyScheduleChange(APIView):
 
 
 class PreviewOut(serializers.Serializer):
-    current_first_payment = serializers.DateField(allow_null=True)
-    latest_filing = serializers.DateField(allow_null=True)
-    earliest_allowed = serializers.DateField(allow_null=True)
+    current_first_payment = ApiDateField(allow_null=True)
+    latest_filing = ApiDateField(allow_null=True)
+    earliest_allowed = ApiDateField(allow_null=True)
     refused = serializers.CharField(allow_null=True)
 
 
@@ -388,7 +396,7 @@ class StaffDeferrals(APIView):
         if request.query_params.get("plan"):
             qs = qs.filter(participation__plan__code=request.query_params["plan"])
         if request.query_params.get("plan_year"):
-            qs = qs.filter(plan_year=request.query_params["plan_year"])
+            qs = qs.filter(plan_year=_year_param(request))
         if request.query_params.get("status"):
             qs = qs.filter(status=request.query_params["status"])
         return Response([election_json(e) for e in qs[:1000]])
@@ -504,7 +512,5 @@ class StaffInForce(APIView):
     @extend_schema(responses=InForceOut(many=True))
     def get(self, request):
         plan = get_object_or_404(Plan, code=request.query_params.get("plan", ""))
-        year = int_or_none(request.query_params.get("plan_year"))
-        if year is None:
-            raise ValidationError({"plan_year": "a year is needed"})
+        year = _year_param(request)
         return Response(S.payroll_export_rows(plan=plan, plan_year=year))

@@ -11,6 +11,7 @@ import datetime as dt
 from django import forms
 
 from core.dates import EASTERN, parse_month
+from core.fields import DateField
 from core.inputs import parse_int
 from elections.models import EnrollmentWindow, InvestmentElection
 from plans.models import Plan
@@ -118,8 +119,8 @@ class WindowForm(forms.Form):
     closes = forms.DateTimeField(
         help_text="Eastern time", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
     )
-    performance_period_start = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
-    performance_period_end = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    performance_period_start = DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    performance_period_end = DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     reminder_days = forms.CharField(required=False, initial="14, 7, 1", help_text="Days before the close")
     note = forms.CharField(required=False, max_length=300)
 
@@ -144,7 +145,7 @@ class WindowForm(forms.Form):
 
 
 class NoticeForm(forms.Form):
-    notice_on = forms.DateField(widget=forms.DateInput(attrs={"type": "date"}))
+    notice_on = DateField(widget=forms.DateInput(attrs={"type": "date"}))
 
 
 class CancellationForm(forms.Form):
@@ -154,7 +155,7 @@ class CancellationForm(forms.Form):
             ("hardship", "401(k) hardship distribution (through the plan year of its six-month anniversary)"),
         ]
     )
-    event_on = forms.DateField(
+    event_on = DateField(
         widget=forms.DateInput(attrs={"type": "date"}),
         help_text="Date of the emergency payment or of the hardship distribution",
     )

@@ -94,6 +94,8 @@ class DeferralElectionLine(models.Model):
     component = models.CharField(max_length=30)
     percent = models.DecimalField(max_digits=7, decimal_places=4)
 
+    history = HistoricalRecords()  # issue 12: an admin edit of a line (18% -> 50%) keeps its history
+
     class Meta:
         ordering = ["election", "component"]
         constraints = [
@@ -108,6 +110,8 @@ class DeferralAllocation(models.Model):
     account_kind = models.CharField(max_length=30)
     specified_month = models.DateField(null=True, blank=True)
     percent = models.PositiveSmallIntegerField()
+
+    history = HistoricalRecords()  # issue 12: an admin edit of a line (18% -> 50%) keeps its history
 
     class Meta:
         ordering = ["election", "account_kind", "specified_month"]
@@ -209,6 +213,8 @@ class InvestmentElectionLine(models.Model):
     election = models.ForeignKey(InvestmentElection, on_delete=models.CASCADE, related_name="lines")
     fund = models.ForeignKey(Fund, on_delete=models.PROTECT, related_name="+")
     percent = models.PositiveSmallIntegerField()
+
+    history = HistoricalRecords()  # issue 12: an admin edit of a line (18% -> 50%) keeps its history
 
     class Meta:
         ordering = ["election", "fund"]

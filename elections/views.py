@@ -3,7 +3,6 @@ same services the API and the simulator use; every portal query is scoped to req
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 
 from django import forms as djforms
@@ -15,7 +14,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from core.dates import EASTERN
+from core.csv_export import CsvDictWriter
+from core.dates import EASTERN, year_in_range
 from core.decorators import capability_required, participant_required
 from core.errors import ApplicationError, InvalidInput
 from core.inputs import int_or_none
@@ -324,7 +324,7 @@ def portal_enrol(request, plan_code: str):
     context = _enrol_context(
         participation,
         now=timezone.now(),
-        plan_year=_int(request.GET.get("year")),
+        plan_year=_year(request.GET.get("year")),
         kind=request.GET.get("kind") or None,
         window_id=_int(request.GET.get("window")),
     )
@@ -332,7 +332,15 @@ def portal_enrol(request, plan_code: str):
 
 
 def _int(text) -> int | None:
-    return int_or_none(text)
+    """A whole number a database integer column can hold, else None (issue 12: 99999999999 is not a 500)."""
+    value = int_or_none(text)
+    return value if value is not None and -(2**31) < value < 2**31 else None
+
+
+def _year(text) -> int | None:
+    """A plan year from a query string, or None when absent or outside 1900-2199 (issue 12: year 0 is no 500)."""
+    value = _int(text)
+    return value if value is not None and year_in_range(value) else None
 
 
 @participant_required
@@ -607,7 +615,7 @@ def staff_export(request, plan_code: str, year: int):
         "cancelled_from",
         "cancelled_to",
     ]
-    writer = csv.DictWriter(response, fieldnames=columns)
+    writer = CsvDictWriter(response, fieldnames=columns)
     writer.writeheader()
     writer.writerows(rows)
     return response
@@ -616,7 +624,7 @@ def staff_export(request, plan_code: str, year: int):
 @capability_required(Cap.VIEW_STAFF)
 def staff_refused(request):
     plan = Plan.objects.filter(code=request.GET.get("plan", "")).first()
-    year = _int(request.GET.get("year"))
+    year = _year(request.GET.get("year"))
     return render(
         request,
         "elections/staff/refused.html",
@@ -667,7 +675,7 @@ def staff_participant(request, pk: int):
     if participation.plan.kind == Plan.Kind.ACCOUNT_BALANCE:
         version = participation.plan.version_on(today)
         context["enrol"] = _enrol_context(
-            participation, now=now, plan_year=_int(request.GET.get("year")), kind=None, window_id=None
+            participation, now=now, plan_year=_year(request.GET.get("year")), kind=None, window_id=None
         )
         context["investment"] = _investment_context(participation, today)
         context["accounts"] = [

@@ -191,6 +191,11 @@ def beneficiaries_designate(
             )
         if not (b.get("name") or "").strip():
             raise ParticipantError("every beneficiary needs a name")
+        # Issue 12: the database columns' lengths, checked here so a long name is a message, not a 500.
+        for key, field_name in (("name", "name"), ("relationship", "relationship")):
+            limit = getattr(Beneficiary._meta.get_field(field_name), "max_length", None) or 0
+            if limit and len((b.get(key) or "").strip()) > limit:
+                raise ParticipantError(f"a beneficiary's {key} is at most {limit} characters")
         tiers[b["tier"]] = tiers.get(b["tier"], 0) + pct
     if "primary" not in tiers:
         raise ParticipantError("name at least one primary beneficiary")

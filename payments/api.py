@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import ApplicationError
+from core.fields import ApiDateField
 from core.permissions import HasCapability, IsParticipant
 from core.roles import Cap
 from core.signin.decorators import FreshSecondFactor
@@ -121,7 +122,7 @@ class OrderOut(serializers.Serializer):
     id = serializers.IntegerField()
     plan = serializers.CharField()
     alternate_payee = serializers.CharField()
-    order_date = serializers.DateField()
+    order_date = ApiDateField()
     total = serializers.CharField()
     cite = serializers.CharField()
 
@@ -134,7 +135,7 @@ class RequestIn(serializers.Serializer):
 
 class StaffRequestIn(RequestIn):
     participation = serializers.IntegerField()
-    requested_on = serializers.DateField()
+    requested_on = ApiDateField()
 
 
 class MyRequestIn(RequestIn):
@@ -144,7 +145,7 @@ class MyRequestIn(RequestIn):
 class DecisionIn(serializers.Serializer):
     decision = serializers.ChoiceField(choices=["approve", "deny"])
     amount = serializers.DecimalField(max_digits=14, decimal_places=2, required=False)
-    decided_on = serializers.DateField()
+    decided_on = ApiDateField()
     reason = serializers.CharField(required=False, allow_blank=True, default="")
     cancel_deferrals = serializers.BooleanField(required=False, default=False)
 
@@ -162,7 +163,7 @@ class DecisionIn(serializers.Serializer):
 class OrderIn(serializers.Serializer):
     participation = serializers.IntegerField()
     alternate_payee = serializers.CharField(max_length=200)
-    order_date = serializers.DateField()
+    order_date = ApiDateField()
     percent = serializers.IntegerField(required=False, allow_null=True)
     amount = serializers.DecimalField(max_digits=14, decimal_places=2, required=False, allow_null=True)
     account = serializers.CharField(max_length=40, required=False, allow_blank=True, default="")

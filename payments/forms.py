@@ -13,6 +13,7 @@ from typing import Any, cast
 from django import forms
 from django.utils import timezone
 
+from core.fields import DateField
 from participants.models import Participation, Person
 
 MONEY: dict[str, Any] = {"max_digits": 14, "decimal_places": 2, "min_value": Decimal("0.01")}
@@ -63,7 +64,7 @@ class EmergencyRequestFields(forms.Form):
 
 
 class StaffEmergencyRequestForm(_Participant, EmergencyRequestFields):
-    requested_on = forms.DateField(label="Request received on")
+    requested_on = DateField(label="Request received on")
 
     def clean_requested_on(self):
         return _not_future(self.cleaned_data["requested_on"])
@@ -92,7 +93,7 @@ class EmergencyDecisionForm(forms.Form):
         choices=[("approve", "Approve an amount"), ("deny", "Deny")], widget=forms.RadioSelect
     )
     amount = forms.DecimalField(label="Amount approved", required=False, **MONEY)
-    decided_on = forms.DateField(label="Date of the Committee's determination")
+    decided_on = DateField(label="Date of the Committee's determination")
     reason = forms.CharField(
         label="Reasons", widget=forms.Textarea(attrs={"rows": 3}), max_length=4000, required=False
     )
@@ -114,7 +115,7 @@ class EmergencyDecisionForm(forms.Form):
 
 class OrderForm(_Participant):
     alternate_payee = forms.CharField(max_length=200)
-    order_date = forms.DateField(label="Valid order received on")
+    order_date = DateField(label="Valid order received on")
     percent = forms.IntegerField(
         min_value=1, max_value=100, required=False, help_text="Whole percent of the account(s)"
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import io
 from decimal import Decimal
@@ -14,7 +13,8 @@ from django.utils import timezone
 from django.utils.html import escape
 from django.views.decorators.http import require_POST
 
-from core.dates import parse_date
+from core.csv_export import CsvWriter
+from core.dates import date_in_range, parse_date
 from core.decorators import capability_required, participant_required
 from core.errors import ApplicationError
 from core.inputs import date_or_none
@@ -56,7 +56,8 @@ from payments.services.withholding import withholding_rate_record
 
 
 def _date(raw: str | None, default: dt.date) -> dt.date:
-    return date_or_none(raw) or default
+    day = date_or_none(raw) or default
+    return day if date_in_range(day) else default
 
 
 @capability_required(Cap.VIEW_STAFF)
@@ -164,7 +165,7 @@ def run_csv(request, pk: int):
 
 
 @require_POST
-@capability_required(Cap.VIEW_STAFF)
+@capability_required(Cap.ISSUE_DOCUMENTS)  # writes a stored document: not the auditor
 def run_register(request, pk: int):
     run = get_object_or_404(PaymentRun, pk=pk)
     doc = payment_run_register(run=run, actor=request.user, now=timezone.now())
@@ -206,7 +207,7 @@ def forecast(request):
     by = request.GET.get("by")
     if request.GET.get("format") == "csv":
         out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
+        writer = CsvWriter(out)
         if by == "year":
             writer.writerow(["year", "gross"])
             writer.writerows([(y, f"{v:.2f}") for y, v in data["by_year"]])

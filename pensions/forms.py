@@ -7,6 +7,7 @@ from decimal import Decimal
 from django import forms
 
 from books.models import DefinedBenefitRecord
+from core.fields import DateField
 
 
 class PensionFiguresForm(forms.ModelForm):
@@ -51,10 +52,10 @@ class PensionFiguresForm(forms.ModelForm):
 
 
 class QuoteForm(forms.Form):
-    separation = forms.DateField(
+    separation = DateField(
         required=False, label="Separation from service on", widget=forms.DateInput(attrs={"type": "date"})
     )
-    spouse_birth_date = forms.DateField(
+    spouse_birth_date = DateField(
         required=False,
         label="Spouse's (or survivor's) date of birth",
         widget=forms.DateInput(attrs={"type": "date"}),
@@ -94,4 +95,4 @@ class BenefitOrderForm(forms.Form):
 
 
 class SurvivorDeathForm(forms.Form):
-    died_on = forms.DateField(label="The survivor died on", widget=forms.DateInput(attrs={"type": "date"}))
+    died_on = DateField(label="The survivor died on", widget=forms.DateInput(attrs={"type": "date"}))

@@ -152,7 +152,7 @@ staff_figures.access_model = Participation
 
 
 @require_POST
-@capability_required(Cap.VIEW_STAFF)
+@capability_required(Cap.ISSUE_DOCUMENTS)  # writes a stored document: not the auditor
 def staff_quote_pdf(request, pk: int):
     participation = get_object_or_404(_db_participations(), pk=pk)
     return _quote_pdf(request, participation, "pensions_staff:brp_participant")

@@ -38,7 +38,7 @@ class ProvisionAdmin(SimpleHistoryAdmin):
 
 
 @admin.register(PlanSection)
-class PlanSectionAdmin(admin.ModelAdmin):
+class PlanSectionAdmin(SimpleHistoryAdmin):
     list_display = ("version", "section", "title")
     list_filter = ("version__plan", "version")
     search_fields = ("section", "title", "text")

@@ -6,6 +6,7 @@ from typing import cast
 
 from django import forms
 
+from core.fields import DateField
 from plans.models import DatedFigure
 
 
@@ -14,7 +15,7 @@ class DateInput(forms.DateInput):
 
 
 class VersionOnForm(forms.Form):
-    on = forms.DateField(label="Version in force on", widget=DateInput, required=False)
+    on = DateField(label="Version in force on", widget=DateInput, required=False)
 
 
 class FigureForm(forms.Form):
@@ -33,9 +34,7 @@ class FigureForm(forms.Form):
 
 
 class TableForm(forms.Form):
-    effective_date = forms.DateField(
-        widget=DateInput, help_text="A new date records a new version of the table"
-    )
+    effective_date = DateField(widget=DateInput, help_text="A new date records a new version of the table")
     rows = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 6}),
         help_text="One row a line: key, value (years of service or plan year, then percent)",
@@ -52,7 +51,7 @@ class TableForm(forms.Form):
 
 
 class ClosureForm(forms.Form):
-    date = forms.DateField(widget=DateInput)
+    date = DateField(widget=DateInput)
     reason = forms.CharField(max_length=200, help_text="For example: National day of mourning")
 
 

@@ -159,6 +159,8 @@ class PlanSection(models.Model):
     note = models.TextField(blank=True)
     sort_key = models.CharField(max_length=60, default="")
 
+    history = HistoricalRecords()
+
     class Meta:
         ordering = ["version", "sort_key"]
         constraints = [models.UniqueConstraint(fields=["version", "section"], name="one_text_per_section")]

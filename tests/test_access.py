@@ -93,6 +93,7 @@ URL_MODELS.update(
                 "detail",
                 "assign",
                 "start_review",
+                "representative",
                 "extend",
                 "approve",
                 "deny",
@@ -840,6 +841,38 @@ def test_an_auditor_cannot_import_and_an_administrator_cannot_approve_payments(p
     ]
     for ep in approvals:
         assert administrator.post(fill(ep, population), {}).status_code == 403, ep.name
+
+
+def test_the_auditor_can_only_read(population):
+    """Issue 12, finding 10: an auditor POSTing to every page and endpoint stores no document and leaves no
+    audit event (the BRP statement and the run register were created before)."""
+    from core.models import AuditEvent
+
+    auditor_user = staff_user(Role.AUDITOR)
+    auditor = client_for(auditor_user)
+    writers = []
+    for ep in endpoints():
+        # document_download only reads (the population's documents carry a placeholder hash it refuses to serve)
+        if ep.is_admin or ep.name in PUBLIC or ep.name == "document_download":
+            continue
+        if ep.name.startswith(
+            ("signin_", "password_")
+        ):  # their own sign-in (recovery codes...): not plan records
+            continue
+        try:
+            url = fill(ep, population)
+        except Unfillable:
+            continue
+        before = (Document.objects.count(), AuditEvent.objects.count())
+        response, crash = _request(auditor, "POST", url)
+        assert crash is None, crash
+        if (Document.objects.count(), AuditEvent.objects.count()) != before:
+            writers.append(f"{ep.name} answered {response.status_code}")
+    assert writers == []
+    for name in ("payments_staff:run_register", "pensions_staff:brp_statement"):
+        ep = next(e for e in endpoints() if e.name == name)
+        assert auditor.post(fill(ep, population), {}).status_code == 403, name
+    assert not has_cap(auditor_user, Cap.ISSUE_DOCUMENTS)
 
 
 # --- the walker's own test: it must catch a leaky view ---------------------------------------------

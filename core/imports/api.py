@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import path
 from django.utils import timezone
@@ -62,7 +63,11 @@ class CsvBodyParser(BaseParser):
     def parse(self, stream, media_type=None, parser_context=None):
         request = (parser_context or {}).get("request")
         name = (request.query_params.get("name") if request is not None else "") or "upload.csv"
-        return {"file": SimpleUploadedFile(name, stream.read() if stream else b"", content_type="text/csv")}
+        return {
+            "file": SimpleUploadedFile(
+                name, stream.read(settings.IMPORT_MAX_BYTES + 1) if stream else b"", content_type="text/csv"
+            )
+        }
 
 
 class ImportBatchesView(generics.ListAPIView):
@@ -113,7 +118,11 @@ class ImportBatchesView(generics.ListAPIView):
         upload.is_valid(raise_exception=True)
         file = upload.validated_data["file"]
         batch = import_file(
-            kind=self.kind, file_name=file.name, content=file.read(), actor=request.user, now=timezone.now()
+            kind=self.kind,
+            file_name=file.name,
+            content=file.read(settings.IMPORT_MAX_BYTES + 1),
+            actor=request.user,
+            now=timezone.now(),
         )
         code = {
             ImportBatch.Status.APPLIED: status.HTTP_201_CREATED,

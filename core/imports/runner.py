@@ -17,6 +17,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
 from core.audit import actor_label, audit_record
@@ -78,8 +79,33 @@ def _refuse(batch: ImportBatch, problems: Problems, rows_total: int) -> ImportBa
     batch.status = ImportBatch.Status.REFUSED
     batch.rows_total, batch.rows_applied, batch.rows_skipped = rows_total, 0, 0
     batch.errors = [p.as_json() for p in problems.sorted()]
+    if problems.not_kept:
+        more = (
+            f"... and {problems.not_kept} more problems not listed: correct these and upload the file again."
+        )
+        batch.errors.append({"line": 0, "column": "", "reason": more, "message": more})
     batch.save()
     return batch
+
+
+def _size(n: int) -> str:
+    return f"{n / 1048576:.1f} MB" if n >= 1048576 else f"{n:,} bytes"
+
+
+def _over_limits(content: bytes) -> str:
+    """Why the file is refused before it is read (IMPORT_MAX_BYTES, IMPORT_MAX_ROWS), or ""."""
+    if len(content) > settings.IMPORT_MAX_BYTES:
+        return (
+            f"The file is larger than {_size(settings.IMPORT_MAX_BYTES)}, the limit. "
+            f"Split it into smaller files; nothing was applied."
+        )
+    lines = content.count(b"\n") + (0 if content.endswith(b"\n") else 1)
+    if lines - 1 > settings.IMPORT_MAX_ROWS:
+        return (
+            f"The file has {lines - 1:,} rows: the limit is {settings.IMPORT_MAX_ROWS:,}. "
+            f"Split it into smaller files; nothing was applied."
+        )
+    return ""
 
 
 def import_file(*, kind: str, file_name: str, content: bytes, actor, now: dt.datetime) -> ImportBatch:
@@ -107,7 +133,20 @@ def import_file(*, kind: str, file_name: str, content: bytes, actor, now: dt.dat
             ]
             batch.save()
             return batch
-        problems = Problems()
+        problems = Problems(keep=settings.IMPORT_MAX_ERRORS_STORED)
+        too_big = _over_limits(content)
+        if too_big:
+            # Refused before parsing: a huge file must not cost a parse, nor store an error per row.
+            problems.add(0, too_big)
+            _refuse(batch, problems, 0)
+            audit_record(
+                action="import.refused",
+                actor=actor,
+                at=now,
+                obj=batch,
+                data={"kind": kind, "file": file_name, "errors": 1, "bytes": len(content)},
+            )
+            return batch
         rows = read_rows(content, required=importer.required, optional=importer.optional, problems=problems)
         rows_total = len(rows or [])
         prepared = importer.check(rows, problems, now=now) if rows is not None else None

@@ -7,7 +7,6 @@ The CSV for payroll and the register PDF are produced from the stored run and it
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import io
 from collections import defaultdict
@@ -22,6 +21,7 @@ from django.utils import timezone
 from books.models import EntryKind, Source
 from books.services.accounts import pending_create
 from core.audit import actor_label, audit_record
+from core.csv_export import CsvWriter
 from core.errors import ApplicationError
 from core.money import ZERO
 from core.pdf import document_store
@@ -229,7 +229,7 @@ def payment_run_csv(*, run: PaymentRun) -> str:
     if run.status != PaymentRun.Status.RELEASED:
         raise PaymentRunError(f"Payment run {run.pk} is not approved yet: payroll gets only approved runs.")
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = CsvWriter(out)
     writer.writerow(CSV_COLUMNS)
     for p in (
         run.payments.exclude(status=S.CANCELLED)

