@@ -18,7 +18,9 @@ def test_celery_is_json_only_acks_late_and_rejects_on_worker_loss():
     assert conf.task_acks_late is True
     assert conf.task_reject_on_worker_lost is True
     assert conf.worker_prefetch_multiplier == 1
-    assert conf.beat_scheduler == "django_celery_beat.schedulers:DatabaseScheduler"
+    assert (
+        conf.beat_scheduler == "core.beat:DatabaseScheduler"
+    )  # django-celery-beat's, never dropping a due send
 
 
 def test_the_broker_visibility_timeout_outlasts_the_longest_task():
