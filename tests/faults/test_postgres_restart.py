@@ -23,8 +23,8 @@ from books.models import Account, DailyValuation, LedgerEntry, PendingTransactio
 from books.services.verify import books_verify
 from books.tasks import credit_valuation_date_task
 from core.models import JobRun
+from operations.bench import payments as payments_bench
 from operations.bench.crediting import DAY, generate
-from payments import bench as payments_bench
 from payments.models import ScheduledPayment
 from payments.services.schedules import schedules_recompute
 from payments.tasks import process_day_task
