@@ -7,6 +7,7 @@ class CoreConfig(AppConfig):
     verbose_name = "Core: jobs, calendar, roles"
 
     def ready(self) -> None:
+        # In ready(): these modules import models, which Django allows only once the app registry is ready.
         from core.append_only import install_audit_triggers
         from core.signin import receivers  # noqa: F401  (connects the sign-in audit events)
 
