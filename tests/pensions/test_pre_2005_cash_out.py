@@ -12,6 +12,7 @@ import datetime as dt
 from decimal import Decimal
 
 import pytest
+from freezegun import freeze_time
 
 from books.models import DefinedBenefitRecord
 from core.models import AuditEvent
@@ -159,8 +160,6 @@ def test_the_committee_reviews_the_lump_sum_and_its_basis_before_confirming(
     participation = pre_2005_participant()
     pay_may_1(participation)
     url = f"/staff/pensions/defined-benefit/{participation.pk}/pre-2005-cash-out"
-    from freezegun import freeze_time
-
     with freeze_time("2026-05-15 15:00:00"):
         committee = client_of(staff_user("comm", "committee"))
         assert (
