@@ -33,6 +33,7 @@ class Cap(StrEnum):
     DECIDE_APPEALS = "decide_appeals"  # the Committee: decisions on review
     UNLOCK_ACCOUNTS = "unlock_accounts"  # lift a sign-in lockout (django-axes)
     ISSUE_DOCUMENTS = "issue_documents"  # store a document (BRP statement, run register): never the auditor
+    DIRECT_DISTRIBUTIONS = "direct_distributions"  # the Company's discretionary cash-out (BRP App. A 4)
 
 
 ROLE_CAPABILITIES: dict[Role, frozenset[Cap]] = {
@@ -47,6 +48,7 @@ ROLE_CAPABILITIES: dict[Role, frozenset[Cap]] = {
             Cap.DECIDE_APPEALS,
             Cap.UNLOCK_ACCOUNTS,
             Cap.ISSUE_DOCUMENTS,
+            Cap.DIRECT_DISTRIBUTIONS,
         }
     ),
     Role.ADMINISTRATOR: frozenset(

@@ -23,3 +23,5 @@ class PaymentsConfig(AppConfig):
         # the pensions pages read and act on the benefit in pay through these (pensions never imports payments)
         hooks.register("benefit_in_pay_read", annuities.in_pay_read)
         hooks.register("benefit_survivor_death", annuities.on_survivor_death)
+        hooks.register("benefit_pre_2005_cash_out_read", annuities.pre_2005_cash_out_read)
+        hooks.register("benefit_pre_2005_cash_out", annuities.on_pre_2005_cash_out)

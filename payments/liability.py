@@ -120,6 +120,26 @@ def _with_pre_2005(
     """BRP Appendix A: the Pre-2005 Supplemental Benefit is paid apart, in the Pension Plan's form: valued apart on
     the same basis and added, each part named."""
     pre = annuity.pre_2005
+    if pre.get("cash_out"):  # BRP App. A 4: one lump sum replaced the rest; at face until it is released
+        cash = pre["cash_out"]
+        released = ScheduledPayment.objects.filter(
+            schedule=annuity.schedule,
+            benefit__startswith="Pre-2005",
+            kind=ScheduledPayment.Kind.LUMP_SUM,
+            status__in=(ScheduledPayment.Status.RELEASED, ScheduledPayment.Status.PAID),
+            payment_date__lte=as_of,
+        ).exists()
+        owed = ZERO if released else Decimal(cash["amount"])
+        value = None if line.value is None else line.value + owed
+        return BenefitLine(
+            participation,
+            line.status,
+            value,
+            f"Post-2004: {line.method}; Pre-2005 ({cash['cite']}): the lump sum of {cash['on']}, at face "
+            f"{owed:,.2f}",
+            cite,
+            line.note,
+        )
     part = SimpleNamespace(
         schedule=annuity.schedule,
         monthly=Decimal(pre["monthly"]),

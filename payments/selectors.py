@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING
 from core.dates import add_months, add_years
 from core.money import ZERO, installment, money, percent_of
 from participants.models import Participation
-from payments.models import DomesticRelationsOrder, EmergencyWithdrawal, PaymentSchedule, ScheduledPayment
+from payments.models import (
+    Annuity,
+    DomesticRelationsOrder,
+    EmergencyWithdrawal,
+    PaymentSchedule,
+    ScheduledPayment,
+)
 from payments.services.values import available_values, credited_through
 
 if TYPE_CHECKING:
@@ -61,6 +67,32 @@ def person_calendar(*, person: Person) -> list[ScheduledPayment]:
         .select_related("participation__plan", "account", "schedule")
         .order_by("payment_date", "account_id", "number")
     )
+
+
+def benefit_parts(*, payments: list[ScheduledPayment]) -> dict[int, tuple[str, str]]:
+    """BRP Appendix A: for a defined benefit with a Pre-2005 Supplemental Benefit, the part each payment belongs
+    to (payment id -> (part, its section)): the Pre-2005 part is paid apart from the Post-2004 part (1.3(o))."""
+    schedule_ids = {p.schedule_id for p in payments if p.share == ScheduledPayment.Share.DEFINED}
+    if not schedule_ids:
+        return {}
+    split = {
+        a.schedule_id: a
+        for a in Annuity.objects.filter(schedule_id__in=schedule_ids)
+        .exclude(pre_2005={})
+        .select_related("participation__plan")
+    }
+    out: dict[int, tuple[str, str]] = {}
+    for p in payments:
+        annuity = split.get(p.schedule_id)
+        if annuity is None:
+            continue
+        version = annuity.participation.plan.version_on(annuity.event_date or p.payment_date)
+        rule = version.provision("db_pre_2005", None) or {}
+        if p.benefit.startswith("Pre-2005"):
+            out[p.id] = ("Pre-2005 part", annuity.pre_2005.get("cite", ""))
+        else:
+            out[p.id] = ("Post-2004 part", rule.get("post_2004_cite", ""))
+    return out
 
 
 def person_schedules(*, person: Person) -> list[PaymentSchedule]:

@@ -521,12 +521,15 @@ def portal_calendar(request):
     person = request.user.person
     calendar = selectors.person_calendar(person=person)
     amounts = selectors.payment_estimates(payments=calendar, on=timezone.localdate())
+    parts = selectors.benefit_parts(payments=calendar)
+    # BRP Appendix A: on a date that pays both parts, the Post-2004 part first, then the Pre-2005 part
+    calendar.sort(key=lambda p: (p.payment_date, p.account_id, parts.get(p.id, ("",))[0]))
     return render(
         request,
         "payments/portal_calendar.html",
         {
             "person": person,
-            "calendar": [(p, amounts.get(p.id)) for p in calendar],
+            "calendar": [(p, amounts.get(p.id), parts.get(p.id)) for p in calendar],
             "schedules": selectors.person_schedules(person=person),
         },
     )

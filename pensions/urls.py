@@ -15,6 +15,11 @@ staff_urlpatterns: list = [
     path("defined-benefit/<int:pk>/statement", views.staff_quote_pdf, name="brp_statement"),
     path("defined-benefit/<int:pk>/survivor-death", views.staff_survivor_death, name="brp_survivor_death"),
     path("defined-benefit/<int:pk>/orders", views.staff_order, name="brp_order"),
+    path(
+        "defined-benefit/<int:pk>/pre-2005-cash-out",
+        views.staff_pre_2005_cash_out,
+        name="brp_pre_2005_cash_out",
+    ),
 ]
 portal_urlpatterns: list = [
     path("defined-benefit/", views.portal_index, name="defined_benefit"),

@@ -193,6 +193,43 @@ def staff_survivor_death(request, pk: int):
 staff_survivor_death.access_model = Participation
 
 
+@capability_required(Cap.DIRECT_DISTRIBUTIONS)
+def staff_pre_2005_cash_out(request, pk: int):
+    """BRP App. A 4: the Committee, for the Company, pays the Pre-2005 Supplemental Benefit as its Actuarial
+    Equivalent lump sum. GET shows the lump sum, its basis and the payments it replaces; POST with `confirm` does it."""
+    participation = get_object_or_404(_db_participations(), pk=pk)
+    today = timezone.localdate()
+    if request.method == "POST" and request.POST.get("confirm") == "yes":
+        try:  # payments replaces the payments (payments imports pensions, never the reverse)
+            hooks.emit(
+                "benefit_pre_2005_cash_out",
+                participation=participation,
+                as_of=today,
+                actor=request.user,
+                now=timezone.now(),
+            )
+        except ApplicationError as exc:
+            messages.error(request, f"Not distributed: {exc}")
+        else:
+            messages.success(
+                request,
+                "The Pre-2005 Supplemental Benefit will be paid as one lump sum through the payment runs; "
+                "its later monthly payments are cancelled.",
+            )
+        return redirect("pensions_staff:brp_participant", pk=pk)
+    box: dict = {"cash_out": None, "error": ""}
+    hooks.emit("benefit_pre_2005_cash_out_read", participation=participation, as_of=today, out=box)
+    return render(
+        request,
+        "pensions/staff_pre_2005_cash_out.html",
+        {"participation": participation, "person": participation.person, "today": today, **box},
+        status=200 if box["cash_out"] is not None else 400,
+    )
+
+
+staff_pre_2005_cash_out.access_model = Participation
+
+
 def _quote_pdf(request, participation: Participation, back: str):
     separation = None
     spouse = None

@@ -49,9 +49,11 @@ from payments.services.reconcile import COMPUTED_HOLDS, reconcile, reconciliatio
 from pensions.models import BenefitOrder
 from pensions.services.benefit import (
     BenefitError,
+    Pre2005CashOutValue,
     benefit_commencement_date,
     brp_benefit_quote,
     brp_survivor_quote,
+    pre_2005_cash_out_value,
 )
 from pensions.services.orders import order_share, share_lump_sum
 from plans.models import Plan
@@ -120,6 +122,18 @@ class Terms:
     key_unknown_until: dt.date | None = None  # the Key Employee list is missing: hold what falls before this
     survivor_benefit: str = "Post-Retirement Survivor Benefit"
     pre_2005: Terms | None = None  # BRP Appendix A: the Pre-2005 Supplemental Benefit, paid apart
+    cash_out: CashOut | None = None  # BRP App. A 4: the Company paid this benefit's rest as one lump sum
+
+
+@dataclass
+class CashOut:
+    """BRP App. A 4: one lump sum on `on` in place of every payment of the benefit from that day."""
+
+    on: dt.date
+    amount: Decimal
+    payee: str
+    cite: str
+    decided_on: dt.date
 
 
 @dataclass
@@ -270,8 +284,32 @@ def plan_payments(*, t: Terms, through: dt.date) -> tuple[list[Due], bool]:
     dues, complete = _plan_one(t, through)
     if t.pre_2005 is not None:
         more, done = _plan_one(t.pre_2005, through)
+        if t.pre_2005.cash_out is not None:
+            more, done = _cashed_out(more, t.pre_2005, t.pre_2005.cash_out, through)
         dues, complete = dues + more, complete and done
     return [d for d in dues if d.amount is None or d.amount > 0], complete
+
+
+def _cashed_out(dues: list[Due], t: Terms, c: CashOut, through: dt.date) -> tuple[list[Due], bool]:
+    """BRP App. A 4: the payments before the lump sum stay as they are; the lump sum replaces every later one,
+    the survivor's included, and the Company has no further liability (4(b))."""
+    kept = [d for d in dues if d.payment_date < c.on]
+    if c.on > through:
+        return kept, False
+    lump = Due(
+        t.trigger,
+        t.benefit,
+        K.LUMP_SUM,
+        1,
+        1,
+        c.on,
+        c.amount,
+        c.payee,
+        c.cite,
+        f"a distribution of the accrued Pre-2005 Supplemental Benefit: its Actuarial Equivalent lump sum, decided by "
+        f"the Company on {_day(c.decided_on)}, in place of the monthly payments from {_day(c.on)}",
+    )
+    return kept + [lump], True
 
 
 def _plan_one(t: Terms, through: dt.date) -> tuple[list[Due], bool]:
@@ -655,7 +693,17 @@ def _pre_2005_terms(fields: dict, base: Terms) -> Terms | None:
     if not fields:
         return None
     start = dt.date.fromisoformat(fields["start"])
+    cash = fields.get("cash_out")
     return Terms(
+        cash_out=CashOut(
+            on=dt.date.fromisoformat(cash["on"]),
+            amount=Decimal(cash["amount"]),
+            payee=cash["payee"],
+            cite=cash["cite"],
+            decided_on=dt.date.fromisoformat(cash["decided_on"]),
+        )
+        if cash
+        else None,
         benefit="Pre-2005 Supplemental Benefit",
         trigger=base.trigger,
         form=fields["form"],
@@ -1139,3 +1187,153 @@ def on_survivor_death(
     if annuity is None:
         raise AnnuityError("No benefit is in pay.")
     annuity_survivor_death_record(annuity=annuity, died_on=died_on, actor=actor, now=now)
+
+
+# --- BRP App. A 4: the Company cashes out the Pre-2005 Supplemental Benefit ----------------------------------
+
+
+@dataclass
+class Pre2005CashOutQuote:
+    """What a cash-out decided on `as_of` would do: one lump sum on `value.on` to `payee` in place of `replaced`."""
+
+    annuity: Annuity
+    value: Pre2005CashOutValue
+    payee: str
+    replaced: list[ScheduledPayment]
+    monthly: Decimal
+    survivor_monthly: Decimal | None
+
+
+def _pre_2005_rows(annuity: Annuity) -> list[ScheduledPayment]:
+    return list(
+        ScheduledPayment.objects.filter(schedule=annuity.schedule, benefit__startswith="Pre-2005")
+        .exclude(status=S.CANCELLED)
+        .order_by("payment_date", "id")
+    )
+
+
+def annuity_pre_2005_cash_out_quote(*, annuity: Annuity, as_of: dt.date) -> Pre2005CashOutQuote:
+    """The lump sum, its basis and the payments it replaces; refused (AnnuityError, with the section) when the
+    benefit has no Pre-2005 part, is not in pay and fixed, or was already paid out."""
+    pre = annuity.pre_2005 or {}
+    version = annuity.participation.plan.version_on(annuity.event_date or as_of)
+    if not pre or not version.has("db_pre_2005"):
+        raise AnnuityError("There is no Pre-2005 Supplemental Benefit to distribute.")
+    cite = version.provision("db_pre_2005").get("cash_out_cite", version.cite("db_pre_2005"))
+    if pre.get("cash_out"):
+        done = pre["cash_out"]
+        raise AnnuityError(
+            f"The Pre-2005 Supplemental Benefit was already distributed: a lump sum of "
+            f"{Decimal(done['amount']):,.2f} on {_day(dt.date.fromisoformat(done['on']))}; the Company has no "
+            f"further liability for it ({cite}(b))."
+        )
+    # BRP 3.4(c): the figures are fixed once a payment of the benefit is released
+    fixed = ScheduledPayment.objects.filter(schedule=annuity.schedule, status__in=STARTED).exists()
+    if annuity.status != Annuity.Status.IN_PAY or not fixed:
+        raise AnnuityError(
+            f"The Pre-2005 Supplemental Benefit is not in pay with its amount fixed (a payment released): its "
+            f"Actuarial Equivalent cannot be distributed yet ({cite}(a))."
+        )
+    start = dt.date.fromisoformat(pre["start"])
+    rows = _pre_2005_rows(annuity)
+    started = [p.payment_date for p in rows if p.status in STARTED]
+    on = max(day_of_month_after(as_of, 1, 1), start)
+    if started:
+        on = max(on, add_months(first_of_month(max(started)), 1))
+    death = _events(annuity.participation.person).get(EmploymentEvent.Kind.DEATH)
+    alive = death is None or death >= on
+    survivor_alive = annuity.survivor_died_on is None or annuity.survivor_died_on > on
+    survivor_monthly = Decimal(pre["survivor_monthly"]) if pre.get("survivor_monthly") else None
+    record = annuity.record
+    try:
+        value = pre_2005_cash_out_value(
+            participation=annuity.participation,
+            on=on,
+            monthly=Decimal(pre["monthly"]),
+            survivor_monthly=survivor_monthly,
+            spouse_birth_date=record.spouse_birth_date if record is not None else None,
+            participant_alive=alive,
+            survivor_alive=survivor_alive,
+        )
+    except BenefitError as exc:
+        raise AnnuityError(f"Not distributable: {exc}.") from exc
+    return Pre2005CashOutQuote(
+        annuity=annuity,
+        value=value,
+        payee="" if alive else annuity.survivor_name,
+        replaced=[p for p in rows if p.payment_date >= on and p.status not in STARTED],
+        monthly=Decimal(pre["monthly"]),
+        survivor_monthly=survivor_monthly,
+    )
+
+
+def annuity_pre_2005_cash_out(*, annuity: Annuity, as_of: dt.date, actor: Actor, now: dt.datetime) -> Annuity:
+    """BRP App. A 4: the Company distributes the Actuarial Equivalent of the Pre-2005 Supplemental Benefit in one
+    lump sum on the next Payment Date. The later Pre-2005 payments not released are cancelled (with the reason),
+    one lump sum payment goes through the payment runs like any other; released and paid payments never change."""
+    with transaction.atomic():
+        annuity = (
+            Annuity.objects.select_for_update().select_related("participation__person").get(pk=annuity.pk)
+        )
+        quote = annuity_pre_2005_cash_out_quote(annuity=annuity, as_of=as_of)
+        value = quote.value
+        annuity.pre_2005 = {
+            **annuity.pre_2005,
+            "cash_out": {
+                "on": value.on.isoformat(),
+                "amount": str(value.amount),
+                "payee": quote.payee,
+                "cite": value.cite,
+                "basis": value.basis,
+                "steps": [list(s) for s in value.steps],
+                "decided_on": as_of.isoformat(),
+                "by": actor_label(actor),
+            },
+        }
+        annuity.save(update_fields=["pre_2005"])
+        audit_record(
+            action="annuity.pre_2005_cash_out",
+            actor=actor,
+            at=now,
+            obj=annuity,
+            reason=f"the Actuarial Equivalent of the Pre-2005 Supplemental Benefit ({value.cite})",
+            data={
+                "on": value.on.isoformat(),
+                "amount": str(value.amount),
+                "basis": value.basis,
+                "replaces": [p.pk for p in quote.replaced],
+            },
+        )
+        account = Account.objects.select_related("participation__plan", "participation__person").get(
+            pk=annuity.schedule.account_id
+        )
+        annuities_recompute(
+            accounts=[account],
+            now=now,
+            as_of=as_of,
+            because=f"Pre-2005 Supplemental Benefit cashed out by {actor_label(actor)} ({value.cite})",
+        )
+    annuity.refresh_from_db()
+    return annuity
+
+
+def pre_2005_cash_out_read(*, participation: Participation, as_of: dt.date, out: dict, **_: object) -> None:
+    """The confirmation summary of the pensions page (hook `benefit_pre_2005_cash_out_read`): the quote, or why not."""
+    annuity = Annuity.objects.filter(participation=participation).select_related("schedule", "record").first()
+    if annuity is None:
+        out["error"] = "No benefit is in pay."
+        return
+    try:
+        out["cash_out"] = annuity_pre_2005_cash_out_quote(annuity=annuity, as_of=as_of)
+    except AnnuityError as exc:
+        out["error"] = str(exc)
+
+
+def on_pre_2005_cash_out(
+    *, participation: Participation, as_of: dt.date, actor: Actor, now: dt.datetime, **_: object
+) -> None:
+    """The staff action of the pensions page (hook `benefit_pre_2005_cash_out`); refusals are AnnuityError."""
+    annuity = Annuity.objects.filter(participation=participation).first()
+    if annuity is None:
+        raise AnnuityError("No benefit is in pay.")
+    annuity_pre_2005_cash_out(annuity=annuity, as_of=as_of, actor=actor, now=now)

@@ -570,6 +570,97 @@ def _pre_2005(
     )
 
 
+@dataclass
+class Pre2005CashOutValue:
+    """BRP App. A 4(a): the Actuarial Equivalent, on the day it is paid, of the Pre-2005 payments still to come."""
+
+    on: dt.date
+    amount: Decimal
+    basis: str
+    steps: list[tuple[str, str, str]]
+    cite: str
+
+
+def pre_2005_cash_out_value(
+    *,
+    participation: Participation,
+    on: dt.date,
+    monthly: Decimal,
+    survivor_monthly: Decimal | None,
+    spouse_birth_date: dt.date | None,
+    participant_alive: bool,
+    survivor_alive: bool,
+) -> Pre2005CashOutValue:
+    """The lump sum that replaces the Pre-2005 monthly payments from `on` (the payment of `on` included): the
+    participant's `monthly` for life and, after the participant's death, the survivor's `survivor_monthly` for
+    the survivor's life (only the survivor's, when the participant has died), on the plan's actuarial basis on
+    `on` (App. A 4(a), 4.2(c), 5.3). Factors are rounded to 9 decimals before they multiply money."""
+    version = participation.plan.version_on(on)
+    cite = version.provision("db_pre_2005").get("cash_out_cite", version.cite("db_pre_2005"))
+    rule = version.provision("actuarial_basis")
+    table, _ = actuarial.mortality_table(on.year)
+    interest, _ = actuarial.segment_rates_for(
+        on,
+        rule.get("lookback_months", 1),
+        rule.get("segment_boundaries_years", actuarial.DEFAULT_SEGMENT_BOUNDARIES),
+    )
+    basis_cite = version.cite("actuarial_basis")
+    life = actuarial.Life.on(participation.person.birth_date, on)
+    survivor = survivor_monthly if survivor_monthly and survivor_alive else None
+    if survivor is not None and spouse_birth_date is None:
+        raise BenefitError(
+            f"the survivor's part cannot be valued without the survivor's date of birth ({cite})", "no_spouse"
+        )
+    spouse = actuarial.Life.on(spouse_birth_date, on) if spouse_birth_date else None
+    steps: list[tuple[str, str, str]] = []
+    amount = ZERO
+    if participant_alive:
+        a_x = _factor(12 * actuarial.annuity_life(table, life, interest))
+        amount += monthly * a_x
+        steps.append(
+            (f"{monthly:,.2f} a month for life: x 12 ä(12) = {a_x}", str(money(monthly * a_x)), cite)
+        )
+        if survivor is not None and spouse is not None:
+            reversion = _factor(
+                12
+                * (
+                    actuarial.annuity_life(table, spouse, interest)
+                    - actuarial.annuity_joint(table, life, spouse, interest)
+                )
+            )
+            amount += survivor * reversion
+            steps.append(
+                (
+                    f"{survivor:,.2f} a month to the survivor after the participant's death: "
+                    f"x 12 (ä(12)y - ä(12)xy) = {reversion}",
+                    str(money(survivor * reversion)),
+                    cite,
+                )
+            )
+    elif survivor is not None and spouse is not None:
+        a_y = _factor(12 * actuarial.annuity_life(table, spouse, interest))
+        amount += survivor * a_y
+        steps.append(
+            (
+                f"{survivor:,.2f} a month for the survivor's life: x 12 ä(12)y = {a_y}",
+                str(money(survivor * a_y)),
+                cite,
+            )
+        )
+    else:
+        raise BenefitError(f"no Pre-2005 payment is still to come to value ({cite})")
+    age = years_between(participation.person.birth_date, on)
+    basis = f"{table.name}; {interest.label}; age {age} on {_day(on)} ({basis_cite})"
+    return Pre2005CashOutValue(on=on, amount=money(amount), basis=basis, steps=steps, cite=cite)
+
+
+FACTOR_PLACES = 9
+
+
+def _factor(value: float) -> Decimal:
+    return Decimal(repr(value)).quantize(Decimal(1).scaleb(-FACTOR_PLACES))
+
+
 def brp_benefit_quote(
     *,
     participation: Participation,
