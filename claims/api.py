@@ -107,13 +107,16 @@ class ClaimList(_ClaimAccess, generics.ListAPIView):
         responses={
             201: ClaimSerializer,
             202: OpenApiResponse(
-                RefusalOut, description="Filed for someone else: recorded, pending verification"
+                RefusalOut,
+                description="Filed for someone else (recorded, pending verification), or a Beneficiary's claim "
+                "naming the participant: the same answer whether or not the employee number is known",
             ),
             400: REFUSED,
         },
         description="File a claim (EDCP 11.1, BRP 7.1, RRP 7.01) through the claim_file service the portal uses. "
         "A participant or beneficiary files as the claimant, or as the claimant's representative with "
-        "`on_behalf_of` and their signed `authorisation`. Staff holding record_events record a paper "
+        "`on_behalf_of` and their signed `authorisation`. A Beneficiary names the participant with "
+        "`participant_number`. Staff holding record_events record a paper "
         "claim instead, with the fields of PaperClaimIn (received_on, claimant_number or claimant_name, "
         "delivery...). Attachments: PDF, PNG or JPEG of at most 10 MB each.",
     )
@@ -142,7 +145,8 @@ class ClaimList(_ClaimAccess, generics.ListAPIView):
                 )
             else:
                 d, me = _valid(ClaimFileIn, request.data), request.user.person
-                participant = d.get("participant_number") if d["capacity"] == Capacity.BENEFICIARY else None
+                beneficiary = d["capacity"] == Capacity.BENEFICIARY
+                participant_number = (d.get("participant_number") or "").strip() if beneficiary else ""
                 number = d["on_behalf_of"].strip()
                 if number and number != me.employee_number:
                     # The same answer whoever the number belongs to (29 CFR 2560.503-1(b)(4)).
@@ -156,7 +160,20 @@ class ClaimList(_ClaimAccess, generics.ListAPIView):
                         authorisation=d.get("authorisation"),
                         now=now,
                         actor=request.user,
-                        participant=participant,
+                        participant_number=participant_number,
+                        files=d.get("attachments") or (),
+                    )
+                    return Response({"detail": answer}, status=status.HTTP_202_ACCEPTED)
+                if participant_number:
+                    # The same answer whoever the participant's number belongs to (issue 12).
+                    _claim, answer = S.claim_file_as_beneficiary(
+                        plan=d["plan"],
+                        participant_number=participant_number,
+                        subject=d["subject"],
+                        description=d["description"],
+                        beneficiary=me,
+                        now=now,
+                        actor=request.user,
                         files=d.get("attachments") or (),
                     )
                     return Response({"detail": answer}, status=status.HTTP_202_ACCEPTED)
@@ -169,7 +186,6 @@ class ClaimList(_ClaimAccess, generics.ListAPIView):
                     now=now,
                     actor=request.user,
                     channel=Claim.Channel.PORTAL,
-                    participant=participant,
                     filed_by=me,
                     files=d.get("attachments") or (),
                 )

@@ -68,7 +68,8 @@ class PortalClaimForm(forms.Form):
     )
 
     def clean_participant_number(self):
-        return _person_by_number(self.cleaned_data.get("participant_number"), "participant")
+        # Kept as typed: whether the number exists is never told to the filer (issue 12).
+        return (self.cleaned_data.get("participant_number") or "").strip()
 
     def clean_on_behalf_of(self):
         # Kept as typed: whether the number exists is never told to the filer (29 CFR 2560.503-1(b)(4)).

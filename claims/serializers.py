@@ -150,7 +150,15 @@ class ClaimFileIn(_Strict):
     subject = serializers.ChoiceField(choices=Subject.choices)
     description = serializers.CharField(help_text="What is claimed, and why")
     attachments = _files("PDF, PNG or JPEG files of at most 10 MB each, checked against their content")
-    participant_number = _person_field("Beneficiary claims: employee number of the participant")
+    participant_number = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        default="",
+        max_length=20,
+        help_text="Beneficiary claims: employee number of the participant. The answer is 202 whether or not the "
+        "number is known or in the plan; a received claim is then listed with your claims.",
+    )
     on_behalf_of = serializers.CharField(
         required=False,
         allow_blank=True,

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -187,14 +187,17 @@ def upload_quota_check(
             )
 
 
+# Filings that named an employee number and were answered like a received claim but refused (issue 12).
+QUIET_REFUSALS = ("claim.representative_filing_refused", "claim.beneficiary_filing_refused")
+
+
 def _filing_rate_check(*, actor: Actor, now: dt.datetime) -> None:
-    """Issue 12: at most CLAIM_FILINGS_PER_DAY claims (and refused filings for others) a day per person."""
+    """Issue 12: at most CLAIM_FILINGS_PER_DAY claims a day per person, counting the filings naming an employee
+    number that were refused quietly, so trying numbers one by one is limited like filing."""
     label = actor_label(actor)
     since = now - dt.timedelta(days=1)
     filed = Claim.objects.filter(filed_by=label, received_at__gte=since).count()
-    refused = AuditEvent.objects.filter(
-        action="claim.representative_filing_refused", actor_label=label, at__gte=since
-    ).count()
+    refused = AuditEvent.objects.filter(action__in=QUIET_REFUSALS, actor_label=label, at__gte=since).count()
     if filed + refused >= settings.CLAIM_FILINGS_PER_DAY:
         raise ClaimRefused(
             f"you have filed {filed + refused} claims in the last 24 hours, the most the portal accepts in a day; "
@@ -472,6 +475,63 @@ REPRESENTATIVE_FILING_ANSWER = (
     "plan, their claim is received today and its time limits run from today; staff will verify your "
     "authorisation before anything about the claim is shown or sent to you (29 CFR 2560.503-1(b)(4))."
 )
+BENEFICIARY_FILING_ANSWER = (
+    "Your claim as a Beneficiary of employee number {number} in {plan} is recorded. If that person is a "
+    "participant of the plan, your claim is received today and its time limits run from today; if not, no claim "
+    "is opened: check the number, or send your claim in writing to the plan administrator ({cite})."
+)
+
+
+def _person_named(number: str) -> Person | None:
+    return Person.objects.filter(employee_number=number).first() if number else None
+
+
+def _quiet_filing_checks(
+    *, plan: Plan, description: str, uploads: Sequence[Upload], filer: Person, now: dt.datetime, actor: Actor
+) -> None:
+    """What a filing naming an employee number is refused for at once, because it does not depend on whether
+    the number exists: an empty description, a bad attachment, the filings a day and the attachments a person
+    may send (issue 12)."""
+    if not (description or "").strip():
+        raise ClaimRefused(
+            f"a claim must say in writing what is claimed ({rules_for(plan=plan, on=now.date()).cite('filing')})"
+        )
+    _filing_rate_check(actor=actor, now=now)
+    upload_quota_check(claim=None, uploads=uploads, actor=actor, filed_by=filer)
+
+
+def _file_quietly(
+    *,
+    refused_action: str,
+    refusal: str,
+    filer: Person,
+    plan: Plan,
+    number: str,
+    now: dt.datetime,
+    actor: Actor,
+    **filing: Any,
+) -> Claim | None:
+    """claim_file for a filing that names an employee number typed by the filer, unless `refusal` already says
+    why not. A refusal is not told to the filer (it would say who exists or who is in the plan): it is recorded
+    as an audit event for staff, which the filing rate limit counts, and the caller answers as for a received
+    claim."""
+    claim = None
+    if not refusal:
+        try:
+            with transaction.atomic():
+                claim = claim_file(plan=plan, now=now, actor=actor, filed_by=filer, **filing)
+        except ClaimRefused as exc:
+            refusal = str(exc)
+    if claim is None:
+        audit_record(
+            action=refused_action,
+            actor=actor,
+            at=now,
+            obj=filer,
+            reason=refusal,
+            data={"plan": plan.code, "employee_number": number[:40]},
+        )
+    return claim
 
 
 def claim_file_as_representative(
@@ -485,64 +545,101 @@ def claim_file_as_representative(
     authorisation: UploadedFile,
     now: dt.datetime,
     actor: Actor,
-    participant: Person | None = None,
+    participant_number: str = "",
     files: Sequence = (),
 ) -> tuple[Claim | None, str]:
     """A claim filed in the portal or the API by someone acting for the claimant (29 CFR 2560.503-1(b)(4)).
 
     Returns (the claim or None, the answer for the representative). The answer is the same whether the employee
-    number is unknown, belongs to someone outside the plan, or a claim was received: the representative learns
-    nothing about who exists. What does not depend on the claimant (a missing or wrong authorisation, an empty
-    description, a bad attachment) is refused at once with ClaimRefused; the rest is recorded as an audit event
-    for staff and answered like a received claim."""
+    number (the claimant's, or for a Beneficiary's claim the participant's) is unknown, belongs to someone outside
+    the plan, or a claim was received: the representative learns nothing about who exists. What does not depend
+    on the claimant (a missing or wrong authorisation, an empty description, a bad attachment) is refused at once
+    with ClaimRefused; the rest is recorded as an audit event for staff and answered like a received claim."""
     cite_review = rules_for(plan=plan, on=now.date()).cite("review")
     if authorisation is None:
         raise ClaimRefused(
             f"a claim filed by a representative needs the claimant's written authorisation of "
             f"{representative.full_name} ({cite_review}; {REGULATION}(b)(4))"
         )
-    if not (description or "").strip():
-        raise ClaimRefused(
-            f"a claim must say in writing what is claimed ({rules_for(plan=plan, on=now.date()).cite('filing')})"
-        )
     checked = [upload_check(file=authorisation, what="the authorisation")]
     checked += [upload_check(file=f, what="the attachment") for f in files]
-    _filing_rate_check(actor=actor, now=now)
-    upload_quota_check(claim=None, uploads=checked, actor=actor, filed_by=representative)
+    _quiet_filing_checks(
+        plan=plan, description=description, uploads=checked, filer=representative, now=now, actor=actor
+    )
     number = (claimant_number or "").strip()
-    answer = REPRESENTATIVE_FILING_ANSWER.format(number=number, plan=plan.name)
-    claimant = Person.objects.filter(employee_number=number).first()
-    refusal = "" if claimant is not None else "no person has this employee number"
-    claim = None
-    if claimant is not None:
-        try:
-            with transaction.atomic():
-                claim = claim_file(
-                    plan=plan,
-                    claimant=claimant,
-                    capacity=capacity,
-                    subject=subject,
-                    description=description,
-                    now=now,
-                    actor=actor,
-                    participant=participant,
-                    filed_by=representative,
-                    representative=representative,
-                    authorisation=authorisation,
-                    files=files,
-                )
-        except ClaimRefused as exc:
-            refusal = str(exc)
-    if claim is None:
-        audit_record(
-            action="claim.representative_filing_refused",
-            actor=actor,
-            at=now,
-            obj=representative,
-            reason=refusal,
-            data={"plan": plan.code, "employee_number": number[:40]},
-        )
-    return claim, answer
+    claimant = _person_named(number)
+    # A Beneficiary's claim also names the participant: an unknown one is refused as quietly as the claimant.
+    participant_number = (participant_number or "").strip() if capacity == Capacity.BENEFICIARY else ""
+    participant = _person_named(participant_number)
+    refusal = (
+        "no person has this employee number"
+        if claimant is None
+        else f"no person has the participant's employee number {participant_number}"
+        if participant_number and participant is None
+        else ""
+    )
+    claim = _file_quietly(
+        refused_action="claim.representative_filing_refused",
+        refusal=refusal,
+        filer=representative,
+        plan=plan,
+        number=f"{number} (participant {participant_number})" if participant_number else number,
+        now=now,
+        actor=actor,
+        claimant=claimant,
+        capacity=capacity,
+        subject=subject,
+        description=description,
+        participant=participant,
+        representative=representative,
+        authorisation=authorisation,
+        files=files,
+    )
+    return claim, REPRESENTATIVE_FILING_ANSWER.format(number=number, plan=plan.name)
+
+
+def claim_file_as_beneficiary(
+    *,
+    plan: Plan,
+    participant_number: str,
+    subject: str,
+    description: str,
+    beneficiary: Person,
+    now: dt.datetime,
+    actor: Actor,
+    files: Sequence = (),
+) -> tuple[Claim | None, str]:
+    """A Beneficiary's claim filed in the portal or the API, naming the participant by employee number (EDCP
+    11.1: a Beneficiary may file a claim).
+
+    Returns (the claim or None, the answer for the beneficiary). The answer is the same whether the number is
+    unknown, belongs to someone outside the plan (or to someone whose earlier claim by this beneficiary was
+    abandoned), or the claim was received: the filer learns nothing about who exists or who is in a plan. What
+    does not depend on the number (an empty description, a bad attachment, the daily filings, the attachment
+    quota) is refused at once with ClaimRefused; the rest is recorded as an audit event for staff."""
+    uploads = [upload_check(file=f, what="the attachment") for f in files]
+    _quiet_filing_checks(
+        plan=plan, description=description, uploads=uploads, filer=beneficiary, now=now, actor=actor
+    )
+    number = (participant_number or "").strip()
+    participant = _person_named(number)
+    claim = _file_quietly(
+        refused_action="claim.beneficiary_filing_refused",
+        refusal="" if participant is not None else "no person has this employee number",
+        filer=beneficiary,
+        plan=plan,
+        number=number,
+        now=now,
+        actor=actor,
+        claimant=beneficiary,
+        capacity=Capacity.BENEFICIARY,
+        subject=subject,
+        description=description,
+        participant=participant,
+        files=files,
+    )
+    cite = rules_for(plan=plan, on=now.date()).cite("filing")
+    return claim, BENEFICIARY_FILING_ANSWER.format(number=number, plan=plan.name, cite=cite)
 
 
 @transaction.atomic

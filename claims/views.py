@@ -501,7 +501,7 @@ def portal_new(request):
     refusal = ""
     if request.method == "POST" and form.is_valid():
         d, me = form.cleaned_data, request.user.person
-        participant = d["participant_number"] if d["capacity"] == Capacity.BENEFICIARY else None
+        participant_number = d["participant_number"] if d["capacity"] == Capacity.BENEFICIARY else ""
         try:
             if d["on_behalf_of"] and d["on_behalf_of"] != me.employee_number:
                 # The same answer whoever the number belongs to (29 CFR 2560.503-1(b)(4)).
@@ -515,7 +515,21 @@ def portal_new(request):
                     authorisation=d["authorisation"],
                     now=timezone.now(),
                     actor=request.user,
-                    participant=participant,
+                    participant_number=participant_number,
+                    files=d["attachments"],
+                )
+                messages.success(request, answer)
+                return redirect("claims_portal:list")
+            if participant_number:
+                # The same answer whoever the participant's number belongs to (issue 12).
+                _claim, answer = S.claim_file_as_beneficiary(
+                    plan=d["plan"],
+                    participant_number=participant_number,
+                    subject=d["subject"],
+                    description=d["description"],
+                    beneficiary=me,
+                    now=timezone.now(),
+                    actor=request.user,
                     files=d["attachments"],
                 )
                 messages.success(request, answer)
@@ -529,7 +543,6 @@ def portal_new(request):
                 now=timezone.now(),
                 actor=request.user,
                 channel=Claim.Channel.PORTAL,
-                participant=participant,
                 filed_by=me,
                 files=d["attachments"],
             )
