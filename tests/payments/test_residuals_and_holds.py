@@ -38,7 +38,7 @@ def test_earnings_left_by_a_final_lump_sum_fixed_at_its_valuation_date_are_paid_
         for r in result["payments"]
     ] == [
         ("small_balance", "2026-05-15", "2026-05-15", "2026-04-30", "30000.00", "EDCP 5.7"),
-        ("residual", "2026-05-15", "2026-05-18", "2026-05-18", "6000.00", "EDCP 5.7"),
+        ("residual", "2026-05-18", "2026-05-18", "2026-05-18", "6000.00", "EDCP 5.7"),
     ]
     assert result["balances"]["2026-05-15"]["P1"]["retirement_termination"] == "6000.00"
     assert result["balances"]["2026-05-29"]["P1"]["retirement_termination"] == "0.00"
@@ -81,8 +81,8 @@ def test_a_residual_after_death_goes_to_the_death_benefits_payees_by_their_share
     assert rows == [
         ("death", "Ann Heir", dt.date(2026, 8, 15), dt.date(2026, 8, 17), Decimal("18000.00")),
         ("death", "Ben Heir", dt.date(2026, 8, 15), dt.date(2026, 8, 17), Decimal("12000.00")),
-        ("residual", "Ann Heir", dt.date(2026, 8, 17), dt.date(2026, 8, 18), Decimal("3600.00")),
-        ("residual", "Ben Heir", dt.date(2026, 8, 17), dt.date(2026, 8, 18), Decimal("2400.00")),
+        ("residual", "Ann Heir", dt.date(2026, 8, 18), dt.date(2026, 8, 18), Decimal("3600.00")),
+        ("residual", "Ben Heir", dt.date(2026, 8, 18), dt.date(2026, 8, 18), Decimal("2400.00")),
     ]
 
 
@@ -109,7 +109,7 @@ def test_money_credited_to_a_settled_account_reopens_it_for_a_residual_paid_on_t
         residual.paid_on,
         residual.amount,
         residual.status,
-    ) == (dt.date(2026, 6, 3), dt.date(2026, 6, 4), dt.date(2026, 6, 4), Decimal("250.00"), "paid")
+    ) == (dt.date(2026, 6, 4), dt.date(2026, 6, 4), dt.date(2026, 6, 4), Decimal("250.00"), "paid")
     assert PaymentSchedule.objects.get(kind="benefit").settled_on == dt.date(2026, 6, 4)
 
 

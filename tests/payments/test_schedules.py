@@ -119,10 +119,11 @@ def test_key_employee_small_balance_waits_but_keeps_the_value_at_the_end_of_the_
             through="2026-11-30",
         )
     )
-    # The 500 units the price rise left after the 30,000.00 were sold are paid as a residual the next Valuation Date.
+    # The 500 units the price rise left after the 30,000.00 were sold are paid as a residual the next Valuation
+    # Date, which is also its Payment Date (payments.services.residuals).
     assert rows(result) == [
         ("2026-11-01", "2026-11-02", "2026-04-30", "30000.00", "lump_sum", 1, 1),
-        ("2026-11-02", "2026-11-03", "2026-11-03", "6000.00", "lump_sum", 1, 1),
+        ("2026-11-03", "2026-11-03", "2026-11-03", "6000.00", "lump_sum", 1, 1),
     ]
     assert [r["trigger"] for r in result["payments"]] == ["small_balance", "residual"]
 
