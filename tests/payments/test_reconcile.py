@@ -37,6 +37,7 @@ def stored(
     return ScheduledPayment(
         id=pk,
         trigger="separation",
+        benefit="Supplemental Benefit",  # the benefit's name is part of what matches (Post-2004 / Pre-2005 parts)
         kind=K.ANNUITY,
         number=number,
         payment_date=day,
