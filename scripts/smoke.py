@@ -434,7 +434,10 @@ def main() -> int:
         # Its own Redis database (SMOKE_REDIS_DB, default 14), so beat's schedules land apart from the tests'.
         "REDIS_URL": with_database(redis_url, os.environ.get("SMOKE_REDIS_DB", "14")),
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "SESSION_COOKIE_SECURE": "false",  # plain HTTP on the loopback, as docker-compose.yml's default
+        # Plain HTTP on the loopback: the README's plain-HTTP trial settings (production assumes HTTPS in front).
+        "SESSION_COOKIE_SECURE": "false",
+        "SECURE_SSL_REDIRECT": "false",
+        "SECURE_HSTS_SECONDS": "0",
         "MEDIA_ROOT": str(workdir / "media"),
         "PYTHONUNBUFFERED": "1",
         "LOG_LEVEL": "INFO",
