@@ -112,7 +112,9 @@ def test_an_unwritable_document_store_fails_the_render_with_its_reason_and_the_r
             assert 'action="{}"'.format(reverse("core:job_retry", args=[failed.pk])) in page
             connection.close()
 
-            retried = administrator.post(reverse("core:job_retry", args=[failed.pk]))  # the retry, from the page
+            retried = administrator.post(
+                reverse("core:job_retry", args=[failed.pk])
+            )  # the retry, from the page
             assert retried.status_code == 302, retried.content.decode()[:2000]
             wait_for(
                 lambda: Document.objects.exists(),
@@ -144,7 +146,9 @@ def test_an_unwritable_document_store_fails_the_render_with_its_reason_and_the_r
     document = documents[0]
     run = JobRun.objects.get(pk=failed.pk)
     assert (run.status, run.message) == (JobRun.Status.DONE, "done on a later attempt")
-    assert JobRun.objects.filter(kind=task.name).count() == 1  # the second send found the document: no new run
+    assert (
+        JobRun.objects.filter(kind=task.name).count() == 1
+    )  # the second send found the document: no new run
     stored = (media / document.path).read_bytes()
     assert stored == expected and document.sha256 == hashlib.sha256(expected).hexdigest()
     verified = verify_books_command(fault_books)
