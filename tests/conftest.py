@@ -1,11 +1,84 @@
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import hashlib
 import zoneinfo
+from pathlib import Path
 
 import pytest
 
 EASTERN = zoneinfo.ZoneInfo("America/New_York")
+
+
+def migrations_key(root: Path) -> str:
+    """A digest of every migration file: a template database serves only while the migrations are these."""
+    digest = hashlib.sha256()
+    for path in sorted(root.glob("*/migrations/*.py")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:10]
+
+
+def _migrated_template(cursor, database: dict, name: str) -> None:
+    """Migrate a new database `name` in a manage.py process (as `make run` would), made under another name and
+    renamed when complete, so that a template is never seen half-migrated."""
+    import os  # only when a template is missing: once per change of the migrations
+    import subprocess
+    import sys
+    import uuid
+    from urllib.parse import quote
+
+    from django.conf import settings  # configured by pytest-django before the session fixtures run
+
+    scratch = f"{name[:50]}_{uuid.uuid4().hex[:8]}"
+    cursor.execute(f'CREATE DATABASE "{scratch}"')
+    auth = quote(database["USER"] or "", safe="") + (
+        ":" + quote(database["PASSWORD"], safe="") if database.get("PASSWORD") else ""
+    )
+    url = f"postgres://{auth}@{database['HOST'] or '127.0.0.1'}:{database['PORT'] or 5432}/{scratch}"
+    try:
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
+            cwd=settings.BASE_DIR,
+            env={**os.environ, "DATABASE_URL": url, "TESTING": "true"},
+            check=True,
+            timeout=1800,
+        )
+        cursor.execute(f'ALTER DATABASE "{scratch}" RENAME TO "{name}"')
+    except Exception:
+        cursor.execute(f'DROP DATABASE IF EXISTS "{scratch}"')  # another session made it first, or it failed
+        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
+        if cursor.fetchone() is None:
+            raise
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, django_db_blocker, request):
+    """Each session still gets a fresh test database, dropped at the end, but copied from a migrated template
+    (CREATE DATABASE ... TEMPLATE, Django's TEST["TEMPLATE"]) instead of migrated anew: the template is named
+    after a digest of the migration files (`migrations_key`), made once by `manage.py migrate` when they change,
+    and the older templates of this database name are dropped. Django's test set-up still runs `migrate`, which
+    finds everything applied. --reuse-db keeps pytest-django's own behaviour."""
+    # pytest-django has configured Django by the time session fixtures run
+    from django.conf import settings
+    from django.db import DatabaseError, connection
+
+    database = settings.DATABASES["default"]
+    if request.config.getvalue("reuse_db") or database["ENGINE"] != "django.db.backends.postgresql":
+        return
+    prefix = f"test_{database['NAME']}_tpl_m"[:50]
+    template = f"{prefix}{migrations_key(Path(settings.BASE_DIR))}"
+    with django_db_blocker.unblock(), connection._nodb_cursor() as cursor:
+        cursor.execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE %s", [prefix.replace("_", r"\_") + "%"]
+        )
+        found = {row[0] for row in cursor.fetchall()}
+        if template not in found:
+            _migrated_template(cursor, database, template)
+        for old in found - {template}:
+            with contextlib.suppress(DatabaseError):  # being copied by another session: left for the next
+                cursor.execute(f'DROP DATABASE IF EXISTS "{old}"')
+    database.setdefault("TEST", {})["TEMPLATE"] = template
 
 
 @pytest.fixture(scope="session")

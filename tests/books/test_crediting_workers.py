@@ -22,24 +22,14 @@ from core.jobs import JobBusy, _lock_id
 from core.models import JobRun
 from operations.bench.crediting import DAY, generate
 from plans.models import FundPrice
-from tests.workers import celery_worker, purge_queue, unique_queue, wait_for
+from tests.faults.test_postgres_restart import _waiting_on_lock, row_held
+from tests.workers import celery_worker, database_url_for_workers, purge_queue, unique_queue, wait_for
 
 pytestmark = pytest.mark.usefixtures("transactional_db")  # the worker processes must see the books
 
 
 def _run() -> JobRun | None:
     return JobRun.objects.filter(kind="crediting", key=DAY.isoformat()).first()
-
-
-def _crediting_statement_running() -> bool:
-    """A worker's connection is in the middle of the credits or valuation statement."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state = 'active'"
-            " AND pid <> pg_backend_pid() AND (query LIKE %s OR query LIKE %s)",
-            ["%WITH todo AS%", "%WITH flows AS%"],
-        )
-        return cursor.fetchone()[0] > 0
 
 
 def assert_credited_exactly_once(pending_credits: int) -> None:
@@ -220,28 +210,39 @@ def test_a_valuation_hint_that_missed_rows_already_written_falls_back_to_skippin
 @pytest.mark.slow
 @pytest.mark.worker
 def test_a_worker_killed_in_the_middle_of_crediting_loses_and_duplicates_nothing(tmp_path):
-    # Big enough that the credits and the valuation take seconds (10,000 credits, 60,000 positions).
-    built = generate(participants=5_000, paid=1.0)
+    # The smallest books that reach the kill window: a second client holds the row of the first pending credit,
+    # so the worker's credits statement waits on it (its transaction open, the claim made) when the worker is
+    # killed; no race against the statement's speed, so 50 participants (100 credits) do where 5,000 were needed.
+    built = generate(participants=50, paid=1.0)
+    first_pending = (
+        PendingTransaction.objects.filter(status="pending").order_by("id").values_list("id", flat=True)[0]
+    )
     queue = unique_queue("test-crediting")
     try:
         with celery_worker(queue=queue, log=tmp_path / "first.log") as first:
-            credit_valuation_date_task.apply_async(args=[DAY.isoformat()], queue=queue)
-            wait_for(
-                lambda: (r := _run()) is not None and r.status == "running",
-                timeout=20,
-                what="the first worker to claim the date",
-                worker=first,
-            )
-            wait_for(
-                _crediting_statement_running,
-                timeout=20,
-                interval=0.01,
-                worker=first,
-                what="the first worker's credits or valuation statement",
-            )
-            first.kill()
+            with row_held(
+                database_url_for_workers(),
+                "SELECT id FROM books_pendingtransaction WHERE id = %s FOR UPDATE",
+                [first_pending],
+            ):
+                credit_valuation_date_task.apply_async(args=[DAY.isoformat()], queue=queue)
+                wait_for(
+                    lambda: (r := _run()) is not None and r.status == "running",
+                    timeout=20,
+                    what="the first worker to claim the date",
+                    worker=first,
+                )
+                wait_for(
+                    lambda: _waiting_on_lock("WITH todo AS"),
+                    timeout=20,
+                    worker=first,
+                    what="the first worker's credits statement to be under way",
+                )
+                first.kill()
+            # The row is free again: the killed worker's statement ends, its server process finds the client gone
+            # and rolls the transaction back.
         killed = _run()
-        assert killed.status == "running", "the run finished before the kill: make the books bigger"
+        assert killed.status == "running"
         assert killed.attempts == 1
 
         # The message was never acknowledged: a new worker restores it once the visibility timeout

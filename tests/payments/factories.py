@@ -1,12 +1,22 @@
-"""Building small plan histories for payment tests: a scenario dict replayed by the real simulator."""
+"""Building small plan histories for payment tests: a scenario dict replayed by the real simulator.
+
+A history that several tests only read from (then change in their own way) is replayed once for their class
+(`replayed_once`) rather than once per test: the tests stay what they were, each in a savepoint of the class's
+transaction, and the replay is the same real simulator run.
+"""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
+
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.db import connection, transaction
 
 from operations.simulation.runner import run_scenario
 from operations.simulation.scenario import parse_scenario
+from participants.models import Person
 
 
 def scenario(
@@ -92,6 +102,26 @@ def deferrals(
 def simulate(data: dict) -> dict:
     """Replay in the test's own transaction (rolled back with the test); the database is left to inspect."""
     return run_scenario(parse_scenario(data))
+
+
+@contextlib.contextmanager
+def replayed_once(django_db_blocker, build: Callable[[], object]) -> Iterator[None]:
+    """State for a class of tests, built once in a transaction that is rolled back when the class ends.
+
+    Use from a class-scoped autouse fixture. Each test of the class then runs in pytest-django's `db`
+    transaction, which nests as a savepoint inside this one: what a test changes is undone before the next test,
+    which sees the built state as the first one did. Not for transactional tests (they would flush the tables).
+    """
+    with django_db_blocker.unblock():
+        people = Person.objects.count()
+        with transaction.atomic():
+            build()
+            try:
+                yield
+            finally:
+                assert connection.in_atomic_block, "a test ended the class's transaction"
+                transaction.set_rollback(True)
+        assert Person.objects.count() == people, "the class's state was not rolled back"
 
 
 def totals(result: dict) -> dict[tuple[str, str], str]:

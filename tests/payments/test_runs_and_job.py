@@ -16,14 +16,13 @@ from payments.services.processing import payment_day_process
 from payments.services.runs import PaymentRunError, payment_run_approve, payment_run_csv, payment_run_prepare
 from payments.services.withdrawals import WithdrawalError, emergency_approve, emergency_request_record
 from payments.services.withholding import withholding_apply, withholding_rate_record
-from tests.payments.factories import deferrals, scenario, simulate, staff_user
+from tests.payments.factories import deferrals, replayed_once, scenario, simulate, staff_user
 
 pytestmark = pytest.mark.django_db
 RELEASE = dt.date(2026, 5, 15)
 
 
-@pytest.fixture
-def valued():
+def _valued_history() -> None:
     """P1 separated 2026-04-10 with 60,000.00: the lump sum is valued (April 30) but not released (May 15)."""
     simulate(
         scenario(
@@ -32,6 +31,11 @@ def valued():
             through="2026-05-08",
         )
     )
+
+
+@pytest.fixture
+def valued(db):
+    """The valued lump sum of TestAValuedLumpSum's history (replayed once for the class)."""
     payment = ScheduledPayment.objects.get()
     assert (payment.status, payment.amount) == ("valued", Decimal("60000.00"))
     return payment
@@ -46,98 +50,100 @@ def staff(db):
     )
 
 
-def test_a_run_prepared_by_one_is_approved_by_another_and_released_to_the_books(valued, staff):
-    alice, bob, _ = staff
-    run = payment_run_prepare(period_end=RELEASE, actor=alice)
-    assert (run.payments_count, run.gross_total) == (1, Decimal("60000.00"))
-    payment_run_approve(run=run, actor=bob)
-    valued.refresh_from_db()
-    assert valued.status == "released"
-    assert (valued.pending.amount, valued.pending.effective_date, valued.pending.kind) == (
-        Decimal("-60000.00"),
-        RELEASE,
-        "distribution",
-    )
+class TestAValuedLumpSum:
+    """P1's valued lump sum (_valued_history), replayed once for the class: runs, withholding, payroll file."""
 
+    @pytest.fixture(scope="class", autouse=True)
+    @classmethod
+    def _replayed(cls, django_db_setup, django_db_blocker):
+        with replayed_once(django_db_blocker, _valued_history):
+            yield
 
-def test_the_preparer_cannot_approve_their_own_run_and_nothing_changes(valued, staff):
-    alice, _, _ = staff
-    alice.groups.add(staff_user("x", "committee").groups.first())  # alice now holds both roles
-    alice._nqdc_roles = None
-    run = payment_run_prepare(period_end=RELEASE, actor=alice)
-    with pytest.raises(PaymentRunError, match="different person"):
-        payment_run_approve(run=run, actor=alice)
-    run.refresh_from_db()
-    assert run.status == "prepared" and run.approved_by is None
-    assert not PendingTransaction.objects.filter(kind="distribution").exists()
-
-
-def test_only_the_roles_may_prepare_and_approve(valued, staff):
-    alice, bob, carol = staff
-    with pytest.raises(PaymentRunError, match="prepare-payments"):
-        payment_run_prepare(period_end=RELEASE, actor=bob)
-    run = payment_run_prepare(period_end=RELEASE, actor=alice)
-    with pytest.raises(PaymentRunError, match="approve-payments"):
-        payment_run_approve(run=run, actor=staff_user("dave", "administrator"))
-    payment_run_approve(run=run, actor=carol)
-    with pytest.raises(PaymentRunError, match="already"):
+    def test_a_run_prepared_by_one_is_approved_by_another_and_released_to_the_books(self, valued, staff):
+        alice, bob, _ = staff
+        run = payment_run_prepare(period_end=RELEASE, actor=alice)
+        assert (run.payments_count, run.gross_total) == (1, Decimal("60000.00"))
         payment_run_approve(run=run, actor=bob)
+        valued.refresh_from_db()
+        assert valued.status == "released"
+        assert (valued.pending.amount, valued.pending.effective_date, valued.pending.kind) == (
+            Decimal("-60000.00"),
+            RELEASE,
+            "distribution",
+        )
 
+    def test_the_preparer_cannot_approve_their_own_run_and_nothing_changes(self, valued, staff):
+        alice, _, _ = staff
+        alice.groups.add(staff_user("x", "committee").groups.first())  # alice now holds both roles
+        alice._nqdc_roles = None
+        run = payment_run_prepare(period_end=RELEASE, actor=alice)
+        with pytest.raises(PaymentRunError, match="different person"):
+            payment_run_approve(run=run, actor=alice)
+        run.refresh_from_db()
+        assert run.status == "prepared" and run.approved_by is None
+        assert not PendingTransaction.objects.filter(kind="distribution").exists()
 
-def test_the_database_refuses_an_approval_by_the_preparer(valued, staff):
-    from django.db import IntegrityError, transaction
+    def test_only_the_roles_may_prepare_and_approve(self, valued, staff):
+        alice, bob, carol = staff
+        with pytest.raises(PaymentRunError, match="prepare-payments"):
+            payment_run_prepare(period_end=RELEASE, actor=bob)
+        run = payment_run_prepare(period_end=RELEASE, actor=alice)
+        with pytest.raises(PaymentRunError, match="approve-payments"):
+            payment_run_approve(run=run, actor=staff_user("dave", "administrator"))
+        payment_run_approve(run=run, actor=carol)
+        with pytest.raises(PaymentRunError, match="already"):
+            payment_run_approve(run=run, actor=bob)
 
-    alice, _, _ = staff
-    run = payment_run_prepare(period_end=RELEASE, actor=alice)
-    with pytest.raises(IntegrityError), transaction.atomic():
-        PaymentRun.objects.filter(pk=run.pk).update(approved_by=alice)
+    def test_the_database_refuses_an_approval_by_the_preparer(self, valued, staff):
+        from django.db import IntegrityError, transaction
 
+        alice, _, _ = staff
+        run = payment_run_prepare(period_end=RELEASE, actor=alice)
+        with pytest.raises(IntegrityError), transaction.atomic():
+            PaymentRun.objects.filter(pk=run.pk).update(approved_by=alice)
 
-def test_withholding_is_22_percent_then_37_above_a_million_of_the_years_supplemental_wages(valued):
-    valued.amount = Decimal("1200000.00")
-    withholding_apply(payments=[valued])
-    # 1,000,000 x 22% + 200,000 x 37% ; Virginia 5.75%
-    assert valued.federal_withholding == Decimal("220000.00") + Decimal("74000.00")
-    assert valued.state_withholding == Decimal("69000.00") and valued.state == "VA"
-    assert valued.net_amount == Decimal("1200000.00") - Decimal("294000.00") - Decimal("69000.00")
+    def test_withholding_is_22_percent_then_37_above_a_million_of_the_years_supplemental_wages(self, valued):
+        valued.amount = Decimal("1200000.00")
+        withholding_apply(payments=[valued])
+        # 1,000,000 x 22% + 200,000 x 37% ; Virginia 5.75%
+        assert valued.federal_withholding == Decimal("220000.00") + Decimal("74000.00")
+        assert valued.state_withholding == Decimal("69000.00") and valued.state == "VA"
+        assert valued.net_amount == Decimal("1200000.00") - Decimal("294000.00") - Decimal("69000.00")
 
+    def test_withholding_rates_are_dated_tables_the_committee_maintains(self, valued):
+        withholding_rate_record(
+            kind=WithholdingRate.Kind.STATE,
+            jurisdiction="VA",
+            rate=Decimal("5.00"),
+            effective_date=dt.date(2026, 5, 1),
+            actor="committee",
+        )
+        withholding_apply(payments=[valued])
+        assert valued.state_withholding == Decimal("3000.00") and valued.federal_withholding == Decimal(
+            "13200.00"
+        )
 
-def test_withholding_rates_are_dated_tables_the_committee_maintains(valued):
-    withholding_rate_record(
-        kind=WithholdingRate.Kind.STATE,
-        jurisdiction="VA",
-        rate=Decimal("5.00"),
-        effective_date=dt.date(2026, 5, 1),
-        actor="committee",
-    )
-    withholding_apply(payments=[valued])
-    assert valued.state_withholding == Decimal("3000.00") and valued.federal_withholding == Decimal(
-        "13200.00"
-    )
+    def test_payroll_gets_a_csv_of_an_approved_run_only(self, valued, staff):
+        alice, bob, _ = staff
+        run = payment_run_prepare(period_end=RELEASE, actor=alice)
+        with pytest.raises(PaymentRunError, match="not approved"):
+            payment_run_csv(run=run)
+        run = payment_run_approve(run=run, actor=bob)
+        lines = payment_run_csv(run=run).splitlines()
+        assert lines[0].startswith("run,payment,employee_number")
+        assert ",P1," in lines[1] and ",60000.00,13200.00,3450.00,43350.00,EDCP 5.1(b)," in lines[1]
 
+    def test_the_register_pdf_lists_the_run(self, valued, staff):
+        from core.pdf import document_bytes, pdf_text
+        from payments.services.runs import payment_run_register
 
-def test_payroll_gets_a_csv_of_an_approved_run_only(valued, staff):
-    alice, bob, _ = staff
-    run = payment_run_prepare(period_end=RELEASE, actor=alice)
-    with pytest.raises(PaymentRunError, match="not approved"):
-        payment_run_csv(run=run)
-    run = payment_run_approve(run=run, actor=bob)
-    lines = payment_run_csv(run=run).splitlines()
-    assert lines[0].startswith("run,payment,employee_number")
-    assert ",P1," in lines[1] and ",60000.00,13200.00,3450.00,43350.00,EDCP 5.1(b)," in lines[1]
-
-
-def test_the_register_pdf_lists_the_run(valued, staff):
-    from core.pdf import document_bytes, pdf_text
-    from payments.services.runs import payment_run_register
-
-    alice, bob, _ = staff
-    run = payment_run_prepare(period_end=RELEASE, actor=alice)
-    payment_run_approve(run=run, actor=bob)
-    doc = payment_run_register(run=run, actor=bob)
-    text = pdf_text(document_bytes(doc))
-    assert "Payment register" in text and "60,000.00" in text.replace("60000.00", "60,000.00")
-    assert payment_run_register(run=run, actor=bob).pk == doc.pk
+        alice, bob, _ = staff
+        run = payment_run_prepare(period_end=RELEASE, actor=alice)
+        payment_run_approve(run=run, actor=bob)
+        doc = payment_run_register(run=run, actor=bob)
+        text = pdf_text(document_bytes(doc))
+        assert "Payment register" in text and "60,000.00" in text.replace("60000.00", "60,000.00")
+        assert payment_run_register(run=run, actor=bob).pk == doc.pk
 
 
 def test_the_payment_job_run_twice_for_a_day_pays_once():

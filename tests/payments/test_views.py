@@ -7,14 +7,13 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
 from participants.models import Person
-from tests.payments.factories import deferrals, scenario, simulate, staff_user
+from tests.payments.factories import deferrals, replayed_once, scenario, simulate, staff_user
 from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def two_people():
+def _two_people_history() -> None:
     people = {p: {"birth_date": "1968-04-10", "hire_date": "2012-03-01"} for p in ("P1", "P2")}
     events = (
         deferrals("P1", gross="20000.00")
@@ -27,6 +26,11 @@ def two_people():
     simulate(scenario(participants=people, events=events, through="2026-05-08"))
 
 
+@pytest.fixture
+def two_people(db):
+    """TestTwoSeparatedPeople's history (replayed once for the class)."""
+
+
 def _participant_client(client, employee_number: str):
     user = get_user_model().objects.create_user(
         username=f"u{employee_number}", password="a-long-test-password"
@@ -37,34 +41,43 @@ def _participant_client(client, employee_number: str):
     return client
 
 
-def test_the_portal_calendar_shows_each_payment_with_its_reason_and_section_and_nobody_elses(
-    client, two_people
-):
-    page = _participant_client(client, "P1").get("/portal/payments/").content.decode()
-    assert "60000.00" in page and "EDCP 5.1(b)" in page and "the 15th of the month after separation" in page
-    assert "36000.00" not in page  # P2's lump sum
+class TestTwoSeparatedPeople:
+    """P1 and P2 separated 2026-04-10 (_two_people_history), replayed once for the class."""
 
+    @pytest.fixture(scope="class", autouse=True)
+    @classmethod
+    def _replayed(cls, django_db_setup, django_db_blocker):
+        with replayed_once(django_db_blocker, _two_people_history):
+            yield
 
-def test_staff_pages_answer_for_staff_and_refuse_participants(client, two_people):
-    sign_in(client, staff_user("audrey", "auditor"))
-    for url in (
-        "/staff/payments/?start=2026-05-01&end=2026-05-31",
-        "/staff/payments/held/",
-        "/staff/payments/runs/",
-        "/staff/payments/forecast/",
-        "/staff/payments/participant/?q=P1",
-        "/staff/payments/withholding/",
+    def test_the_portal_calendar_shows_each_payment_with_its_reason_and_section_and_nobody_elses(
+        self, client, two_people
     ):
-        assert client.get(url).status_code == 200, url
-    csv_text = client.get("/staff/payments/forecast/?format=csv&by=year").content.decode()
-    assert csv_text.startswith("year,gross")
-    assert client.post("/staff/payments/runs/prepare", {"period_end": "2026-05-15"}).status_code == 403
-    _participant_client(client, "P2")
-    assert client.get("/staff/payments/").status_code == 403
+        page = _participant_client(client, "P1").get("/portal/payments/").content.decode()
+        assert (
+            "60000.00" in page and "EDCP 5.1(b)" in page and "the 15th of the month after separation" in page
+        )
+        assert "36000.00" not in page  # P2's lump sum
 
+    def test_staff_pages_answer_for_staff_and_refuse_participants(self, client, two_people):
+        sign_in(client, staff_user("audrey", "auditor"))
+        for url in (
+            "/staff/payments/?start=2026-05-01&end=2026-05-31",
+            "/staff/payments/held/",
+            "/staff/payments/runs/",
+            "/staff/payments/forecast/",
+            "/staff/payments/participant/?q=P1",
+            "/staff/payments/withholding/",
+        ):
+            assert client.get(url).status_code == 200, url
+        csv_text = client.get("/staff/payments/forecast/?format=csv&by=year").content.decode()
+        assert csv_text.startswith("year,gross")
+        assert client.post("/staff/payments/runs/prepare", {"period_end": "2026-05-15"}).status_code == 403
+        _participant_client(client, "P2")
+        assert client.get("/staff/payments/").status_code == 403
 
-def test_the_forecast_chart_is_server_rendered_svg(client, two_people):
-    sign_in(client, staff_user("audrey", "auditor"))
-    page = client.get("/staff/payments/forecast/").content.decode()
-    main = page.split("<main", 1)[1].split("</main>", 1)[0]  # base.html loads ui.js after </main>
-    assert page.count("<svg") == 2 and "<script" not in main
+    def test_the_forecast_chart_is_server_rendered_svg(self, client, two_people):
+        sign_in(client, staff_user("audrey", "auditor"))
+        page = client.get("/staff/payments/forecast/").content.decode()
+        main = page.split("<main", 1)[1].split("</main>", 1)[0]  # base.html loads ui.js after </main>
+        assert page.count("<svg") == 2 and "<script" not in main
