@@ -233,7 +233,7 @@ portal_account.access_model = Account  # tests/test_access.py: the URL's pk is a
 
 @capability_required(Cap.VIEW_STAFF)
 def parallel_runs(request):
-    """The comparisons kept, a file to compare (import_data) and the Committee's tolerance (maintain_tables)."""
+    """The comparisons kept, a file to compare (import_data) and the Committee's tolerance (manage_plans)."""
     user = request.user
     upload = (
         ParallelRunForm(request.POST or None, request.FILES or None) if "compare" in request.POST else None
@@ -255,8 +255,8 @@ def parallel_runs(request):
                 else:
                     return redirect("books_staff:parallel_run", pk=run.pk)
         elif tolerance is not None:
-            if not has_cap(user, Cap.MAINTAIN_TABLES):
-                raise PermissionDenied("setting the tolerance needs the maintain_tables capability")
+            if not has_cap(user, Cap.MANAGE_PLANS):  # the Committee's decision, as its other plan settings
+                raise PermissionDenied("setting the tolerance needs the manage_plans capability")
             if tolerance.is_valid():
                 parallel.tolerance_set(
                     amount=tolerance.cleaned_data["amount"],
@@ -276,7 +276,7 @@ def parallel_runs(request):
             "tolerance": parallel.tolerance_in_force(),
             "tolerances": ParallelRunTolerance.objects.all()[:5],
             "can_compare": has_cap(user, Cap.IMPORT_DATA),
-            "can_set": has_cap(user, Cap.MAINTAIN_TABLES),
+            "can_set": has_cap(user, Cap.MANAGE_PLANS),
             "error": error,
             "columns": ",".join(parallel.COLUMNS),
         },
@@ -300,6 +300,9 @@ def parallel_run(request, pk: int):
         "books/parallel_run.html",
         {"run": run, "days": run.days.all(), "page": page, "day": day},
     )
+
+
+parallel_run.access_model = ParallelRun  # tests/test_access.py: the URL's pk is a kept comparison
 
 
 def _parallel_csv(run: ParallelRun, differences) -> HttpResponse:
