@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from django.apps import apps
 from django.contrib.auth.models import User
-from django.db import connection, models
+from django.db import connection, models, transaction
 
 from participants.models import Person
 
@@ -62,21 +62,26 @@ def _copied_models() -> dict[str, Table]:
     ]
     tables = {m._meta.db_table: m for m in candidates}
     copied = set(roots)
+    user_table = User._meta.db_table
+
+    def reaches(m: type[models.Model]) -> bool:
+        for f in m._meta.concrete_fields:
+            if f.remote_field is None or f.related_model is None or not (f.many_to_one or f.one_to_one):
+                continue
+            target = f.related_model._meta.db_table
+            # Through a user only a participant's group membership belongs to a person: staff users act on
+            # everyone's records (recorded_by, decided_by) without those rows being theirs.
+            if target == user_table and m._meta.app_label != "auth":
+                continue
+            if target in copied:
+                return True
+        return False
+
     changed = True
     while changed:
         changed = False
         for m in candidates:
-            if m._meta.db_table in copied:
-                continue
-            if any(
-                f.is_relation and f.many_to_one and f.related_model._meta.db_table in copied
-                for f in m._meta.concrete_fields
-                if f.remote_field is not None and f.related_model is not None
-            ) or any(
-                f.one_to_one and f.related_model._meta.db_table in copied
-                for f in m._meta.concrete_fields
-                if f.remote_field is not None and f.related_model is not None
-            ):
+            if m._meta.db_table not in copied and reaches(m):
                 copied.add(m._meta.db_table)
                 changed = True
     for name in copied:
@@ -130,6 +135,57 @@ def _rows_sql(t: Table) -> str:
     return f"SELECT {t.pk} FROM {t.table} WHERE {' OR '.join(conditions) or 'false'}"
 
 
+# The valuation rows a copy keeps: the last `history_days` Valuation Dates and every day a ledger entry was valued.
+# Over the gaps, a kept row's flow is the entries since the previous kept row and its earnings the rest of the
+# change of value, so verify_books proves the copies' balances from their entries as it does the demo's.
+_VALUATIONS_KEPT = """(
+    SELECT y.id, y.position_id, y.account_id, y.fund_id, y.valuation_date, y.units, y.price, y.value,
+           y.flow_since AS flow, y.value - coalesce(y.previous_value, 0) - y.flow_since AS earnings
+    FROM (
+        SELECT x.*,
+               coalesce((SELECT sum(e.amount) FROM books_ledgerentry e
+                         WHERE e.position_id = x.position_id AND e.valuation_date <= x.valuation_date
+                           AND e.valuation_date > coalesce(x.previous_date, DATE '0001-01-01')), 0) AS flow_since
+        FROM (
+            SELECT v.*, lag(v.value) OVER p AS previous_value, lag(v.valuation_date) OVER p AS previous_date
+            FROM books_dailyvaluation v
+            WHERE v.id IN (SELECT id FROM _copy_books_dailyvaluation)
+              AND (v.valuation_date >= %s OR EXISTS (SELECT 1 FROM books_ledgerentry e
+                                                     WHERE e.position_id = v.position_id
+                                                       AND e.valuation_date = v.valuation_date))
+            WINDOW p AS (PARTITION BY v.position_id ORDER BY v.valuation_date)
+        ) x
+    ) y
+)"""
+
+
+def _copy_select(t: Table, tables: dict[str, Table], cutoff: dt.date) -> tuple[list[str], str, str, list]:
+    """The columns of `t`, the expression of each in a copy numbered `c` (from rows `s`), the source, the params."""
+    columns = [str(f.column) for f in t.model._meta.concrete_fields]
+    values = []
+    for column in columns:
+        if column in t.remapped:
+            target = tables[t.remapped[column]]
+            values.append(
+                f'CASE WHEN s."{column}" IN (SELECT id FROM _copy_{target.table}) '
+                f'THEN s."{column}" + c * {target.span} ELSE s."{column}" END'
+            )
+        elif column == t.pk:
+            values.append(f's."{column}" + c * {t.span}')
+        elif column in t.suffixed:
+            values.append(f"""CASE WHEN s."{column}" = '' THEN '' ELSE s."{column}" || '-' || c END""")
+        else:
+            values.append(f's."{column}"')
+    if t.model._meta.label_lower == "books.dailyvaluation":
+        return columns, ", ".join(values), _VALUATIONS_KEPT, [cutoff]
+    return (
+        columns,
+        ", ".join(values),
+        f"(SELECT * FROM {t.table} WHERE {t.pk} IN (SELECT id FROM _copy_{t.table}))",
+        [],
+    )
+
+
 def population_copy(
     *, copies: int, history_days: int, as_of: dt.date, say: Callable[[str], None] = lambda _: None
 ) -> dict[str, int]:
@@ -143,8 +199,10 @@ def population_copy(
         -history_days:
     ][0]
     added: dict[str, int] = {}
-    with connection.cursor() as cursor:
-        cursor.execute("SET session_replication_role = replica")  # the copies are consistent by construction
+    with transaction.atomic(), connection.cursor() as cursor:  # the temporary id tables live until the commit
+        cursor.execute(
+            "SET LOCAL session_replication_role = replica"
+        )  # the copies are consistent by construction
         # The rows of each table that belong to a person, to a fixed point (a row may belong through another).
         for t in tables.values():
             cursor.execute(f"CREATE TEMP TABLE _copy_{t.table} (id bigint PRIMARY KEY) ON COMMIT DROP")
@@ -163,32 +221,11 @@ def population_copy(
             if not t.rows:
                 continue
             started = time.monotonic()
-            columns = [f.column for f in t.model._meta.concrete_fields]
-            values = []
-            for column in columns:
-                if column in t.remapped:
-                    target = tables[t.remapped[column]]
-                    values.append(
-                        f'CASE WHEN s."{column}" IN (SELECT id FROM _copy_{target.table}) '
-                        f'THEN s."{column}" + c * {target.span} ELSE s."{column}" END'
-                    )
-                elif column == t.pk:
-                    values.append(f's."{column}" + c * {t.span}')
-                elif column in t.suffixed:
-                    values.append(
-                        f"""CASE WHEN s."{column}" = '' THEN '' ELSE s."{column}" || '-' || c END"""
-                    )
-                else:
-                    values.append(f's."{column}"')
-            where = f"s.{t.pk} IN (SELECT id FROM _copy_{t.table})"
-            params: list = []
-            if t.model._meta.label_lower == "books.dailyvaluation":
-                where += " AND s.valuation_date >= %s"
-                params.append(cutoff)
+            columns, values, source, params = _copy_select(t, tables, cutoff)
             quoted = ", ".join(f'"{c}"' for c in columns)
             cursor.execute(
-                f"INSERT INTO {t.table} ({quoted}) SELECT {', '.join(values)} "
-                f"FROM {t.table} s CROSS JOIN generate_series(1, {copies}) c WHERE {where}",
+                f"INSERT INTO {t.table} ({quoted}) SELECT {values} "
+                f"FROM {source} s CROSS JOIN generate_series(1, {copies}) c",
                 params,
             )
             added[t.table] = cursor.rowcount
@@ -197,7 +234,6 @@ def population_copy(
             cursor.execute(
                 f"SELECT setval(pg_get_serial_sequence('{t.table}', '{t.pk}'), (SELECT max({t.pk}) FROM {t.table}))"
             )
-        cursor.execute("SET session_replication_role = DEFAULT")
     return added
 
 
