@@ -9,7 +9,7 @@ payment".
 
 - Account plans: the value of every account at the end of the date (the last credited Valuation Date on or
   before it, plus credits waiting for their Valuation Date), split into vested and unvested by the plan's
-  vesting rule (books.services.vesting.vested_percent, which names its section).
+  vesting rule (books.services.vesting.vested_percents, which names its section).
 - Defined benefit plans, one line a participant, on the plan's actuarial basis (its `actuarial_basis`
   provision: mortality table and interest of the valuation date's month):
   * a benefit in pay: what has fallen due and is unpaid, at face, plus the monthly payments still to come
@@ -29,7 +29,7 @@ from decimal import Decimal
 
 from books.models import Account
 from books.selectors import holdings_on, last_credited_on_or_before
-from books.services.vesting import vested_percent
+from books.services.vesting import vested_percents
 from core import hooks
 from core.money import HUNDRED, ZERO, money
 from participants.models import Participation
@@ -129,6 +129,8 @@ def _account_lines(plan: Plan, as_of: dt.date) -> tuple[dt.date | None, list[Acc
         spec
     ) in version.account_kinds():  # every sub-account of the plan, in the plan's order, even when empty
         lines[spec["kind"]] = AccountLine(kind=spec["kind"], label=spec.get("label") or spec["kind"])
+    # Vesting for every account with a value at once (a handful of queries, not a few per account).
+    percents = vested_percents(accounts=[a for a in accounts if holdings[a.id]["value"] != ZERO], on=as_of)
     for account in accounts:
         value = holdings[account.id]["value"]
         line = lines.setdefault(
@@ -136,7 +138,7 @@ def _account_lines(plan: Plan, as_of: dt.date) -> tuple[dt.date | None, list[Acc
         )
         if value == ZERO:
             continue
-        percent, _cite = vested_percent(account=account, on=as_of)
+        percent, _cite = percents[account.id]
         line.accounts += 1
         line.value += value
         line.vested += money(value * percent / HUNDRED)

@@ -380,3 +380,105 @@ class DefinedBenefitRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.participation} Pension Plan figures as of {self.as_of}"
+
+
+# --- the parallel run after a conversion -------------------------------------------------------------------
+
+
+class ParallelRunTolerance(models.Model):
+    """The largest difference of value the Committee accepts between the prior recordkeeper's daily valuation and
+    this system's during a parallel run (default one cent). The latest row is in force; each is kept."""
+
+    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    set_by = models.CharField(max_length=200)
+    set_at = models.DateTimeField()
+    note = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["-set_at", "-id"]
+        constraints = [models.CheckConstraint(condition=Q(amount__gte=0), name="tolerance_not_negative")]
+
+    def __str__(self) -> str:
+        return f"parallel-run tolerance {self.amount} set {self.set_at:%Y-%m-%d} by {self.set_by}"
+
+
+class ParallelRun(models.Model):
+    """One comparison of a prior recordkeeper's daily valuation file with this system's Valuation Date results
+    (docs/parallel-run.md). Kept as it was made: the days and every difference above the tolerance."""
+
+    file_name = models.CharField(max_length=255)
+    sha256 = models.CharField(max_length=64)
+    rows = models.PositiveIntegerField()
+    first_date = models.DateField()
+    last_date = models.DateField()
+    tolerance = models.DecimalField(max_digits=12, decimal_places=2)
+    differences = models.PositiveIntegerField(default=0)
+    run_by = models.CharField(max_length=200)
+    run_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-run_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"parallel run {self.file_name} ({self.first_date} to {self.last_date})"
+
+
+class ParallelRunDay(models.Model):
+    """The totals of one Valuation Date of a parallel run."""
+
+    run = models.ForeignKey(ParallelRun, on_delete=models.CASCADE, related_name="days")
+    valuation_date = models.DateField()
+    credited_here = models.BooleanField(
+        help_text="this system has credited the date (else nothing is compared)"
+    )
+    prior_positions = models.PositiveIntegerField(default=0)
+    our_positions = models.PositiveIntegerField(default=0)
+    prior_value = models.DecimalField(max_digits=18, decimal_places=2, default=0)
+    our_value = models.DecimalField(max_digits=18, decimal_places=2, default=0)
+    differences = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["run", "valuation_date"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "valuation_date"], name="one_total_per_run_day")
+        ]
+
+    @property
+    def value_difference(self):
+        return self.our_value - self.prior_value
+
+
+class ParallelRunDifference(models.Model):
+    """A position whose value differs by more than the tolerance, or whose units differ, or that one side lacks."""
+
+    class Kind(models.TextChoices):
+        DIFFERS = "differs", "Units or value differ"
+        MISSING_HERE = "missing_here", "In the prior recordkeeper's file, not on this system"
+        MISSING_THERE = "missing_there", "On this system, not in the prior recordkeeper's file"
+
+    run = models.ForeignKey(ParallelRun, on_delete=models.CASCADE, related_name="difference_rows")
+    valuation_date = models.DateField()
+    line = models.PositiveIntegerField(
+        null=True, blank=True, help_text="line of the file (none when missing there)"
+    )
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    employee_number = models.CharField(max_length=40)
+    plan_code = models.CharField(max_length=20)
+    account = models.CharField(max_length=40)
+    fund_code = models.CharField(max_length=20)
+    prior_units = models.DecimalField(max_digits=20, decimal_places=6, null=True, blank=True)
+    our_units = models.DecimalField(max_digits=20, decimal_places=6, null=True, blank=True)
+    prior_value = models.DecimalField(max_digits=16, decimal_places=2, null=True, blank=True)
+    our_value = models.DecimalField(max_digits=16, decimal_places=2, null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "valuation_date", "employee_number", "plan_code", "account", "fund_code"]
+        indexes = [models.Index(fields=["run", "valuation_date"], name="parallel_diff_run_day")]
+
+    @property
+    def value_difference(self):
+        return (self.our_value or 0) - (self.prior_value or 0)
+
+    @property
+    def units_difference(self):
+        return (self.our_units or 0) - (self.prior_units or 0)

@@ -184,7 +184,9 @@ def holdings_on(*, accounts: list[Account], on: dt.date) -> dict[int, Holding]:
 
 def person_books(*, person: Person, on: dt.date) -> list[dict]:
     """A person's participations with their accounts: value, vested part (and the section deciding it), positions."""
-    from books.services.vesting import vested_percent  # on use: vesting reads account values from this module
+    from books.services.vesting import (
+        vested_percents,
+    )  # on use: vesting reads account values from this module
 
     participations = list(person.participations.select_related("plan", "person").order_by("plan__code"))
     accounts = list(
@@ -193,12 +195,13 @@ def person_books(*, person: Person, on: dt.date) -> list[dict]:
         .order_by("kind", "specified_month")
     )
     holdings = holdings_on(accounts=accounts, on=on)
+    percents = vested_percents(accounts=accounts, on=on)
     out = []
     for participation in participations:
         rows: list[dict[str, Any]] = []
         for account in (a for a in accounts if a.participation_id == participation.id):
             h = holdings[account.id]
-            percent, cite = vested_percent(account=account, on=on)
+            percent, cite = percents[account.id]
             vested = money(h["value"] * percent / HUNDRED)
             rows.append(
                 {

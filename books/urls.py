@@ -10,6 +10,8 @@ app_name = "books"
 staff_urlpatterns: list = [
     path("", views.overview, name="overview"),
     path("liability/", views.liability, name="liability"),
+    path("parallel-runs/", views.parallel_runs, name="parallel_runs"),
+    path("parallel-runs/<int:pk>/", views.parallel_run, name="parallel_run"),
 ]
 portal_urlpatterns: list = [
     path("accounts/<int:pk>/", views.portal_account, name="account"),

@@ -9,20 +9,31 @@ from __future__ import annotations
 import datetime as dt
 import io
 
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 
 from books import selectors
+from books.forms import ParallelRunForm, ToleranceForm
 from books.liability import plan_liabilities
-from books.models import Account, ContributionDeclaration, Forfeiture, LedgerEntry, PendingTransaction
+from books.models import (
+    Account,
+    ContributionDeclaration,
+    Forfeiture,
+    LedgerEntry,
+    ParallelRun,
+    ParallelRunTolerance,
+    PendingTransaction,
+)
+from books.services import parallel
 from core.charts import line_chart
 from core.csv_export import CsvWriter
 from core.dates import date_in_range, out_of_range_message
 from core.decorators import capability_required, participant_required
 from core.inputs import date_or_none
-from core.roles import Cap
+from core.roles import Cap, has_cap
 
 RANGES = {"3m": ("3 months", 92), "1y": ("1 year", 366), "2y": ("2 years", 731), "all": ("All", None)}
 
@@ -215,3 +226,121 @@ def liability(request):
 
 
 portal_account.access_model = Account  # tests/test_access.py: the URL's pk is an Account
+
+
+# --- the parallel run after a conversion (books.services.parallel; docs/parallel-run.md) ---------------------
+
+
+@capability_required(Cap.VIEW_STAFF)
+def parallel_runs(request):
+    """The comparisons kept, a file to compare (import_data) and the Committee's tolerance (manage_plans)."""
+    user = request.user
+    upload = (
+        ParallelRunForm(request.POST or None, request.FILES or None) if "compare" in request.POST else None
+    )
+    tolerance = ToleranceForm(request.POST or None) if "tolerance" in request.POST else None
+    error = ""
+    if request.method == "POST":
+        if upload is not None:
+            if not has_cap(user, Cap.IMPORT_DATA):
+                raise PermissionDenied("comparing a valuation file needs the import_data capability")
+            if upload.is_valid():
+                try:
+                    stream = upload.cleaned_data["file"]
+                    valuation = parallel.valuation_file_read(stream=stream, name=stream.name)
+                    run = parallel.parallel_run_compare(valuation=valuation, actor=user, at=timezone.now())
+                except parallel.ParallelFileError as exc:
+                    error = exc.message
+                    upload.add_error("file", exc.message)
+                else:
+                    return redirect("books_staff:parallel_run", pk=run.pk)
+        elif tolerance is not None:
+            if not has_cap(user, Cap.MANAGE_PLANS):  # the Committee's decision, as its other plan settings
+                raise PermissionDenied("setting the tolerance needs the manage_plans capability")
+            if tolerance.is_valid():
+                parallel.tolerance_set(
+                    amount=tolerance.cleaned_data["amount"],
+                    actor=user,
+                    at=timezone.now(),
+                    note=tolerance.cleaned_data["note"],
+                )
+                return redirect("books_staff:parallel_runs")
+    page = Paginator(ParallelRun.objects.all(), 25).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "books/parallel_runs.html",
+        {
+            "page": page,
+            "upload": upload or ParallelRunForm(),
+            "tolerance_form": tolerance or ToleranceForm(),
+            "tolerance": parallel.tolerance_in_force(),
+            "tolerances": ParallelRunTolerance.objects.all()[:5],
+            "can_compare": has_cap(user, Cap.IMPORT_DATA),
+            "can_set": has_cap(user, Cap.MANAGE_PLANS),
+            "error": error,
+            "columns": ",".join(parallel.COLUMNS),
+        },
+        status=400 if error else 200,
+    )
+
+
+@capability_required(Cap.VIEW_STAFF)
+def parallel_run(request, pk: int):
+    """One comparison: totals per day, then every difference (paged; CSV)."""
+    run = get_object_or_404(ParallelRun, pk=pk)
+    differences = run.difference_rows.all()
+    day = date_or_none(request.GET.get("day", ""))
+    if day is not None:
+        differences = differences.filter(valuation_date=day)
+    if request.GET.get("format") == "csv":
+        return _parallel_csv(run, differences)
+    page = Paginator(differences, 100).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "books/parallel_run.html",
+        {"run": run, "days": run.days.all(), "page": page, "day": day},
+    )
+
+
+parallel_run.access_model = ParallelRun  # tests/test_access.py: the URL's pk is a kept comparison
+
+
+def _parallel_csv(run: ParallelRun, differences) -> HttpResponse:
+    out = io.StringIO()
+    writer = CsvWriter(out)
+    writer.writerow(
+        [
+            "valuation_date",
+            "line",
+            "kind",
+            "employee_number",
+            "plan",
+            "account",
+            "fund",
+            "prior_units",
+            "our_units",
+            "prior_value",
+            "our_value",
+            "value_difference",
+        ]
+    )
+    for d in differences.iterator(chunk_size=2000):
+        writer.writerow(
+            [
+                d.valuation_date,
+                d.line or "",
+                d.kind,
+                d.employee_number,
+                d.plan_code,
+                d.account,
+                d.fund_code,
+                d.prior_units if d.prior_units is not None else "",
+                d.our_units if d.our_units is not None else "",
+                d.prior_value if d.prior_value is not None else "",
+                d.our_value if d.our_value is not None else "",
+                d.value_difference,
+            ]
+        )
+    response = HttpResponse(out.getvalue(), content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="parallel-run-{run.pk}-differences.csv"'
+    return response

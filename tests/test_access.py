@@ -114,7 +114,7 @@ URL_MODELS.update(
     }
 )
 # Records about many participants at once (a payment run): any one will do.
-SHARED_MODELS = {"payments.PaymentRun"}
+SHARED_MODELS = {"payments.PaymentRun", "books.ParallelRun"}
 URL_MODELS.update(
     {
         "payments_staff:run": "payments.PaymentRun",
@@ -660,6 +660,18 @@ def population(edcp, settings, tmp_path):
         period_end=dt.date(2024, 7, 31),
         prepared_by=_user_in("administrator", "walker-preparer"),
         prepared_at=now,
+    )
+    from books.models import ParallelRun
+
+    ParallelRun.objects.create(  # a kept comparison of the parallel run (staff data, shared)
+        file_name="walker.csv",
+        sha256="0" * 64,
+        rows=1,
+        first_date=dt.date(2024, 7, 1),
+        last_date=dt.date(2024, 7, 1),
+        tolerance=Decimal("0.01"),
+        run_by="walker",
+        run_at=now,
     )
     from pensions.services.benefit import pension_figures_record
     from plans.models import Plan

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -11,8 +13,8 @@ from books.selectors import account_value
 from books.services.accounts import pending_create
 from core.dates import years_between
 from core.money import HUNDRED, ZERO, money
-from participants.models import EmploymentEvent, Participation
-from participants.selectors import change_in_control_between, termination_event, years_of_vesting_service
+from participants.models import ChangeInControl, EmploymentEvent, Participation, Person, VestingServiceCredit
+from plans.models import Plan
 from plans.selectors import plan_table
 
 if TYPE_CHECKING:
@@ -20,7 +22,11 @@ if TYPE_CHECKING:
 
 
 def vesting_rule(*, participation: Participation, kind: str, on: dt.date) -> dict:
-    version = participation.plan.version_on(on)
+    return _rule(plan=participation.plan, kind=kind, on=on)
+
+
+def _rule(*, plan: Plan, kind: str, on: dt.date) -> dict:
+    version = plan.version_on(on)
     for rule in version.provision("vesting"):
         if kind in rule["accounts"]:
             return rule
@@ -29,33 +35,130 @@ def vesting_rule(*, participation: Participation, kind: str, on: dt.date) -> dic
 
 def vested_percent(*, account: Account, on: dt.date) -> tuple[Decimal, str]:
     """(percent vested on `on`, the section that decides it)."""
+    return vested_percents(accounts=[account], on=on)[account.id]
+
+
+_CHUNK = 5000  # ids per IN list: far below SQLite's variable limit, and PostgreSQL plans stay simple
+
+
+@dataclass(frozen=True)
+class _PersonFacts:
+    """What a vesting rule asks of a person on a date, read for many people at once."""
+
+    ended: EmploymentEvent | None
+    credits: tuple[tuple[int, int], ...]  # (through_year, years) of the RSP records, latest first
+
+
+def vested_percents(*, accounts: Iterable[Account], on: dt.date) -> dict[int, tuple[Decimal, str]]:
+    """account id -> (percent vested on `on`, the section that decides it), for many accounts in a handful of
+    queries: termination events, service credits, changes in control and tables are read once for all of them
+    (the liability report and the statements value every account of a plan). One rule for one account or many:
+    vested_percent() is this function on a list of one."""
+    accounts = list(accounts)
+    out: dict[int, tuple[Decimal, str]] = {}
+    rules: dict[int, dict] = {}
+    plans: dict[int, Plan] = {}  # one instance a plan, so its versions and provisions are read once
+    found: dict[tuple[int, str], dict] = {}
+    for account in accounts:
+        participation = account.participation
+        plan = plans.setdefault(participation.plan_id, participation.plan)
+        key = (plan.id, account.kind)
+        if key not in found:
+            found[key] = _rule(plan=plan, kind=account.kind, on=on)
+        rule = found[key]
+        if rule["rule"] == "immediate":
+            out[account.id] = (HUNDRED, rule["cite"])
+        else:
+            rules[account.id] = rule
+    if not rules:
+        return out
+    waiting = [a for a in accounts if a.id in rules]
+    facts = _person_facts(person_ids={a.participation.person_id for a in waiting}, on=on)
+    changes = list(
+        ChangeInControl.objects.filter(effective_date__lte=on).values_list("effective_date", flat=True)
+    )
+    tables: dict[tuple[int, str], Decimal | object] = {}
+    for account in waiting:
+        rule = rules[account.id]
+        out[account.id] = (
+            _percent(
+                account,
+                plans[account.participation.plan_id],
+                rule,
+                facts[account.participation.person_id],
+                changes,
+                tables,
+                on,
+            ),
+            rule["cite"],
+        )
+    return out
+
+
+def _person_facts(*, person_ids: set[int], on: dt.date) -> dict[int, _PersonFacts]:
+    ids = sorted(person_ids)
+    ended: dict[int, EmploymentEvent] = {}
+    credits: dict[int, list[tuple[int, int]]] = {i: [] for i in ids}
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start : start + _CHUNK]
+        events = EmploymentEvent.objects.filter(
+            person_id__in=chunk,
+            kind__in=[EmploymentEvent.Kind.SEPARATION, EmploymentEvent.Kind.DEATH],
+            effective_date__lte=on,
+        ).order_by("person_id", "effective_date", "id")
+        for event in events:
+            ended.setdefault(event.person_id, event)  # the first separation or death (RRP 4.01)
+        rows = (
+            VestingServiceCredit.objects.filter(person_id__in=chunk, through_year__lt=on.year)
+            .order_by("person_id", "-through_year")
+            .values_list("person_id", "through_year", "years")
+        )
+        for person_id, through_year, years in rows:
+            credits[person_id].append((through_year, years))
+    return {i: _PersonFacts(ended=ended.get(i), credits=tuple(credits[i])) for i in ids}
+
+
+def _service_years(person: Person, facts: _PersonFacts, on: dt.date) -> int:
+    """Whole Years of Vesting Service completed before `on`: the latest RSP figure for a year before `on`'s,
+    else whole years since hire (participants.selectors.years_of_vesting_service, on preloaded records)."""
+    for through_year, years in facts.credits:
+        if through_year < on.year:
+            return years
+    return max(0, years_between(person.hire_date, on))
+
+
+def _percent(
+    account: Account,
+    plan: Plan,
+    rule: dict,
+    facts: _PersonFacts,
+    changes: list[dt.date],
+    tables: dict,
+    on: dt.date,
+) -> Decimal:
     participation = account.participation
     person = participation.person
-    rule = vesting_rule(participation=participation, kind=account.kind, on=on)
-    cite = rule["cite"]
-    if rule["rule"] == "immediate":
-        return HUNDRED, cite
-    ended = termination_event(person=person, on_or_before=on)
+    ended = facts.ended
     employed_through = ended.effective_date if ended else on
     full_on = set(rule.get("full_on", []))
     if ended and ended.kind == EmploymentEvent.Kind.DEATH and "death_while_employed" in full_on:
-        return HUNDRED, cite
-    if "change_in_control" in full_on and change_in_control_between(
-        start=person.hire_date, end=employed_through
-    ):
-        return HUNDRED, cite
+        return HUNDRED
+    if "change_in_control" in full_on and any(person.hire_date <= d <= employed_through for d in changes):
+        return HUNDRED
     if "retirement" in full_on and ended and ended.kind == EmploymentEvent.Kind.SEPARATION:
-        age = participation.plan.version_on(on).provision("retirement_age", None)
+        age = plan.version_on(on).provision("retirement_age", None)
         if age and years_between(person.birth_date, ended.effective_date) >= age:
-            return HUNDRED, cite
+            return HUNDRED
     since = rule.get("full_if_service_on_or_after")
     if since and employed_through >= dt.date.fromisoformat(since):
-        return HUNDRED, cite
-    years = years_of_vesting_service(person=person, on=employed_through)
+        return HUNDRED
+    years = _service_years(person, facts, employed_through)
     if rule["rule"] == "cliff":
-        return (HUNDRED if years >= rule["cliff_years"] else ZERO), cite
-    table = plan_table(plan=participation.plan, code=rule["schedule_table"], on=on)
-    return min(HUNDRED, table.step_value(Decimal(years))), cite
+        return HUNDRED if years >= rule["cliff_years"] else ZERO
+    key = (plan.id, rule["schedule_table"])
+    if key not in tables:
+        tables[key] = plan_table(plan=plan, code=rule["schedule_table"], on=on)
+    return min(HUNDRED, tables[key].step_value(Decimal(years)))
 
 
 def forfeit_unvested(*, participation: Participation, on: dt.date, actor: Actor) -> list[Forfeiture]:

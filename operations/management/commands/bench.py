@@ -12,7 +12,11 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-TARGETS = {"crediting": "operations.bench.crediting", "payments": "operations.bench.payments"}
+TARGETS = {
+    "crediting": "operations.bench.crediting",
+    "payments": "operations.bench.payments",
+    "reports": "operations.bench.reports",
+}
 
 
 def _load(module_name: str):

@@ -1,0 +1,114 @@
+"""The staff reports at N participants: liability, payment forecast, elections export, claims reports.
+
+`python manage.py bench reports --participants N [--json]`, in a scratch PostgreSQL database:
+
+1. Population: `load_demo --participants N` (the demo built through the services, then copied set-based;
+   operations.population), then ANALYZE.
+2. Each report, timed in this process, as its page asks it: books.liability.plan_liabilities on the as-of date,
+   payments.selectors.forecast from it, elections.selectors.payroll_export_rows of every account plan for the
+   plan year, and the claims reports (claims_by_status_and_plan, late_decisions, average_days_to_decision). For
+   each: seconds, queries, rows, and this process's peak RSS after it (a running peak, so the largest figure is the
+   whole bench's).
+
+Targets (issue 15): each under 30 s and 1 GB at 100,000 participants.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import resource
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from core import valuation_calendar as cal
+from operations.simulation.sandbox import scratch_database
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--as-of", type=dt.date.fromisoformat, default=dt.date(2026, 11, 30))
+    parser.add_argument("--history-days", type=int, default=21)
+
+
+def _peak_mb() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def _timed(name: str, work: Callable[[], Any], quiet: bool) -> dict:
+    started = time.perf_counter()
+    with CaptureQueriesContext(connection) as queries:
+        result = work()
+    seconds = time.perf_counter() - started
+    rows = len(result) if hasattr(result, "__len__") else None
+    if not quiet:
+        print(f"{name}: {seconds:.2f} s, {len(queries)} queries", file=sys.stderr)
+    return {"seconds": round(seconds, 2), "queries": len(queries), "rows": rows, "peak_rss_mb": _peak_mb()}
+
+
+def _reports(as_of: dt.date) -> dict[str, Callable[[], Any]]:
+    # The reports' own modules: imported here, after the scratch database is in place.
+    from books.liability import plan_liabilities
+    from claims.selectors import average_days_to_decision, claims_by_status_and_plan, late_decisions
+    from elections.selectors import payroll_export_rows
+    from payments.selectors import forecast
+    from plans.models import Plan
+
+    def elections_export() -> list:
+        rows: list = []
+        for plan in Plan.objects.filter(kind=Plan.Kind.ACCOUNT_BALANCE).order_by("code"):
+            rows.extend(payroll_export_rows(plan=plan, plan_year=as_of.year))
+        return rows
+
+    return {
+        "liability": lambda: plan_liabilities(as_of=as_of),
+        "forecast": lambda: forecast(start=as_of),
+        "elections_export": elections_export,
+        "claims_by_status": lambda: list(claims_by_status_and_plan()),
+        "claims_late": lambda: list(late_decisions()),
+        "claims_average_days": lambda: average_days_to_decision(),
+    }
+
+
+def run(*, participants: int, json: bool, as_of: dt.date | None = None, history_days: int = 21) -> dict:
+    quiet = json
+    as_of = as_of or dt.date(2026, 11, 30)
+    if not cal.is_valuation_date(as_of):
+        as_of = cal.previous_valuation_date(as_of)
+    with scratch_database() as name:
+        if connection.vendor != "postgresql":
+            raise RuntimeError("bench reports needs PostgreSQL (DATABASE_URL)")
+        if not quiet:
+            print(f"scratch database {name}: building {participants} participants", file=sys.stderr)
+        started = time.perf_counter()
+        call_command(
+            "load_demo",
+            participants=participants,
+            as_of=as_of,
+            history_days=history_days,
+            force=True,
+            stdout=io.StringIO(),
+            stderr=sys.stderr if not quiet else io.StringIO(),
+        )
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+            cursor.execute("SELECT count(*) FROM participants_person")
+            people = cursor.fetchone()[0]
+            cursor.execute("SELECT count(*) FROM books_account")
+            accounts = cursor.fetchone()[0]
+        built = time.perf_counter() - started
+        reports = {name: _timed(name, work, quiet) for name, work in _reports(as_of).items()}
+    return {
+        "participants": people,
+        "accounts": accounts,
+        "as_of": as_of.isoformat(),
+        "population_seconds": round(built, 1),
+        "reports": reports,
+        "slowest_seconds": max(r["seconds"] for r in reports.values()),
+        "peak_rss_mb": _peak_mb(),
+    }
