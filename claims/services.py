@@ -22,6 +22,7 @@ from django.contrib.auth.models import User
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Sum
+from django.urls import reverse
 
 from claims import pdf
 from claims.models import (
@@ -63,6 +64,7 @@ from claims.selectors import (
 from core.audit import actor_label, audit_record
 from core.errors import ApplicationError
 from core.models import AuditEvent
+from core.notices import NoticeKind, notice_send
 from core.roles import Cap, has_cap
 from participants.models import Participation, Person
 from plans.models import Plan, PlanSection
@@ -871,7 +873,7 @@ def _extend(
     )
     extension.notice = pdf.extension_notice(extension, rules=rules, now=now, actor=actor)
     extension.save(update_fields=["notice"])
-    _notify_claimant(claim, "An extension notice about your claim")
+    _notify_claimant(claim, "An extension notice about your claim", now=now)
     return extension
 
 
@@ -1096,7 +1098,7 @@ def claim_approve(
     )
     decision.notice = pdf.decision_notice(decision, rules=rules, now=now, actor=actor)
     decision.save(update_fields=["notice"])
-    _notify_claimant(claim, "A decision on your claim")
+    _notify_claimant(claim, "A decision on your claim", now=now)
     return decision
 
 
@@ -1186,7 +1188,7 @@ def claim_deny(
     )
     decision.notice = pdf.decision_notice(decision, rules=rules, now=now, actor=actor)
     decision.save(update_fields=["notice"])
-    _notify_claimant(claim, "A decision on your claim")
+    _notify_claimant(claim, "A decision on your claim", now=now)
     return decision
 
 
@@ -1406,7 +1408,7 @@ def appeal_decide(
     )
     decision.notice = pdf.decision_notice(decision, rules=rules, now=now, actor=actor)
     decision.save(update_fields=["notice"])
-    _notify_claimant(claim, "The Committee's decision on your appeal")
+    _notify_claimant(claim, "The Committee's decision on your appeal", now=now)
     return decision
 
 
@@ -1477,7 +1479,7 @@ def claim_file_fulfil(*, request: ClaimFileRequest, now: dt.datetime, actor: Act
         now=now,
         reason=f"Claim file requested {request.requested_on}, furnished {request.fulfilled_on}, free of charge",
     )
-    _notify_claimant(claim, "The copy of your claim file")
+    _notify_claimant(claim, "The copy of your claim file", now=now)
     return request
 
 
@@ -1584,21 +1586,33 @@ def _notify_reviewer(claim: Claim, *, subject: str, body: str) -> None:
         )
 
 
-def _notify_claimant(claim: Claim, subject: str) -> None:
-    """Portal delivery: tell the claimant (and representative) a notice is waiting, once the change commits."""
+def _notify_claimant(claim: Claim, subject: str, *, now: dt.datetime) -> None:
+    """Portal delivery: tell the claimant (and representative) a notice is waiting, once the change commits.
+
+    Through core.notices: by email to those who consented to electronic delivery, else on paper (the print
+    queue); once per claim, state and notice, so a retried action tells nobody twice."""
     if claim.delivery != Delivery.PORTAL:
         return
     # An unverified representative is sent nothing (29 CFR 2560.503-1(b)(4)).
-    people = (claim.claimant, claim.representative if claim.representative_verified else None)
-    recipients = [p.email for p in people if p is not None and p.email]
-    if not recipients:
+    people = [p for p in (claim.claimant, claim.representative if claim.representative_verified else None) if p]
+    if not people:
         return
-    body = (
-        f"{subject} ({claim.number}, {claim.plan.name}) has been posted to the participant portal. "
-        f"Sign in to read and download it."
-    )
-    transaction.on_commit(
-        lambda: send_mail(
-            subject=subject, message=body, from_email=None, recipient_list=recipients, fail_silently=True
-        )
-    )
+    link = reverse("claims_portal:detail", kwargs={"pk": claim.pk})
+    key = f"{claim.state}:{subject}"
+
+    def send() -> None:
+        for person in people:
+            notice_send(
+                kind=NoticeKind.CLAIM_NOTICE,
+                subject=subject,
+                template="email/claim_notice.txt",
+                context={"claim": claim, "subject": subject},
+                link=link,
+                as_of=now,
+                actor="claims",
+                person=person,
+                obj=claim,
+                key_extra=key,
+            )
+
+    transaction.on_commit(send)
