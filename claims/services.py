@@ -1594,7 +1594,9 @@ def _notify_claimant(claim: Claim, subject: str, *, now: dt.datetime) -> None:
     if claim.delivery != Delivery.PORTAL:
         return
     # An unverified representative is sent nothing (29 CFR 2560.503-1(b)(4)).
-    people = [p for p in (claim.claimant, claim.representative if claim.representative_verified else None) if p]
+    people = [
+        p for p in (claim.claimant, claim.representative if claim.representative_verified else None) if p
+    ]
     if not people:
         return
     link = reverse("claims_portal:detail", kwargs={"pk": claim.pk})

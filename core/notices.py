@@ -31,7 +31,6 @@ from django.core.mail import EmailMessage
 from django.db import models, transaction
 from django.template.loader import render_to_string
 from django.utils import timezone
-
 from pypdf import PdfReader, PdfWriter
 
 from core.audit import Actor, actor_label, audit_record
@@ -138,7 +137,9 @@ def delivery_choose(
                 f"The consent text changed (version {CONSENT_VERSION}): read it again and consent to it."
             )
         if not person.email:
-            raise NoticeError("Electronic delivery needs an email address on file; ask the Committee to add one.")
+            raise NoticeError(
+                "Electronic delivery needs an email address on file; ask the Committee to add one."
+            )
     elif not person.has_address:
         raise NoticeError("Paper delivery needs a mailing address on file; ask the Committee to add one.")
     text = consent_text() if electronic else ""
@@ -165,7 +166,9 @@ def delivery_choose(
 # --- sending ------------------------------------------------------------------------------------------------
 
 
-def notice_key(*, kind: str, obj: models.Model | None, person: Any = None, user: Any = None, extra: str = "") -> str:
+def notice_key(
+    *, kind: str, obj: models.Model | None, person: Any = None, user: Any = None, extra: str = ""
+) -> str:
     """The idempotency key: one notice of a kind per object and recipient (and `extra`, e.g. a day)."""
     who = f"person:{person.pk}" if person is not None else f"user:{getattr(user, 'pk', '')}"
     what = f"{obj._meta.label}:{obj.pk}" if obj is not None else "-"
@@ -329,7 +332,7 @@ def print_days() -> list[dict]:
         )
         .order_by("-queued_on")
     )
-    return list(rows)
+    return [dict(r) for r in rows]
 
 
 def print_queue(*, day: dt.date) -> QuerySet[Notice]:
@@ -366,8 +369,10 @@ def print_batch_pdf(*, day: dt.date) -> bytes:
 @transaction.atomic
 def print_batch_mark_printed(*, day: dt.date, actor: Actor, as_of: dt.datetime) -> int:
     """Staff mark the day's queue printed and mailed; returns how many notices it marks."""
-    count = print_queue(day=day).filter(status=Notice.Status.QUEUED).update(
-        status=Notice.Status.PRINTED, printed_at=as_of, printed_by=actor_label(actor), sent_at=as_of
+    count = (
+        print_queue(day=day)
+        .filter(status=Notice.Status.QUEUED)
+        .update(status=Notice.Status.PRINTED, printed_at=as_of, printed_by=actor_label(actor), sent_at=as_of)
     )
     if not count:
         raise NoticeError(f"Nothing is waiting to be printed for {day:%B %d, %Y}.")

@@ -60,5 +60,7 @@ def print_batch_printed(request, day: str):
     except notices.NoticeError as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, f"Marked {count} notice{'s' if count != 1 else ''} of {when:%B %d, %Y} printed.")
+        messages.success(
+            request, f"Marked {count} notice{'s' if count != 1 else ''} of {when:%B %d, %Y} printed."
+        )
     return redirect(f"{reverse('core:print_queue')}?day={when.isoformat()}")

@@ -19,7 +19,6 @@ import logging
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
-from django.conf import settings
 from django.db import transaction
 from django.urls import reverse
 
@@ -49,10 +48,10 @@ from elections.models import (
 from elections.pdf import blank_form_context, confirmation_context
 from elections.selectors import (
     CONFIRMATION_KIND,
-    kind_of,
     annuity_in_force,
     benefit_commencement,
     deferral_election_in_force,
+    kind_of,
 )
 from participants.models import Participation
 from participants.selectors import employment_status_on, termination_event
@@ -233,7 +232,7 @@ def enrollment_window_cancel(*, window: EnrollmentWindow, actor: Actor, now: dt.
 # --- notices and reminders -----------------------------------------------------------------------------
 
 
-_NOTICE_KINDS = {
+_NOTICE_KINDS: dict[str, NoticeKind] = {
     ElectionNotice.Kind.ELIGIBILITY: NoticeKind.ELIGIBILITY,
     ElectionNotice.Kind.OPENED: NoticeKind.WINDOW_OPENED,
     ElectionNotice.Kind.REMINDER: NoticeKind.WINDOW_REMINDER,

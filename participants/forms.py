@@ -46,7 +46,10 @@ class DeliveryForm(forms.Form):
     """How notices reach the participant: electronic (with consent to the text shown) or paper."""
 
     delivery = forms.ChoiceField(
-        choices=[("electronic", "Electronic: by email, with the document attached"), ("paper", "Paper: by mail")],
+        choices=[
+            ("electronic", "Electronic: by email, with the document attached"),
+            ("paper", "Paper: by mail"),
+        ],
         widget=forms.RadioSelect,
         label="How should we send you notices and documents?",
     )

@@ -50,7 +50,9 @@ def portal_delivery(request):
         return render(request, "participants/portal_delivery.html", {**context, "form": form}, status=400)
     data = form.cleaned_data
     if "confirm" not in request.POST:
-        return render(request, "participants/portal_delivery_review.html", {**context, "form": form, "data": data})
+        return render(
+            request, "participants/portal_delivery_review.html", {**context, "form": form, "data": data}
+        )
     ip, agent = _client(request)
     try:
         notices.delivery_choose(

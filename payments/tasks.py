@@ -43,4 +43,6 @@ def payment_advice_task(run_id: int) -> dict:
     from payments.models import PaymentRun  # noqa: PLC0415 - models load after the app registry; tasks import early
     from payments.services.advice import payment_advice_send  # noqa: PLC0415 - see above
 
-    return payment_advice_send(run=PaymentRun.objects.get(pk=run_id), actor="payments worker", now=timezone.now())
+    return payment_advice_send(
+        run=PaymentRun.objects.get(pk=run_id), actor="payments worker", now=timezone.now()
+    )

@@ -53,7 +53,9 @@ def payment_advice_send(*, run: PaymentRun, actor: Actor, now: dt.datetime) -> d
             }
             for p in rows
         ]
-        withholding = sum(((p.federal_withholding or ZERO) + (p.state_withholding or ZERO) for p in rows), ZERO)
+        withholding = sum(
+            ((p.federal_withholding or ZERO) + (p.state_withholding or ZERO) for p in rows), ZERO
+        )
         totals = {
             "gross": _fmt(sum((p.amount or ZERO for p in rows), ZERO)),
             "withholding": _fmt(withholding),
@@ -63,7 +65,13 @@ def payment_advice_send(*, run: PaymentRun, actor: Actor, now: dt.datetime) -> d
             kind=ADVICE_KIND,
             title=f"Payment advice, run {run.pk}",
             template=ADVICE_TEMPLATE,
-            context={"person": person, "run": run, "lines": lines, "totals": totals, "title": "Payment advice"},
+            context={
+                "person": person,
+                "run": run,
+                "lines": lines,
+                "totals": totals,
+                "title": "Payment advice",
+            },
             actor=actor_label(actor),
             person=person,
             obj=run,

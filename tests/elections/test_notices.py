@@ -7,6 +7,7 @@ import datetime as dt
 import pytest
 from django.core import mail
 
+from core.models import Notice
 from core.schedules import all_schedules
 from elections.models import ElectionNotice
 from elections.services import (
@@ -96,8 +97,17 @@ def test_a_reminder_mentions_the_election_that_carries_forward(alice, window):
     assert "8% of base salary" in mail.outbox[0].body and "stays in force" in mail.outbox[0].body
 
 
-def test_someone_with_no_email_address_is_recorded_as_not_reached(window):
-    p = participant(email="")
+def test_someone_without_consent_gets_the_notice_on_paper(window):
+    p = participant(email="carol@example.com")
+    stats = election_reminders_send(today=dt.date(2026, 11, 1), actor="beat", now=at(2026, 11, 1, 8))
+    assert stats["undeliverable"] == 0 and mail.outbox == []
+    assert ElectionNotice.objects.get(participation=p).delivered is True
+    notice = Notice.objects.get(person=p.person)
+    assert (notice.channel, notice.status, notice.queued_on) == ("paper", "queued", dt.date(2026, 11, 1))
+
+
+def test_someone_with_no_address_and_no_consent_is_recorded_as_not_reached(window):
+    p = participant(email="", address_line1="")
     stats = election_reminders_send(today=dt.date(2026, 11, 1), actor="beat", now=at(2026, 11, 1, 8))
     assert stats["undeliverable"] == 1 and mail.outbox == []
     assert ElectionNotice.objects.get(participation=p).delivered is False
