@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
-from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Sum
 from django.urls import reverse
@@ -965,6 +964,7 @@ def claim_information_receive(
     claim.save()
     _notify_reviewer(
         claim,
+        now=now,
         subject=f"[{claim.plan.code} claims] {claim.number}: the claimant's information arrived",
         body=(
             f"The information requested from {claim.claimant_name} on {extension.issued_on:%B %-d, %Y} "
@@ -1484,12 +1484,38 @@ def claim_file_fulfil(*, request: ClaimFileRequest, now: dt.datetime, actor: Act
 
 
 # --- the daily job ------------------------------------------------------------------------------------
-def _reviewer_emails(claim: Claim) -> list[str]:
+def _reviewers(claim: Claim) -> list[User]:
+    """The reviewer, else every active user with an email address who decides at this level."""
     if claim.reviewer is not None and claim.reviewer.email:
-        return [claim.reviewer.email]
+        return [claim.reviewer]
     cap = Cap.DECIDE_APPEALS if claim.state in AWAITING_REVIEW else Cap.DECIDE_CLAIMS
     users = get_user_model().objects.filter(is_active=True).exclude(email="").prefetch_related("groups")
-    return sorted({u.email for u in users if has_cap(u, cap)})
+    by_email = {u.email: u for u in sorted(users, key=lambda u: u.pk) if has_cap(u, cap)}
+    return [by_email[e] for e in sorted(by_email)]
+
+
+def _reviewer_emails(claim: Claim) -> list[str]:
+    return [u.email for u in _reviewers(claim)]
+
+
+def _tell_staff(
+    users: Sequence[User], *, claim: Claim, subject: str, body: str, obj: Any, key: str, now: dt.datetime
+) -> None:
+    """One email per staff user through core.notices (recorded; once per object, key and user)."""
+    link = reverse("claims_staff:detail", kwargs={"pk": claim.pk})
+    for user in users:
+        notice_send(
+            kind=NoticeKind.CLAIM_STAFF,
+            subject=subject,
+            template="email/staff_alert.txt",
+            context={"body": body},
+            link=link,
+            as_of=now,
+            actor="claims",
+            user=user,
+            obj=obj,
+            key_extra=key,
+        )
 
 
 def claims_flag_deadlines(*, now: dt.datetime) -> dict:
@@ -1539,7 +1565,8 @@ def claims_flag_deadlines(*, now: dt.datetime) -> dict:
         if days_left > WARN_DAYS:
             continue
         kind = ClaimFlag.Kind.OVERDUE if days_left < 0 else ClaimFlag.Kind.APPROACHING
-        recipients = _reviewer_emails(claim)
+        reviewers = _reviewers(claim)
+        recipients = [u.email for u in reviewers]
         flag, created = ClaimFlag.objects.get_or_create(
             claim=claim,
             kind=kind,
@@ -1557,15 +1584,18 @@ def claims_flag_deadlines(*, now: dt.datetime) -> dict:
                 else f"is due on {claim.next_deadline_on:%B %-d, %Y} ({_days(days_left)} left)"
             )
             cite = rules.cite("decision_on_review" if claim.state in AWAITING_REVIEW else "denial")
-            send_mail(
+            _tell_staff(
+                reviewers,
+                claim=claim,
                 subject=f"[{claim.plan.code} claims] {claim.number}: deadline {kind}",
-                message=(
+                body=(
                     f"Claim {claim.number} of {claim.claimant_name} ({claim.plan.name}) is "
                     f"{claim.get_state_display().lower()}.\nThe {claim.next_deadline_kind.replace('_', ' ')} "
                     f"deadline {when} ({cite}).\n"
                 ),
-                from_email=None,
-                recipient_list=recipients,
+                obj=flag,
+                key="",
+                now=now,
             )
             stats["emails"] += 1
     return stats
@@ -1575,13 +1605,14 @@ def _days(n: int) -> str:
     return f"{n} day" if n == 1 else f"{n} days"
 
 
-def _notify_reviewer(claim: Claim, *, subject: str, body: str) -> None:
+def _notify_reviewer(claim: Claim, *, subject: str, body: str, now: dt.datetime) -> None:
     """Tell the reviewer (else everyone who decides at this level), once the change commits."""
-    recipients = _reviewer_emails(claim)
-    if recipients:
+    reviewers = _reviewers(claim)
+    if reviewers:
+        key = f"{claim.state}:{subject}"
         transaction.on_commit(
-            lambda: send_mail(
-                subject=subject, message=body, from_email=None, recipient_list=recipients, fail_silently=True
+            lambda: _tell_staff(
+                reviewers, claim=claim, subject=subject, body=body, obj=claim, key=key, now=now
             )
         )
 

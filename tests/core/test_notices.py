@@ -153,7 +153,12 @@ def test_electronic_delivery_needs_consent_to_the_current_text_and_an_email_addr
         )
     with pytest.raises(NoticeError, match="consent text changed"):
         delivery_choose(
-            person=person, delivery="electronic", consented=True, consent_version="1999-1", actor="ann", as_of=NOW
+            person=person,
+            delivery="electronic",
+            consented=True,
+            consent_version="1999-1",
+            actor="ann",
+            as_of=NOW,
         )
     nobody = _person(email="")
     with pytest.raises(NoticeError, match="email address"):
@@ -180,10 +185,19 @@ def test_consent_is_recorded_with_its_version_text_hash_address_and_browser_and_
         ip_address="192.0.2.7",
         user_agent="Firefox",
     )
-    assert (choice.consent_version, choice.ip_address, choice.user_agent) == (CONSENT_VERSION, "192.0.2.7", "Firefox")
+    assert (choice.consent_version, choice.ip_address, choice.user_agent) == (
+        CONSENT_VERSION,
+        "192.0.2.7",
+        "Firefox",
+    )
     assert len(choice.consent_sha256) == 64 and notices.delivers_electronically(person=person)
     delivery_choose(
-        person=person, delivery="paper", consented=False, consent_version="", actor="ann", as_of=NOW + dt.timedelta(1)
+        person=person,
+        delivery="paper",
+        consented=False,
+        consent_version="",
+        actor="ann",
+        as_of=NOW + dt.timedelta(1),
     )
     assert not notices.delivers_electronically(person=person)
     assert DeliveryChoice.objects.filter(person=person).count() == 2  # the consent stays on record
@@ -260,7 +274,11 @@ def test_a_participant_changes_delivery_through_a_review_step(client):
     )
     assert done.status_code == 302
     choice = DeliveryChoice.objects.get()
-    assert (choice.delivery, choice.user_agent, choice.ip_address) == ("electronic", "TestBrowser/1.0", "127.0.0.1")
+    assert (choice.delivery, choice.user_agent, choice.ip_address) == (
+        "electronic",
+        "TestBrowser/1.0",
+        "127.0.0.1",
+    )
     assert "Electronic delivery" in client.get(reverse("participants_portal:notices")).content.decode()
 
 

@@ -11,6 +11,7 @@ from core.models import Notice
 from core.pdf import pdf_text
 from core.schedules import all_schedules
 from elections.models import ElectionNotice
+from elections.selectors import confirmation_of
 from elections.services import (
     deferral_election_submit,
     election_confirmation_send,
@@ -18,7 +19,6 @@ from elections.services import (
     eligibility_notice_send,
     enrollment_window_open,
 )
-from elections.selectors import confirmation_of
 from elections.tasks import election_confirmation_task, send_reminders_task
 from plans.models import Plan
 from tests.elections.factories import at, participant

@@ -28,7 +28,12 @@ NOW = dt.datetime(2026, 5, 15, 15, 0, tzinfo=dt.UTC)
 def _reachable(participation: Participation, *, email: bool = True) -> None:
     person = participation.person
     person.email = "p1@example.com"
-    person.address_line1, person.city, person.state, person.postal_code = "1 Main St", "Richmond", "VA", "23219"
+    person.address_line1, person.city, person.state, person.postal_code = (
+        "1 Main St",
+        "Richmond",
+        "VA",
+        "23219",
+    )
     person.save()
     if email:
         consent_to_email(person)
