@@ -109,6 +109,11 @@ def delivers_electronically(*, person: Any) -> bool:
     )
 
 
+def reachable(*, person: Any) -> bool:
+    """Whether a notice can reach the person at all: by email (consented) or by mail (an address on file)."""
+    return delivers_electronically(person=person) or bool(person.has_address)
+
+
 @transaction.atomic
 def delivery_choose(
     *,

@@ -10,8 +10,9 @@ from decimal import Decimal
 from django.urls import reverse
 
 from core.audit import Actor, actor_label
+from core.models import Notice
 from core.money import ZERO
-from core.notices import NoticeKind, notice_send
+from core.notices import NoticeKind, notice_send, reachable
 from core.pdf import document_store
 from payments.models import PaymentRun, ScheduledPayment
 
@@ -37,8 +38,19 @@ def payment_advice_send(*, run: PaymentRun, actor: Actor, now: dt.datetime) -> d
     )
     for p in payments:
         by_person[p.participation.person_id].append(p)
-    stats = {"advices": 0}
-    for rows in by_person.values():
+    # Resumable: those already advised (sent, queued or printed) are skipped before any PDF is rendered.
+    done = set(
+        Notice.objects.filter(
+            kind=NoticeKind.PAYMENT_ADVICE, object_type=run._meta.label, object_id=str(run.pk)
+        )
+        .exclude(status=Notice.Status.FAILED)
+        .values_list("person_id", flat=True)
+    )
+    stats = {"advices": 0, "already": 0}
+    for person_id, rows in by_person.items():
+        if person_id in done:
+            stats["already"] += 1
+            continue
         person = rows[0].participation.person
         lines = [
             {
@@ -61,21 +73,26 @@ def payment_advice_send(*, run: PaymentRun, actor: Actor, now: dt.datetime) -> d
             "withholding": _fmt(withholding),
             "net": _fmt(sum((p.net_amount or ZERO for p in rows), ZERO)),
         }
-        document = document_store(
-            kind=ADVICE_KIND,
-            title=f"Payment advice, run {run.pk}",
-            template=ADVICE_TEMPLATE,
-            context={
-                "person": person,
-                "run": run,
-                "lines": lines,
-                "totals": totals,
-                "title": "Payment advice",
-            },
-            actor=actor_label(actor),
-            person=person,
-            obj=run,
-            now=now,
+        # A payee no notice can reach gets no PDF rendered; the notice is still recorded (undeliverable).
+        document = (
+            None
+            if not reachable(person=person)
+            else document_store(
+                kind=ADVICE_KIND,
+                title=f"Payment advice, run {run.pk}",
+                template=ADVICE_TEMPLATE,
+                context={
+                    "person": person,
+                    "run": run,
+                    "lines": lines,
+                    "totals": totals,
+                    "title": "Payment advice",
+                },
+                actor=actor_label(actor),
+                person=person,
+                obj=run,
+                now=now,
+            )
         )
         notice_send(
             kind=NoticeKind.PAYMENT_ADVICE,

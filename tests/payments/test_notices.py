@@ -80,8 +80,8 @@ def test_releasing_a_run_emails_each_payee_their_advice_with_the_pdf(
     assert "Payment advice" in text and "60,000.00" in text and f"{valued.net_amount:,.2f}" in text
     withholding = (valued.federal_withholding or 0) + (valued.state_withholding or 0)
     assert withholding > 0 and f"{withholding:,.2f}" in text
-    # a retried task sends nothing twice
-    payment_advice_send(run=run, actor="retry", now=NOW)
+    # a retried task sends nothing twice (and renders nothing again)
+    assert payment_advice_send(run=run, actor="retry", now=NOW) == {"advices": 0, "already": 1}
     assert len(mail.outbox) == 1 and Notice.objects.filter(kind="payment_advice").count() == 1
 
 
@@ -89,7 +89,7 @@ def test_a_payee_on_paper_gets_the_advice_in_the_print_queue(valued):
     _reachable(valued.participation, email=False)
     run = payment_run_prepare(period_end=RELEASE, actor=staff_user("alice", "administrator"), now=NOW)
     run = payment_run_approve(run=run, actor=staff_user("bob", "committee"), now=NOW)
-    assert payment_advice_send(run=run, actor="worker", now=NOW) == {"advices": 1}
+    assert payment_advice_send(run=run, actor="worker", now=NOW) == {"advices": 1, "already": 0}
     notice = Notice.objects.get(kind="payment_advice")
     assert mail.outbox == [] and notice.status == "queued" and notice.print_document.kind == "payment_advice"
 
@@ -147,3 +147,14 @@ def test_a_denied_emergency_withdrawal_is_notified_with_its_reasons(p1, django_c
         )
     [message] = mail.outbox
     assert "denied" in message.subject and "Relieved by insurance" in message.body
+
+
+def test_a_payee_no_notice_can_reach_gets_no_pdf_and_is_recorded_undeliverable(valued):
+    person = valued.participation.person
+    person.address_line1, person.email = "", ""
+    person.save()
+    run = payment_run_prepare(period_end=RELEASE, actor=staff_user("alice", "administrator"), now=NOW)
+    run = payment_run_approve(run=run, actor=staff_user("bob", "committee"), now=NOW)
+    payment_advice_send(run=run, actor="worker", now=NOW)
+    notice = Notice.objects.get(kind="payment_advice")
+    assert notice.status == "undeliverable" and notice.document is None and notice.print_document is None
