@@ -211,8 +211,24 @@ def notice_send(
     kind = NoticeKind(kind)
     key = notice_key(kind=kind, obj=obj, person=person, user=user, extra=key_extra)
     with transaction.atomic():
-        notice = Notice.objects.select_for_update().filter(key=key).first()
-        if notice is not None and notice.status != Notice.Status.FAILED:
+        # The row is the claim: a concurrent call with the same key waits on it here, then finds it sent.
+        notice, created = Notice.objects.select_for_update().get_or_create(
+            key=key,
+            defaults={
+                "kind": kind,
+                "person": person,
+                "user": user,
+                "object_type": obj._meta.label if obj is not None else "",
+                "object_id": str(obj.pk) if obj is not None else "",
+                "channel": Notice.Channel.EMAIL,
+                "status": Notice.Status.FAILED,
+                "error": "not sent yet",
+                "subject": subject[:300],
+                "created_at": as_of,
+                "actor": actor_label(actor),
+            },
+        )
+        if not created and notice.status != Notice.Status.FAILED:
             return notice  # already sent, queued or printed: a retry sends nothing
         full_link = absolute_link(link)
         electronic = user is not None or delivers_electronically(person=person)
@@ -221,29 +237,18 @@ def notice_send(
             {**context, "person": person, "user": user, "link": full_link, "electronic": electronic},
         )
         to = (user.email if user is not None else person.email) if electronic else ""
-        if notice is None:
-            notice = Notice(
-                kind=kind,
-                key=key,
-                person=person,
-                user=user,
-                object_type=obj._meta.label if obj is not None else "",
-                object_id=str(obj.pk) if obj is not None else "",
-                created_at=as_of,
-                actor=actor_label(actor),
-            )
         notice.channel = Notice.Channel.EMAIL if electronic else Notice.Channel.PAPER
         notice.to, notice.subject, notice.body, notice.link = to, subject[:300], body, full_link
         notice.document, notice.attempts = document, notice.attempts + 1
         if electronic:
-            _email(notice, document)
+            _email(notice, document, as_of=as_of)
         else:
             _queue_for_print(notice, person=person, document=document, as_of=as_of)
         notice.save()
     return notice
 
 
-def _email(notice: Notice, document: Document | None) -> None:
+def _email(notice: Notice, document: Document | None, *, as_of: dt.datetime) -> None:
     if not notice.to:
         notice.status, notice.error = Notice.Status.UNDELIVERABLE, "no email address on file"
         return
@@ -258,7 +263,7 @@ def _email(notice: Notice, document: Document | None) -> None:
         log.warning("notice %s to %s failed", notice.key, notice.to, exc_info=True)
         notice.status, notice.error = Notice.Status.FAILED, f"{type(exc).__name__}: {exc}"[:2000]
         return
-    notice.status, notice.error, notice.sent_at = Notice.Status.SENT, "", notice.created_at
+    notice.status, notice.error, notice.sent_at = Notice.Status.SENT, "", as_of
 
 
 def _file_name(document: Document) -> str:
