@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
-from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Sum
+from django.urls import reverse
 
 from claims import pdf
 from claims.models import (
@@ -63,6 +63,7 @@ from claims.selectors import (
 from core.audit import actor_label, audit_record
 from core.errors import ApplicationError
 from core.models import AuditEvent
+from core.notices import NoticeKind, notice_send
 from core.roles import Cap, has_cap
 from participants.models import Participation, Person
 from plans.models import Plan, PlanSection
@@ -871,7 +872,7 @@ def _extend(
     )
     extension.notice = pdf.extension_notice(extension, rules=rules, now=now, actor=actor)
     extension.save(update_fields=["notice"])
-    _notify_claimant(claim, "An extension notice about your claim")
+    _notify_claimant(claim, "An extension notice about your claim", now=now)
     return extension
 
 
@@ -963,6 +964,7 @@ def claim_information_receive(
     claim.save()
     _notify_reviewer(
         claim,
+        now=now,
         subject=f"[{claim.plan.code} claims] {claim.number}: the claimant's information arrived",
         body=(
             f"The information requested from {claim.claimant_name} on {extension.issued_on:%B %-d, %Y} "
@@ -1096,7 +1098,7 @@ def claim_approve(
     )
     decision.notice = pdf.decision_notice(decision, rules=rules, now=now, actor=actor)
     decision.save(update_fields=["notice"])
-    _notify_claimant(claim, "A decision on your claim")
+    _notify_claimant(claim, "A decision on your claim", now=now)
     return decision
 
 
@@ -1186,7 +1188,7 @@ def claim_deny(
     )
     decision.notice = pdf.decision_notice(decision, rules=rules, now=now, actor=actor)
     decision.save(update_fields=["notice"])
-    _notify_claimant(claim, "A decision on your claim")
+    _notify_claimant(claim, "A decision on your claim", now=now)
     return decision
 
 
@@ -1406,7 +1408,7 @@ def appeal_decide(
     )
     decision.notice = pdf.decision_notice(decision, rules=rules, now=now, actor=actor)
     decision.save(update_fields=["notice"])
-    _notify_claimant(claim, "The Committee's decision on your appeal")
+    _notify_claimant(claim, "The Committee's decision on your appeal", now=now)
     return decision
 
 
@@ -1477,17 +1479,43 @@ def claim_file_fulfil(*, request: ClaimFileRequest, now: dt.datetime, actor: Act
         now=now,
         reason=f"Claim file requested {request.requested_on}, furnished {request.fulfilled_on}, free of charge",
     )
-    _notify_claimant(claim, "The copy of your claim file")
+    _notify_claimant(claim, "The copy of your claim file", now=now)
     return request
 
 
 # --- the daily job ------------------------------------------------------------------------------------
-def _reviewer_emails(claim: Claim) -> list[str]:
+def _reviewers(claim: Claim) -> list[User]:
+    """The reviewer, else every active user with an email address who decides at this level."""
     if claim.reviewer is not None and claim.reviewer.email:
-        return [claim.reviewer.email]
+        return [claim.reviewer]
     cap = Cap.DECIDE_APPEALS if claim.state in AWAITING_REVIEW else Cap.DECIDE_CLAIMS
     users = get_user_model().objects.filter(is_active=True).exclude(email="").prefetch_related("groups")
-    return sorted({u.email for u in users if has_cap(u, cap)})
+    by_email = {u.email: u for u in sorted(users, key=lambda u: u.pk) if has_cap(u, cap)}
+    return [by_email[e] for e in sorted(by_email)]
+
+
+def _reviewer_emails(claim: Claim) -> list[str]:
+    return [u.email for u in _reviewers(claim)]
+
+
+def _tell_staff(
+    users: Sequence[User], *, claim: Claim, subject: str, body: str, obj: Any, key: str, now: dt.datetime
+) -> None:
+    """One email per staff user through core.notices (recorded; once per object, key and user)."""
+    link = reverse("claims_staff:detail", kwargs={"pk": claim.pk})
+    for user in users:
+        notice_send(
+            kind=NoticeKind.CLAIM_STAFF,
+            subject=subject,
+            template="email/staff_alert.txt",
+            context={"body": body},
+            link=link,
+            as_of=now,
+            actor="claims",
+            user=user,
+            obj=obj,
+            key_extra=key,
+        )
 
 
 def claims_flag_deadlines(*, now: dt.datetime) -> dict:
@@ -1537,7 +1565,8 @@ def claims_flag_deadlines(*, now: dt.datetime) -> dict:
         if days_left > WARN_DAYS:
             continue
         kind = ClaimFlag.Kind.OVERDUE if days_left < 0 else ClaimFlag.Kind.APPROACHING
-        recipients = _reviewer_emails(claim)
+        reviewers = _reviewers(claim)
+        recipients = [u.email for u in reviewers]
         flag, created = ClaimFlag.objects.get_or_create(
             claim=claim,
             kind=kind,
@@ -1555,15 +1584,18 @@ def claims_flag_deadlines(*, now: dt.datetime) -> dict:
                 else f"is due on {claim.next_deadline_on:%B %-d, %Y} ({_days(days_left)} left)"
             )
             cite = rules.cite("decision_on_review" if claim.state in AWAITING_REVIEW else "denial")
-            send_mail(
+            _tell_staff(
+                reviewers,
+                claim=claim,
                 subject=f"[{claim.plan.code} claims] {claim.number}: deadline {kind}",
-                message=(
+                body=(
                     f"Claim {claim.number} of {claim.claimant_name} ({claim.plan.name}) is "
                     f"{claim.get_state_display().lower()}.\nThe {claim.next_deadline_kind.replace('_', ' ')} "
                     f"deadline {when} ({cite}).\n"
                 ),
-                from_email=None,
-                recipient_list=recipients,
+                obj=flag,
+                key="",
+                now=now,
             )
             stats["emails"] += 1
     return stats
@@ -1573,32 +1605,47 @@ def _days(n: int) -> str:
     return f"{n} day" if n == 1 else f"{n} days"
 
 
-def _notify_reviewer(claim: Claim, *, subject: str, body: str) -> None:
+def _notify_reviewer(claim: Claim, *, subject: str, body: str, now: dt.datetime) -> None:
     """Tell the reviewer (else everyone who decides at this level), once the change commits."""
-    recipients = _reviewer_emails(claim)
-    if recipients:
+    reviewers = _reviewers(claim)
+    if reviewers:
+        key = f"{claim.state}:{subject}"
         transaction.on_commit(
-            lambda: send_mail(
-                subject=subject, message=body, from_email=None, recipient_list=recipients, fail_silently=True
+            lambda: _tell_staff(
+                reviewers, claim=claim, subject=subject, body=body, obj=claim, key=key, now=now
             )
         )
 
 
-def _notify_claimant(claim: Claim, subject: str) -> None:
-    """Portal delivery: tell the claimant (and representative) a notice is waiting, once the change commits."""
+def _notify_claimant(claim: Claim, subject: str, *, now: dt.datetime) -> None:
+    """Portal delivery: tell the claimant (and representative) a notice is waiting, once the change commits.
+
+    Through core.notices: by email to those who consented to electronic delivery, else on paper (the print
+    queue); once per claim, state and notice, so a retried action tells nobody twice."""
     if claim.delivery != Delivery.PORTAL:
         return
     # An unverified representative is sent nothing (29 CFR 2560.503-1(b)(4)).
-    people = (claim.claimant, claim.representative if claim.representative_verified else None)
-    recipients = [p.email for p in people if p is not None and p.email]
-    if not recipients:
+    people = [
+        p for p in (claim.claimant, claim.representative if claim.representative_verified else None) if p
+    ]
+    if not people:
         return
-    body = (
-        f"{subject} ({claim.number}, {claim.plan.name}) has been posted to the participant portal. "
-        f"Sign in to read and download it."
-    )
-    transaction.on_commit(
-        lambda: send_mail(
-            subject=subject, message=body, from_email=None, recipient_list=recipients, fail_silently=True
-        )
-    )
+    link = reverse("claims_portal:detail", kwargs={"pk": claim.pk})
+    key = f"{claim.state}:{subject}"
+
+    def send() -> None:
+        for person in people:
+            notice_send(
+                kind=NoticeKind.CLAIM_NOTICE,
+                subject=subject,
+                template="email/claim_notice.txt",
+                context={"claim": claim, "subject": subject},
+                link=link,
+                as_of=now,
+                actor="claims",
+                person=person,
+                obj=claim,
+                key_extra=key,
+            )
+
+    transaction.on_commit(send)

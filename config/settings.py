@@ -247,6 +247,12 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # --- email ----------------------------------------------------------------------------------
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="benefits-committee@example.com")
+# Production: EMAIL_URL (e.g. smtp+tls://user:password@mail.example.com:587) sets the SMTP backend and server.
+if env.str("EMAIL_URL", default=""):
+    globals().update(env.email_url("EMAIL_URL"))
+EMAIL_FILE_PATH = env.str("EMAIL_FILE_PATH", default=str(VAR_DIR / "mail"))  # the file backend's folder
+# The address the links in notices start with (core.notices.absolute_link).
+SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000")
 
 # --- Celery ---------------------------------------------------------------------------------
 REDIS_URL = env.str("REDIS_URL", default="")

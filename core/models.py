@@ -148,3 +148,101 @@ class Document(models.Model):
 
     def __str__(self) -> str:
         return f"{self.title} ({self.sha256[:12]})"
+
+
+class DeliveryChoice(models.Model):
+    """A person's choice of how notices reach them (append-only: the newest row is in force).
+
+    Paper is the default until the person consents to electronic delivery; the consent is recorded with the
+    version and hash of the text they agreed to, when, and (optionally) from which address and browser.
+    """
+
+    class Delivery(models.TextChoices):
+        ELECTRONIC = "electronic", "Electronic (email with a link and the document attached)"
+        PAPER = "paper", "Paper (first-class mail to my address)"
+
+    person = models.ForeignKey(
+        "participants.Person", on_delete=models.PROTECT, related_name="delivery_choices"
+    )
+    delivery = models.CharField(max_length=10, choices=Delivery.choices)
+    consent_version = models.CharField(max_length=20, blank=True)
+    consent_sha256 = models.CharField(max_length=64, blank=True)
+    chosen_at = models.DateTimeField()
+    ip_address = models.GenericIPAddressField(null=True, blank=True)
+    user_agent = models.CharField(max_length=300, blank=True)
+    actor = models.CharField(max_length=200)
+
+    class Meta:
+        ordering = ["-chosen_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(delivery="electronic") | ~models.Q(consent_version=""),
+                name="electronic_delivery_needs_consent",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.person_id} {self.delivery} {self.chosen_at:%Y-%m-%d}"
+
+
+class Notice(models.Model):
+    """One notice sent to one person (or staff user): what, to whom, when, which document, and how it went.
+
+    `key` makes sending idempotent per (kind, object, recipient): a retried task finds the row and sends nothing.
+    """
+
+    class Channel(models.TextChoices):
+        EMAIL = "email", "Email"
+        PAPER = "paper", "Paper"
+
+    class Status(models.TextChoices):
+        SENT = "sent", "Sent"
+        QUEUED = "queued", "In the print queue"
+        PRINTED = "printed", "Printed and mailed"
+        FAILED = "failed", "Failed"
+        UNDELIVERABLE = "undeliverable", "No email or mailing address on file"
+
+    kind = models.CharField(max_length=40)
+    key = models.CharField(max_length=200, unique=True)
+    person = models.ForeignKey(
+        "participants.Person", null=True, blank=True, on_delete=models.PROTECT, related_name="notices"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="notices"
+    )
+    object_type = models.CharField(max_length=80, blank=True)
+    object_id = models.CharField(max_length=64, blank=True)
+    channel = models.CharField(max_length=5, choices=Channel.choices)
+    status = models.CharField(max_length=13, choices=Status.choices)
+    to = models.CharField(max_length=254, blank=True)
+    subject = models.CharField(max_length=300)
+    body = models.TextField(blank=True)
+    link = models.CharField(max_length=500, blank=True)
+    document = models.ForeignKey(Document, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    print_document = models.ForeignKey(
+        Document,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="What the print queue prints: the document, else a letter of the notice",
+    )
+    created_at = models.DateTimeField()
+    sent_at = models.DateTimeField(null=True, blank=True)
+    queued_on = models.DateField(null=True, blank=True, help_text="The print queue day (paper)")
+    printed_at = models.DateTimeField(null=True, blank=True)
+    printed_by = models.CharField(max_length=200, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    actor = models.CharField(max_length=200)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["person", "created_at"]),
+            models.Index(fields=["channel", "queued_on"]),
+            models.Index(fields=["object_type", "object_id"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} to {self.to or self.person_id} ({self.status})"

@@ -34,6 +34,7 @@ class Cap(StrEnum):
     UNLOCK_ACCOUNTS = "unlock_accounts"  # lift a sign-in lockout (django-axes)
     ISSUE_DOCUMENTS = "issue_documents"  # store a document (BRP statement, run register): never the auditor
     DIRECT_DISTRIBUTIONS = "direct_distributions"  # the Company's discretionary cash-out (BRP App. A 4)
+    PRINT_NOTICES = "print_notices"  # the paper notices' print queue: download the day's PDF, mark it printed
 
 
 ROLE_CAPABILITIES: dict[Role, frozenset[Cap]] = {
@@ -62,6 +63,7 @@ ROLE_CAPABILITIES: dict[Role, frozenset[Cap]] = {
             Cap.MAINTAIN_TABLES,
             Cap.UNLOCK_ACCOUNTS,
             Cap.ISSUE_DOCUMENTS,
+            Cap.PRINT_NOTICES,
         }
     ),
     Role.AUDITOR: frozenset({Cap.VIEW_STAFF}),

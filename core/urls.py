@@ -1,6 +1,6 @@
 from django.urls import path
 
-from core import views
+from core import views, views_notices
 from core.imports import views as import_views
 from core.signin import views as signin_views
 
@@ -16,4 +16,7 @@ urlpatterns = [
     path("imports/", import_views.imports, name="imports"),
     path("imports/<int:pk>/", import_views.import_detail, name="import_detail"),
     path("signin/locks/", signin_views.locks, name="signin_locks"),
+    path("print/", views_notices.print_queue, name="print_queue"),
+    path("print/<str:day>/queue.pdf", views_notices.print_batch, name="print_batch"),
+    path("print/<str:day>/printed", views_notices.print_batch_printed, name="print_batch_printed"),
 ]

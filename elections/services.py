@@ -19,17 +19,16 @@ import logging
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
-from django.conf import settings
-from django.core.mail import send_mail
 from django.db import transaction
-from django.template.loader import render_to_string
+from django.urls import reverse
 
 from core import hooks
 from core import valuation_calendar as cal
 from core.audit import actor_label, audit_record
 from core.dates import EASTERN, add_months, day_of_month_after, parse_month
 from core.errors import ApplicationError, InvalidInput
-from core.models import Document
+from core.models import Document, Notice
+from core.notices import NoticeKind, notice_send
 from core.pdf import document_store
 from elections import validators as V
 from elections.models import (
@@ -52,6 +51,7 @@ from elections.selectors import (
     annuity_in_force,
     benefit_commencement,
     deferral_election_in_force,
+    kind_of,
 )
 from participants.models import Participation
 from participants.selectors import employment_status_on, termination_event
@@ -232,6 +232,13 @@ def enrollment_window_cancel(*, window: EnrollmentWindow, actor: Actor, now: dt.
 # --- notices and reminders -----------------------------------------------------------------------------
 
 
+_NOTICE_KINDS: dict[str, NoticeKind] = {
+    ElectionNotice.Kind.ELIGIBILITY: NoticeKind.ELIGIBILITY,
+    ElectionNotice.Kind.OPENED: NoticeKind.WINDOW_OPENED,
+    ElectionNotice.Kind.REMINDER: NoticeKind.WINDOW_REMINDER,
+}
+
+
 def _send(
     *,
     participation: Participation,
@@ -250,26 +257,26 @@ def _send(
     ).exists():
         return None
     person = participation.person
-    body = render_to_string(
-        template,
-        {
-            **context,
-            "person": person,
-            "participation": participation,
-            "plan": participation.plan,
-            "window": window,
-        },
+    notice = notice_send(
+        kind=_NOTICE_KINDS[kind],
+        subject=subject,
+        template=template,
+        context={**context, "participation": participation, "plan": participation.plan, "window": window},
+        link=reverse("elections_portal:home"),
+        as_of=now,
+        actor=actor,
+        person=person,
+        obj=window if window is not None else participation,
+        key_extra=today.isoformat(),
     )
-    delivered = bool(person.email)
-    if delivered:
-        send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [person.email])
+    delivered = notice.status in (Notice.Status.SENT, Notice.Status.QUEUED, Notice.Status.PRINTED)
     return ElectionNotice.objects.create(
         participation=participation,
         window=window,
         kind=kind,
         sent_on=today,
         sent_at=now,
-        to=person.email,
+        to=notice.to or ("paper" if delivered else ""),
         subject=subject,
         delivered=delivered,
         actor=actor_label(actor),
@@ -1163,6 +1170,27 @@ def election_confirmation_render(*, election: Election, actor: Actor, now: dt.da
         obj=election,
         now=now,
     )
+
+
+def election_confirmation_send(*, election: Election, actor: Actor, now: dt.datetime) -> Document:
+    """Render the confirmation and send it to the participant (core.notices: email with the PDF attached, or
+    the print queue for paper delivery); once per election, so a retried task sends nothing twice."""
+    document = election_confirmation_render(election=election, actor=actor, now=now)
+    participation = election.participation
+    kind = kind_of(election=election)
+    notice_send(
+        kind=NoticeKind.ELECTION_CONFIRMATION,
+        subject=f"{participation.plan.name}: your election is confirmed",
+        template="email/election_confirmation.txt",
+        context={"plan": participation.plan, "what": document.title},
+        link=reverse("elections_portal:election", kwargs={"kind": kind, "pk": election.pk}),
+        as_of=now,
+        actor=actor,
+        person=participation.person,
+        obj=election,
+        document=document,
+    )
+    return document
 
 
 def blank_form_render(*, plan: Plan, plan_year: int, actor: Actor, now: dt.datetime) -> Document:

@@ -13,13 +13,14 @@ ACTOR = "elections worker"
 
 @shared_task(name="elections.render_confirmation", acks_late=True, reject_on_worker_lost=True)
 def election_confirmation_task(model_label: str, pk: int) -> dict:
-    """Render (or find again: same bytes, same document) the confirmation PDF of an accepted election."""
+    """Render (or find again: same bytes, same document) the confirmation PDF of an accepted election and send
+    it to the participant (once: a retry finds the notice already sent)."""
     election = (
         apps.get_model(model_label)
         .objects.select_related("participation__person", "participation__plan")
         .get(pk=pk)
     )
-    document = services.election_confirmation_render(election=election, actor=ACTOR, now=timezone.now())
+    document = services.election_confirmation_send(election=election, actor=ACTOR, now=timezone.now())
     return {"document": document.pk, "sha256": document.sha256}
 
 

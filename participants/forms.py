@@ -40,3 +40,26 @@ class KeyEmployeeListForm(forms.Form):
         if unknown:
             raise forms.ValidationError(f"unknown employee number(s): {', '.join(unknown)}")
         return [people[n] for n in numbers]
+
+
+class DeliveryForm(forms.Form):
+    """How notices reach the participant: electronic (with consent to the text shown) or paper."""
+
+    delivery = forms.ChoiceField(
+        choices=[
+            ("electronic", "Electronic: by email, with the document attached"),
+            ("paper", "Paper: by mail"),
+        ],
+        widget=forms.RadioSelect,
+        label="How should we send you notices and documents?",
+    )
+    consent = forms.BooleanField(
+        required=False, label="I have read the consent text above and agree to electronic delivery"
+    )
+    consent_version = forms.CharField(widget=forms.HiddenInput)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("delivery") == "electronic" and not data.get("consent"):
+            self.add_error("consent", "Electronic delivery needs your consent (29 CFR 2520.104b-1(c)).")
+        return data

@@ -4,7 +4,7 @@ from django.urls import path
 
 from core.imports.api import import_urls
 from core.models import ImportBatch
-from participants import api, views, views_beneficiaries
+from participants import api, views, views_beneficiaries, views_notices
 
 app_name = "participants"
 staff_urlpatterns: list = [
@@ -20,6 +20,8 @@ staff_urlpatterns: list = [
 ]
 portal_urlpatterns: list = [
     path("beneficiaries/<str:plan_code>/", views_beneficiaries.portal_beneficiaries, name="beneficiaries"),
+    path("notices/", views_notices.portal_notices, name="notices"),
+    path("notices/delivery/", views_notices.portal_delivery, name="delivery"),
 ]
 api_urlpatterns: list = [
     path("people/", api.PersonList.as_view(), name="people"),

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 
 from books import selectors as books
 from books.models import Forfeiture, LedgerEntry, PendingTransaction
+from core import notices
 from core.charts import line_chart
 from core.dates import add_months
 from core.decorators import capability_required
@@ -111,6 +112,8 @@ def participant_detail(request, pk: int):
                 title="Balance, all plans",
             ),
             "history": _history(person),
+            "notices": notices.notices_labelled(person=person),
+            "delivery": notices.delivery_in_force(person=person),
             "participation_history": [
                 h
                 for p in participations

@@ -35,3 +35,14 @@ def process_day_task(self, day: str | None = None) -> dict:
         "message": run.message,
         "stats": run.stats,
     }
+
+
+@shared_task(name="payments.send_advice", acks_late=True, reject_on_worker_lost=True)
+def payment_advice_task(run_id: int) -> dict:
+    """After a run is released: the payment advice of each participant paid in it (once per run and person)."""
+    from payments.models import PaymentRun  # noqa: PLC0415 - models load after the app registry; tasks import early
+    from payments.services.advice import payment_advice_send  # noqa: PLC0415 - see above
+
+    return payment_advice_send(
+        run=PaymentRun.objects.get(pk=run_id), actor="payments worker", now=timezone.now()
+    )

@@ -8,6 +8,7 @@ from decimal import Decimal
 import factory
 from django.utils import timezone
 
+from core.notices import CONSENT_VERSION, delivery_choose
 from participants.models import Participation, Person
 from plans.models import Fund, FundPrice, Plan
 
@@ -49,4 +50,16 @@ class FundFactory(factory.django.DjangoModelFactory):
 def price(fund: Fund, day: dt.date, value: str) -> FundPrice:
     return FundPrice.objects.create(
         fund=fund, date=day, price=Decimal(value), loaded_at=timezone.now(), source="test"
+    )
+
+
+def consent_to_email(person: Person, *, at: dt.datetime | None = None) -> None:
+    """The person consents to electronic delivery of notices (core.notices; paper is the default)."""
+    delivery_choose(
+        person=person,
+        delivery="electronic",
+        consented=True,
+        consent_version=CONSENT_VERSION,
+        actor="test",
+        as_of=at or dt.datetime(2000, 1, 1, tzinfo=dt.UTC),
     )

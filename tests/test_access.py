@@ -41,7 +41,7 @@ from django.utils import timezone
 from django.utils.regex_helper import normalize
 
 from core.decorators import participant_required
-from core.models import Document, ImportBatch, JobRun, MarketClosure
+from core.models import DeliveryChoice, Document, ImportBatch, JobRun, MarketClosure, Notice
 from core.permissions import HasCapability, IsParticipant
 from core.roles import ROLE_CAPABILITIES, Cap, Role, has_cap
 from participants.models import Person
@@ -622,6 +622,19 @@ def population(edcp, settings, tmp_path):
             created_at=now,
             created_by="t",
         )
+        # a notice to each (core.notices; paper: it is in the print queue too), and a delivery choice
+        Notice.objects.create(
+            kind="statement_available",
+            key=f"walker:{person.pk}",
+            person=person,
+            channel="paper",
+            status="queued",
+            subject=f"A notice for {person.full_name} at {person.address_line1}",
+            queued_on=dt.date(2024, 5, 31),
+            created_at=now,
+            actor="t",
+        )
+        DeliveryChoice.objects.create(person=person, delivery="paper", chosen_at=now, actor="t")
     credit_valuation_date(valuation_date=dt.date(2024, 5, 30))
     credit_valuation_date(valuation_date=dt.date(2024, 5, 31))
     for person in (a, b):

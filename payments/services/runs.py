@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import logging
 from collections import defaultdict
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from core.models import Document
 
 S = ScheduledPayment.Status
+logger = logging.getLogger(__name__)
 
 
 class PaymentRunError(ApplicationError):
@@ -153,7 +155,24 @@ def payment_run_approve(*, run: PaymentRun, actor: User, now: dt.datetime | None
         obj=run,
         data={"payments": run.payments_count, "gross": str(run.gross_total)},
     )
+    _queue_advice(run)
     return run
+
+
+def _queue_advice(run: PaymentRun) -> None:
+    """Once the release commits, a worker sends each payee's payment advice (payments.services.advice). Should
+    the broker be unreachable the run stands; the advice is sent by running the task again (idempotent)."""
+    from payments.tasks import payment_advice_task  # noqa: PLC0415 - on use: the tasks module imports services
+
+    run_id = run.pk
+
+    def queue() -> None:
+        try:
+            payment_advice_task.delay(run_id)
+        except Exception:  # noqa: BLE001 - the broker is down; logged, the task can be run again
+            logger.warning("could not queue the payment advice of run %s", run_id, exc_info=True)
+
+    transaction.on_commit(queue)
 
 
 def _release(run: PaymentRun, *, actor: User, now: dt.datetime) -> None:

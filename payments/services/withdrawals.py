@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
@@ -18,6 +19,7 @@ from core import valuation_calendar as cal
 from core.audit import actor_label, audit_record
 from core.errors import ApplicationError
 from core.money import ZERO, money, percent_of
+from core.notices import NoticeKind, notice_send
 from core.roles import Cap, has_cap
 from elections.services import ElectionError, deferral_cancel
 from participants.models import Participation
@@ -317,6 +319,7 @@ def emergency_approve(
             "deferrals_cancelled": emergency.deferrals_cancelled,
         },
     )
+    _notify_decision(emergency, cite=cite, actor=actor, now=now)
     return out
 
 
@@ -355,7 +358,36 @@ def emergency_deny(
         reason=reason,
         data={"deferrals_cancelled": emergency.deferrals_cancelled},
     )
+    _notify_decision(emergency, cite=cite, actor=actor, now=now)
     return emergency
+
+
+def _notify_decision(emergency: EmergencyWithdrawal, *, cite: str, actor: Actor, now: dt.datetime) -> None:
+    """Once the decision commits, tell the participant (core.notices: email or paper; once per request)."""
+    approved = emergency.status == EmergencyWithdrawal.Status.APPROVED
+    participation = emergency.participation
+
+    def send() -> None:
+        notice_send(
+            kind=NoticeKind.EMERGENCY_DECISION,
+            subject=f"{participation.plan.name}: your emergency withdrawal request is "
+            f"{'approved' if approved else 'denied'}",
+            template="email/emergency_decision.txt",
+            context={
+                "plan": participation.plan,
+                "emergency": emergency,
+                "approved": approved,
+                "amount": f"{emergency.approved_amount or ZERO:,.2f}",
+                "cite": cite,
+            },
+            link=reverse("payments_portal:emergency", kwargs={"pk": emergency.pk}),
+            as_of=now,
+            actor=actor,
+            person=participation.person,
+            obj=emergency,
+        )
+
+    transaction.on_commit(send)
 
 
 # --- domestic relations orders (EDCP 5.9, RRP 2017 4.01(c)) --------------------------------------------

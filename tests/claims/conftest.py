@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from tests.claims.factories import participant, user_in
+from tests.factories import consent_to_email
 
 
 @pytest.fixture(autouse=True)
@@ -29,9 +30,11 @@ def auditor_user(db):
 
 @pytest.fixture
 def alice(db):
-    return participant(
+    alice = participant(
         "EDCP", username="alice", first_name="Alice", last_name="Claimant", email="alice@example.com"
     )
+    consent_to_email(alice)  # notices by email (core.notices)
+    return alice
 
 
 @pytest.fixture

@@ -311,3 +311,25 @@ def test_a_claimant_on_the_portal_is_emailed_when_a_notice_is_posted(
     with django_capture_on_commit_callbacks(execute=True):
         deny(mailed, now=at(2025, 3, 3), actor=admin_user)
     assert len(mail.outbox) == 1
+
+
+def test_a_claim_notice_is_recorded_once_and_goes_on_paper_to_a_claimant_without_consent(
+    alice, bob, admin_user, django_capture_on_commit_callbacks
+):
+    from django.core import mail
+
+    from core.models import Notice
+
+    claim = file_claim(alice, now=at(2025, 1, 10))
+    with django_capture_on_commit_callbacks(execute=True):
+        deny(claim, now=at(2025, 3, 3), actor=admin_user)
+    notice = Notice.objects.get(person=alice)
+    assert (notice.kind, notice.status, notice.object_id) == ("claim_notice", "sent", str(claim.pk))
+    assert notice.link.endswith(f"/portal/claims/{claim.pk}/")
+    bob.email = "bob@example.com"
+    bob.save()
+    other = file_claim(bob, now=at(2025, 1, 10))
+    with django_capture_on_commit_callbacks(execute=True):
+        deny(other, now=at(2025, 3, 3), actor=admin_user)
+    paper = Notice.objects.get(person=bob)
+    assert paper.channel == "paper" and paper.status == "queued" and len(mail.outbox) == 1

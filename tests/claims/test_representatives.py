@@ -23,6 +23,7 @@ from claims.services import (
 from core.models import AuditEvent
 from plans.models import Plan
 from tests.claims.factories import at, deny, file_claim, participant, upload
+from tests.factories import consent_to_email
 from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
@@ -162,6 +163,7 @@ def test_an_unverified_representative_is_sent_nothing(
 ):
     mallory.email = "mallory@example.com"
     mallory.save()
+    consent_to_email(mallory)
     claim = file_claim(
         alice,
         now=at(2025, 1, 10),

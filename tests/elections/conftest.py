@@ -3,16 +3,21 @@ from __future__ import annotations
 import pytest
 
 from tests.elections.factories import participant, user_with_role
+from tests.factories import consent_to_email
 
 
 @pytest.fixture
 def alice(db):
-    return participant(username="alice", first_name="Alice", last_name="Archer", email="alice@example.com")
+    alice = participant(username="alice", first_name="Alice", last_name="Archer", email="alice@example.com")
+    consent_to_email(alice.person)  # notices by email (core.notices: paper is the default)
+    return alice
 
 
 @pytest.fixture
 def bob(db):
-    return participant(username="bob", first_name="Bob", last_name="Baker", email="bob@example.com")
+    bob = participant(username="bob", first_name="Bob", last_name="Baker", email="bob@example.com")
+    consent_to_email(bob.person)
+    return bob
 
 
 @pytest.fixture

@@ -7,15 +7,19 @@ import datetime as dt
 import pytest
 from django.core import mail
 
+from core.models import Notice
+from core.pdf import pdf_text
 from core.schedules import all_schedules
 from elections.models import ElectionNotice
+from elections.selectors import confirmation_of
 from elections.services import (
     deferral_election_submit,
+    election_confirmation_send,
     election_reminders_send,
     eligibility_notice_send,
     enrollment_window_open,
 )
-from elections.tasks import send_reminders_task
+from elections.tasks import election_confirmation_task, send_reminders_task
 from plans.models import Plan
 from tests.elections.factories import at, participant
 
@@ -96,8 +100,17 @@ def test_a_reminder_mentions_the_election_that_carries_forward(alice, window):
     assert "8% of base salary" in mail.outbox[0].body and "stays in force" in mail.outbox[0].body
 
 
-def test_someone_with_no_email_address_is_recorded_as_not_reached(window):
-    p = participant(email="")
+def test_someone_without_consent_gets_the_notice_on_paper(window):
+    p = participant(email="carol@example.com")
+    stats = election_reminders_send(today=dt.date(2026, 11, 1), actor="beat", now=at(2026, 11, 1, 8))
+    assert stats["undeliverable"] == 0 and mail.outbox == []
+    assert ElectionNotice.objects.get(participation=p).delivered is True
+    notice = Notice.objects.get(person=p.person)
+    assert (notice.channel, notice.status, notice.queued_on) == ("paper", "queued", dt.date(2026, 11, 1))
+
+
+def test_someone_with_no_address_and_no_consent_is_recorded_as_not_reached(window):
+    p = participant(email="", address_line1="")
     stats = election_reminders_send(today=dt.date(2026, 11, 1), actor="beat", now=at(2026, 11, 1, 8))
     assert stats["undeliverable"] == 1 and mail.outbox == []
     assert ElectionNotice.objects.get(participation=p).delivered is False
@@ -116,3 +129,41 @@ def test_the_daily_task_is_scheduled_and_calls_the_service(alice, window, monkey
 
     monkeypatch.setattr(timezone, "now", lambda: at(2026, 11, 1, 8))
     assert send_reminders_task()["opened"] == 1
+
+
+def test_an_accepted_election_is_confirmed_by_email_with_its_pdf_once(alice):
+    election = deferral_election_submit(
+        participation=alice,
+        plan_year=2026,
+        percentages={"base_salary": 8},
+        accounts=None,
+        submitted_at=at(2025, 12, 1),
+        channel="portal",
+        actor="alice",
+    )
+    election_confirmation_task.apply(args=[election._meta.label, election.pk])
+    election_confirmation_task.apply(args=[election._meta.label, election.pk])  # a retried task sends nothing
+    [message] = mail.outbox
+    assert message.to == ["alice@example.com"] and "confirmed" in message.subject
+    assert f"/portal/elections/election/deferral/{election.pk}/" in message.body
+    [(name, data, mimetype)] = message.attachments
+    assert mimetype == "application/pdf" and "8%" in pdf_text(data)
+    notice = Notice.objects.get(kind="election_confirmation")
+    assert notice.document == confirmation_of(election=election) and notice.status == "sent"
+
+
+def test_a_confirmation_to_someone_on_paper_puts_the_pdf_in_the_print_queue(window):
+    carol = participant(email="carol@example.com")
+    election = deferral_election_submit(
+        participation=carol,
+        plan_year=2027,
+        percentages={"base_salary": 5},
+        accounts=None,
+        submitted_at=at(2026, 11, 2),
+        channel="portal",
+        actor="carol",
+    )
+    election_confirmation_send(election=election, actor="test", now=at(2026, 11, 2, 9))
+    notice = Notice.objects.get(kind="election_confirmation")
+    assert mail.outbox == [] and notice.status == "queued"
+    assert notice.print_document == confirmation_of(election=election)
