@@ -67,6 +67,13 @@ class PortalClaimForm(forms.Form):
         widget=forms.ClearableFileInput(attrs={"accept": ".pdf,.png,.jpg,.jpeg"}),
     )
 
+    def __init__(self, *args, person=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.person = person
+        if person is not None and (own := Plan.objects.filter(participations__person=person)).exists():
+            # Issue 11: only the claimant's own plans (a Beneficiary with no account of their own sees all).
+            self.fields["plan"].queryset = own.order_by("code")
+
     def clean_participant_number(self):
         # Kept as typed: whether the number exists is never told to the filer (issue 12).
         return (self.cleaned_data.get("participant_number") or "").strip()

@@ -467,7 +467,41 @@ def claim_file(
         reason=claim.description[:200],
         data={"plan": plan.code, "received_on": received_on.isoformat(), "channel": channel},
     )
+    _send_receipt(claim)
     return claim
+
+
+def claim_receipt_lines(*, claim: Claim) -> list[tuple[str, str]]:
+    """The filing receipt: claim number, date received and the date the decision is due (issue 11)."""
+    return [
+        ("Claim number", claim.number),
+        ("Plan", claim.plan.name),
+        ("Date received", f"{claim.received_on:%B %-d, %Y}"),
+        ("Decision due by", f"{claim.decision_due_on:%B %-d, %Y}" if claim.decision_due_on else "not set"),
+    ]
+
+
+def _send_receipt(claim: Claim) -> None:
+    """A claim filed in the portal by the claimant: the receipt by email too, once the filing commits."""
+    if claim.channel != Claim.Channel.PORTAL or claim.claimant is None or not claim.claimant.email:
+        return
+    if claim.representative is not None:
+        return  # An unverified representative is sent nothing (29 CFR 2560.503-1(b)(4)).
+    lines = "\n".join(f"{label}: {value}" for label, value in claim_receipt_lines(claim=claim))
+    body = (
+        f"We received your claim.\n\n{lines}\n\nThe decision is due by the date above unless we tell you in "
+        f"writing, before then, that we need more time and why. Sign in to the participant portal to follow it."
+    )
+    recipients = [claim.claimant.email]
+    transaction.on_commit(
+        lambda: send_mail(
+            subject=f"Claim {claim.number} received",
+            message=body,
+            from_email=None,
+            recipient_list=recipients,
+            fail_silently=True,
+        )
+    )
 
 
 REPRESENTATIVE_FILING_ANSWER = (

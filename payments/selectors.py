@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -17,6 +19,7 @@ from payments.models import (
     ScheduledPayment,
 )
 from payments.services.values import available_values, credited_through
+from payments.services.withholding import WithholdingError, withholding_apply
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
@@ -136,6 +139,64 @@ def payment_estimates(*, payments: list[ScheduledPayment], on: dt.date) -> dict[
         left[p.account_id] = available - amount
         out[p.id] = amount
     return out
+
+
+@dataclass(frozen=True)
+class PaymentFigures:
+    """Gross, federal and state withholding and net of one payment: the run's figures once it is in a run, else
+    estimates from the dated withholding tables on its release date (EDCP 8.3, RRP 4.03, BRP 10.1)."""
+
+    gross: Decimal
+    federal: Decimal | None
+    state: Decimal | None
+    net: Decimal | None
+    estimate: bool
+    basis: str = ""
+
+
+FIGURES_FINAL = (S.IN_RUN, S.APPROVED, S.RELEASED, S.PAID)
+
+
+def payment_figures(*, payments: list[ScheduledPayment], on: dt.date) -> dict[int, PaymentFigures]:
+    """Each payment's gross, withholding and net as the payment job would compute them; writes nothing."""
+    gross = payment_estimates(payments=payments, on=on)
+    out: dict[int, PaymentFigures] = {}
+    open_: list[ScheduledPayment] = []
+    for p in payments:
+        if p.status in FIGURES_FINAL and p.net_amount is not None:
+            out[p.id] = PaymentFigures(
+                gross=p.amount or ZERO,
+                federal=p.federal_withholding,
+                state=p.state_withholding,
+                net=p.net_amount,
+                estimate=False,
+                basis=p.withholding_basis,
+            )
+        elif p.status != S.CANCELLED:
+            # A copy: the estimate is computed in memory and never saved.
+            twin = copy.copy(p)
+            twin.amount = gross.get(p.id, ZERO)
+            open_.append(twin)
+    try:
+        withholding_apply(payments=open_, exclude_ids={p.id for p in payments})
+    except WithholdingError:
+        open_ = [_gross_only(p) for p in open_]
+    for twin in open_:
+        out[twin.id] = PaymentFigures(
+            gross=twin.amount or ZERO,
+            federal=twin.federal_withholding,
+            state=twin.state_withholding,
+            net=twin.net_amount,
+            estimate=True,
+            basis=twin.withholding_basis or "",
+        )
+    return out
+
+
+def _gross_only(p: ScheduledPayment) -> ScheduledPayment:
+    """A payment whose withholding cannot be estimated (no rates in force): gross only."""
+    p.federal_withholding = p.state_withholding = p.net_amount = None
+    return p
 
 
 def forecast(*, start: dt.date, months: int = 12, years: int = 10) -> dict:

@@ -426,10 +426,15 @@ def portal_emergencies(request):
 @participant_required
 def portal_emergency(request, pk: int):
     emergency = get_object_or_404(selectors.person_emergencies(person=request.user.person), pk=pk)
+    payments = selectors.emergency_payments(emergency=emergency)
+    figures = selectors.payment_figures(payments=payments, on=timezone.localdate())
     return render(
         request,
         "payments/portal_emergency.html",
-        {"emergency": emergency, "payments": selectors.emergency_payments(emergency=emergency)},
+        {
+            "emergency": emergency,
+            "payments": [(p, figures[p.id]) for p in payments if p.id in figures],
+        },
     )
 
 
@@ -520,7 +525,7 @@ def withholding(request):
 def portal_calendar(request):
     person = request.user.person
     calendar = selectors.person_calendar(person=person)
-    amounts = selectors.payment_estimates(payments=calendar, on=timezone.localdate())
+    figures = selectors.payment_figures(payments=calendar, on=timezone.localdate())
     parts = selectors.benefit_parts(payments=calendar)
     # BRP Appendix A: on a date that pays both parts, the Post-2004 part first, then the Pre-2005 part
     calendar.sort(key=lambda p: (p.payment_date, p.account_id, parts.get(p.id, ("",))[0]))
@@ -529,7 +534,7 @@ def portal_calendar(request):
         "payments/portal_calendar.html",
         {
             "person": person,
-            "calendar": [(p, amounts.get(p.id), parts.get(p.id)) for p in calendar],
+            "calendar": [(p, figures.get(p.id), parts.get(p.id)) for p in calendar],
             "schedules": selectors.person_schedules(person=person),
         },
     )
