@@ -1252,9 +1252,10 @@ def deferral_offer(*, participation: Participation, now: dt.datetime) -> Offer:
     return OFFERED
 
 
-def distribution_offer(*, participation: Participation, schedule: AccountSchedule, as_of: dt.date) -> Offer:
+def distribution_offer(*, participation: Participation, schedule: AccountSchedule, now: dt.datetime) -> Offer:
     """Would a payment election for this account be accepted today (check_distribution with the plan's default
     form, as distribution_election_submit asks it)?"""
+    as_of = _local_date(now)
     version = participation.plan.version_on(as_of)
     rule = V.distribution_rule_for(version=version, kind=schedule.kind)
     if rule is None:
@@ -1272,6 +1273,7 @@ def distribution_offer(*, participation: Participation, schedule: AccountSchedul
         lump_sum_percent=None,
         delay_months=0,
         submitted_on=as_of,
+        submitted_at=now,
     )
     return OFFERED if violation is None else _refused(violation)
 
@@ -1445,15 +1447,18 @@ def enrollment_preview(  # noqa: C901 - one pass over the fields of the form, in
             return None
         return value
 
+    share_total = 0
     if default_account and raw("alloc_default") != "":
         value = share("alloc_default")
         shares_complete &= value is not None
+        share_total += value or 0
         accounts[default_account] = value or 0
     for i in range(1, (spec["max_count"] if spec else 0) + 1):
         if raw(f"sd_month_{i}") == "" and raw(f"sd_percent_{i}") == "":
             continue
         value = share(f"sd_percent_{i}")
         shares_complete &= value is not None
+        share_total += value or 0
         try:
             month = parse_month(raw(f"sd_month_{i}"))
         except InvalidInput:
@@ -1462,7 +1467,6 @@ def enrollment_preview(  # noqa: C901 - one pass over the fields of the form, in
                 f"Give the month the payment starts as YYYY-MM, for example {today.year + 5}-03; "
                 f"{raw(f'sd_month_{i}') or 'nothing'} is not one ({allocation_cite}).",
             )
-            shares_complete = False
             continue
         account = f"specified_date:{month:%Y-%m}"
         accounts[account] = (accounts.get(account) or 0) + (value or 0)
@@ -1475,10 +1479,10 @@ def enrollment_preview(  # noqa: C901 - one pass over the fields of the form, in
                 add(f"sd_{i}_form", problem)
     if accounts and default_account and default_account not in accounts:
         accounts[default_account] = 0
-    if accounts and shares_complete and sum(accounts.values()) != 100:
+    if (accounts or share_total) and shares_complete and share_total != 100:
         add(
             "alloc_default",
-            f"The account shares add up to {sum(accounts.values())}%, not 100%: make them add up to exactly 100% "
+            f"The account shares add up to {share_total}%, not 100%: make them add up to exactly 100% "
             f"({allocation_cite}).",
         )
     if default_account and raw("default_form"):

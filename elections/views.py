@@ -292,7 +292,7 @@ def _overview(participation: Participation, *, now: dt.datetime) -> dict:
                 "account_offers": [
                     (
                         s,
-                        services.distribution_offer(participation=participation, schedule=s, as_of=today),
+                        services.distribution_offer(participation=participation, schedule=s, now=now),
                         services.schedule_change_offer(
                             participation=participation, account=s.account, as_of=today
                         ),

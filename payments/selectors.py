@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from core.dates import add_months, add_years
 from core.money import ZERO, installment, money, percent_of
 from participants.models import Participation
+from participants.selectors import key_employee_status
 from payments.models import (
     Annuity,
     DomesticRelationsOrder,
@@ -18,6 +19,7 @@ from payments.models import (
     PaymentSchedule,
     ScheduledPayment,
 )
+from payments.services.engine import key_employee_date, payment_date_for
 from payments.services.values import available_values, credited_through
 from payments.services.withholding import WithholdingError, withholding_apply
 
@@ -197,6 +199,57 @@ def _gross_only(p: ScheduledPayment) -> ScheduledPayment:
     """A payment whose withholding cannot be estimated (no rates in force): gross only."""
     p.federal_withholding = p.state_withholding = p.net_amount = None
     return p
+
+
+@dataclass(frozen=True)
+class KeyEmployeeWait:
+    """A Key Employee's wait (EDCP 5.1(b)): if they separated on `separation`, the first payment date."""
+
+    plan_name: str
+    identification_year: int
+    separation: dt.date
+    standard: dt.date
+    first_payment: dt.date
+    rule: str
+    cite: str
+
+
+def key_employee_waits(*, person: Person, on: dt.date) -> list[KeyEmployeeWait]:
+    """For each plan with a Key Employee delay that lists this person as a Key Employee today: the date the
+    schedule engine would use for a separation today, against the standard date (read-only)."""
+    out = []
+    for participation in Participation.objects.filter(person=person).select_related("plan"):
+        version = participation.plan.version_on(on)
+        spec = version.provision("key_employee", None)
+        if not spec:
+            continue
+        status = key_employee_status(
+            person=person,
+            on=on,
+            effective_month=spec.get("effective_month", 4),
+            effective_day=spec.get("effective_day", 1),
+        )
+        if not status.key:
+            continue
+        for rule in version.provision("distribution", []) or []:
+            delay = rule.get("key_employee_delay")
+            if rule.get("trigger") != "separation" or not delay:
+                continue
+            standard = payment_date_for(rule=rule["payment_date"], event=on)
+            later = key_employee_date(rule=delay, separation=on)
+            out.append(
+                KeyEmployeeWait(
+                    plan_name=participation.plan.name,
+                    identification_year=status.identification_year,
+                    separation=on,
+                    standard=standard,
+                    first_payment=max(standard, later),
+                    rule=rule["name"],
+                    cite=delay.get("cite", rule["cite"]),
+                )
+            )
+            break
+    return out
 
 
 def forecast(*, start: dt.date, months: int = 12, years: int = 10) -> dict:

@@ -86,7 +86,7 @@ def _account_words(key: object) -> str:
     text = str(key)
     if text.startswith("specified_date:"):
         return f"Specified Date Account {text.split(':', 1)[1]}"
-    return V.FORM_LABELS.get(text, text.replace("_", " "))
+    return V.FORM_LABELS.get(text, text.replace("_", " ").capitalize())
 
 
 @register.filter
