@@ -3,6 +3,8 @@ shows a receipt (claim number, date received, decision due date) on screen and i
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.core import mail
 from django.test import Client
@@ -30,15 +32,18 @@ def _form(plan_code: str) -> dict:
     }
 
 
-def test_the_claim_form_lists_only_the_claimants_plans(alice):
+def test_the_claim_form_lists_the_claimants_plans_as_theirs_and_preselects_one(alice):
     page = _client(alice).get(reverse("claims_portal:new")).content.decode()
-    assert Plan.objects.get(code="EDCP").name in page
-    assert Plan.objects.get(code="BRP").name not in page and Plan.objects.get(code="RRP").name not in page
+    own = re.search(r'<optgroup label="Your plans">(.*?)</optgroup>', page, flags=re.S).group(1)
+    edcp = Plan.objects.get(code="EDCP")
+    assert f'value="{edcp.pk}" selected' in own and edcp.name in own
+    assert Plan.objects.get(code="BRP").name not in own and Plan.objects.get(code="RRP").name not in own
 
 
 def test_a_claim_under_a_plan_the_claimant_is_not_in_is_refused_and_nothing_is_filed(alice):
     response = _client(alice).post(reverse("claims_portal:new"), _form("BRP"))
     assert response.status_code == 400 and not Claim.objects.exists()
+    assert "You have no account in" in response.content.decode()
 
 
 def test_filing_shows_a_receipt_and_emails_it(alice, django_capture_on_commit_callbacks):
