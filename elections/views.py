@@ -483,12 +483,29 @@ def _year(text) -> int | None:
 
 
 @participant_required
-@require_POST
 def portal_stop(request, plan_code: str):
+    """Stop deferring: a summary of what stops (the election in force against 0%), then the submit."""
     participation = _participation_of(request, plan_code)
-    year = _int(request.POST.get("plan_year"))
+    year = _int((request.POST if request.method == "POST" else request.GET).get("plan_year"))
     if year is None:
         raise Http404("no plan year")
+    if request.method != "POST":
+        now = timezone.now()
+        in_force = S.deferral_election_in_force(participation=participation, plan_year=year)
+        return render(
+            request,
+            "elections/portal/stop.html",
+            {
+                "plan": participation.plan,
+                "plan_year": year,
+                "in_force": in_force,
+                "offer": services.deferral_offer(participation=participation, now=now),
+                "deadline": V.annual_deadline(
+                    version=participation.plan.version_on(_today()), plan_year=year
+                ),
+                "timing_cite": participation.plan.version_on(_today()).cite("election_deadline"),
+            },
+        )
     election = services.deferral_election_stop(
         participation=participation,
         plan_year=year,

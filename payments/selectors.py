@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from core.dates import add_months, add_years
 from core.money import ZERO, installment, money, percent_of
 from participants.models import Participation
-from participants.selectors import key_employee_status
+from participants.selectors import key_employee_status, termination_event
 from payments.models import (
     Annuity,
     DomesticRelationsOrder,
@@ -217,7 +217,9 @@ class KeyEmployeeWait:
 def key_employee_waits(*, person: Person, on: dt.date) -> list[KeyEmployeeWait]:
     """For each plan with a Key Employee delay that lists this person as a Key Employee today: the date the
     schedule engine would use for a separation today, against the standard date (read-only)."""
-    out = []
+    out: list[KeyEmployeeWait] = []
+    if termination_event(person=person) is not None:
+        return out  # separated (or dead): the calendar's own payment dates already carry the wait
     for participation in Participation.objects.filter(person=person).select_related("plan"):
         version = participation.plan.version_on(on)
         spec = version.provision("key_employee", None)

@@ -164,3 +164,23 @@ def test_an_edcp_participant_has_emergency_payment_in_the_menu(client, alice, fu
 @pytest.fixture
 def alice(db):
     return participant(username="alice", first_name="Alice", last_name="Archer", email="alice@example.com")
+
+
+def test_stop_deferring_shows_what_stops_before_anything_is_filed(client, alice, fund):
+    deferral_election_submit(
+        participation=alice,
+        plan_year=2027,
+        percentages={"base_salary": 7},
+        accounts=None,
+        submitted_at=at(2026, 11, 1),
+        channel="portal",
+        actor="alice",
+    )
+    c = _client(client, alice)
+    page = c.get(reverse("elections_portal:stop", args=["EDCP"]), {"plan_year": 2027}).content.decode()
+    assert 'id="stop-summary"' in page and "7%" in page and 'id="confirm-stop"' in page
+    assert DeferralElection.objects.count() == 1
+    response = c.post(reverse("elections_portal:stop", args=["EDCP"]), {"plan_year": "2027"})
+    assert response.status_code == 302
+    latest = DeferralElection.objects.order_by("-id").first()
+    assert latest.status == Status.ACCEPTED and {line.percent for line in latest.lines.all()} == {0}
