@@ -600,7 +600,7 @@ def portal_annuity(request, plan_code: str):
 @participant_required
 def portal_election(request, kind: str, pk: int):
     election = _election_of(kind, pk, person=request.user.person)
-    return render(request, "elections/portal/election.html", _election_detail(election))
+    return render(request, "elections/portal/election.html", {**_election_detail(election), "portal": True})
 
 
 @participant_required

@@ -28,6 +28,7 @@ from payments.forms import (
     OrderForm,
     PortalEmergencyRequestForm,
     StaffEmergencyRequestForm,
+    WhatIfForm,
 )
 from payments.models import (
     DomesticRelationsOrder,
@@ -44,6 +45,7 @@ from payments.services.runs import (
     payment_run_register,
 )
 from payments.services.schedules import participant_schedules_recompute
+from payments.services.whatif import WhatIfRefused, account_whatif
 from payments.services.withdrawals import (
     WithdrawalError,
     dro_record,
@@ -538,6 +540,30 @@ def portal_calendar(request):
             "key_waits": selectors.key_employee_waits(person=person, on=timezone.localdate()),
             "schedules": selectors.person_schedules(person=person),
         },
+    )
+
+
+@participant_required
+def portal_whatif(request):
+    """What each account would pay after a separation on a chosen date: the engine, nothing stored."""
+    person = request.user.person
+    today = timezone.localdate()
+    form = WhatIfForm(request.GET or None, initial={"separation": today, "annual_return": 0})
+    result, refusal = None, ""
+    if request.GET and form.is_valid():
+        d = form.cleaned_data
+        try:
+            result = account_whatif(
+                person=person,
+                separation=d["separation"],
+                as_of=today,
+                annual_return=d["annual_return"],
+                deferral_percent=d["deferral_percent"],
+            )
+        except WhatIfRefused as exc:
+            refusal = str(exc)
+    return render(
+        request, "payments/portal_whatif.html", {"form": form, "result": result, "refusal": refusal}
     )
 
 

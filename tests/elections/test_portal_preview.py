@@ -45,7 +45,9 @@ def _form(**fields):
     return {"plan_year": "2027", "kind": "annual", "action": "review", **fields}
 
 
-def test_every_problem_of_a_deferral_form_shows_at_once_beside_its_field_and_nothing_is_stored(client, alice, fund):
+def test_every_problem_of_a_deferral_form_shows_at_once_beside_its_field_and_nothing_is_stored(
+    client, alice, fund
+):
     c = _client(client, alice)
     audit_before = AuditEvent.objects.count()
     response = c.post(
@@ -81,7 +83,10 @@ def test_a_good_form_leads_to_a_review_of_old_against_new_and_the_deferral_per_p
         actor="alice",
     )
     PayrollRecord.objects.create(
-        person=alice.person, pay_date=dt.date(2026, 10, 31), component="base_salary", gross=Decimal("12500.00"),
+        person=alice.person,
+        pay_date=dt.date(2026, 10, 31),
+        component="base_salary",
+        gross=Decimal("12500.00"),
         plan_year=2026,
         recorded_at=NOW,
     )
@@ -102,7 +107,9 @@ def test_a_good_form_leads_to_a_review_of_old_against_new_and_the_deferral_per_p
 
 
 def test_change_it_returns_to_the_form_with_what_was_typed(client, alice, fund):
-    page = _client(client, alice).post(reverse(ENROL, args=["EDCP"]), _form(pct_base_salary="9", action="edit"))
+    page = _client(client, alice).post(
+        reverse(ENROL, args=["EDCP"]), _form(pct_base_salary="9", action="edit")
+    )
     assert page.status_code == 200 and 'value="9"' in page.content.decode()
     assert not DeferralElection.objects.exists()
 
@@ -122,7 +129,11 @@ def test_a_refusal_submitted_after_review_is_stored_and_its_page_speaks_english(
 def test_the_preview_writes_nothing(alice, fund):
     before = (DeferralElection.objects.count(), AuditEvent.objects.count())
     preview = enrollment_preview(
-        participation=alice, plan_year=2027, data={"pct_base_salary": "10"}, performance_period=None, submitted_at=NOW
+        participation=alice,
+        plan_year=2027,
+        data={"pct_base_salary": "10"},
+        performance_period=None,
+        submitted_at=NOW,
     )
     assert preview.ok and preview.percentages == {"base_salary": 10}
     assert (DeferralElection.objects.count(), AuditEvent.objects.count()) == before
