@@ -71,7 +71,9 @@ class PortalClaimForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.own_plans: set[int] = set()
         if person is not None:
-            self.own_plans = set(Plan.objects.filter(participations__person=person).values_list("pk", flat=True))
+            self.own_plans = set(
+                Plan.objects.filter(participations__person=person).values_list("pk", flat=True)
+            )
         if self.own_plans:
             # Issue 11: the claimant's own plans first and preselected; other plans only for a claim as a
             # Beneficiary or on someone else's behalf (clean() refuses them for a claim of one's own).

@@ -1474,9 +1474,9 @@ def enrollment_preview(  # noqa: C901 - one pass over the fields of the form, in
             schedule = _enrol_form_schedule(data, f"sd_{i}")
             schedules[account] = schedule
             if (
-                problem := _enrol_schedule(participation, account, schedule, today, submitted_at)
+                schedule_problem := _enrol_schedule(participation, account, schedule, today, submitted_at)
             ) is not None:
-                add(f"sd_{i}_form", problem)
+                add(f"sd_{i}_form", schedule_problem)
     if accounts and default_account and default_account not in accounts:
         accounts[default_account] = 0
     if (accounts or share_total) and shares_complete and share_total != 100:
@@ -1489,9 +1489,9 @@ def enrollment_preview(  # noqa: C901 - one pass over the fields of the form, in
         schedule = _enrol_form_schedule(data, "default")
         schedules[default_account] = schedule
         if (
-            problem := _enrol_schedule(participation, default_account, schedule, today, submitted_at)
+            default_problem := _enrol_schedule(participation, default_account, schedule, today, submitted_at)
         ) is not None:
-            add("default_form", problem)
+            add("default_form", default_problem)
 
     if not percentages and not errors:
         if (problem := V.v_components(req=request({}))) is not None:
