@@ -529,11 +529,11 @@ def portal_payment(request, plan_code: str):
             **args,
         )
         return _after_submit(request, election, staff=False)
-    return render(
-        request,
-        "elections/portal/payment.html",
-        _payment_context(participation, request.GET.get("account", ""), _today()),
+    context = _payment_context(participation, request.GET.get("account", ""), _today())
+    context["offer"] = services.distribution_offer(
+        participation=participation, schedule=context["schedule"], now=timezone.now()
     )
+    return render(request, "elections/portal/payment.html", context)
 
 
 @participant_required
@@ -555,11 +555,11 @@ def portal_schedule_change(request, plan_code: str):
             **args,
         )
         return _after_submit(request, change, staff=False)
-    return render(
-        request,
-        "elections/portal/schedule_change.html",
-        _schedule_change_context(participation, request.GET.get("account", ""), _today()),
+    context = _schedule_change_context(participation, request.GET.get("account", ""), _today())
+    context["offer"] = services.schedule_change_offer(
+        participation=participation, account=context["schedule"].account, as_of=_today()
     )
+    return render(request, "elections/portal/schedule_change.html", context)
 
 
 @participant_required
@@ -594,7 +594,9 @@ def portal_annuity(request, plan_code: str):
             actor=request.user,
         )
         return _after_submit(request, election, staff=False)
-    return render(request, "elections/portal/annuity.html", _annuity_context(participation, _today()))
+    context = _annuity_context(participation, _today())
+    context["offer"] = services.annuity_offer(participation=participation, as_of=_today())
+    return render(request, "elections/portal/annuity.html", context)
 
 
 @participant_required

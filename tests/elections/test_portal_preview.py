@@ -14,7 +14,12 @@ from django.utils import timezone
 from books.models import PayrollRecord
 from core.audit import AuditEvent
 from elections.models import DeferralElection, Status
-from elections.services import deferral_election_submit, deferral_offer, enrollment_preview
+from elections.services import (
+    deferral_election_submit,
+    deferral_offer,
+    distribution_election_submit,
+    enrollment_preview,
+)
 from participants.services import employment_event_record
 from tests.elections.factories import at, default_fund, participant
 from tests.signin import sign_in
@@ -195,3 +200,23 @@ def test_stop_deferring_shows_what_stops_before_anything_is_filed(client, alice,
     assert response.status_code == 302
     latest = DeferralElection.objects.order_by("-id").first()
     assert latest.status == Status.ACCEPTED and {line.percent for line in latest.lines.all()} == {0}
+
+
+def test_a_schedule_change_the_plan_would_refuse_is_a_sentence_not_a_submit_button(client, alice, fund):
+    distribution_election_submit(
+        participation=alice,
+        account="specified_date:2027-03",
+        form="lump_sum",
+        installments=None,
+        lump_sum_percent=None,
+        submitted_at=at(2026, 10, 1),
+        channel="portal",
+        actor="alice",
+    )
+    c = _client(client, alice)
+    page = c.get(
+        reverse("elections_portal:schedule_change", args=["EDCP"]), {"account": "specified_date:2027-03"}
+    ).content.decode()
+    assert 'id="not-offered"' in page and "Submit the change" not in page and "EDCP 6.2" in page
+    home = c.get(reverse("elections_portal:home")).content.decode()
+    assert "schedule_change/?account=specified_date:2027-03" not in home
