@@ -78,8 +78,8 @@ class PortalClaimForm(forms.Form):
             # Issue 11: the claimant's own plans first and preselected; other plans only for a claim as a
             # Beneficiary or on someone else's behalf (clean() refuses them for a claim of one's own).
             plans = list(Plan.objects.order_by("code"))
-            own = [(p.pk, p.name) for p in plans if p.pk in self.own_plans]
-            other = [(p.pk, p.name) for p in plans if p.pk not in self.own_plans]
+            own = [(p.pk, str(p)) for p in plans if p.pk in self.own_plans]
+            other = [(p.pk, str(p)) for p in plans if p.pk not in self.own_plans]
             self.fields["plan"].choices = [("Your plans", own)] + (
                 [("Only for a Beneficiary's claim or a claim for someone else", other)] if other else []
             )

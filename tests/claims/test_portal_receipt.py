@@ -36,8 +36,8 @@ def test_the_claim_form_lists_the_claimants_plans_as_theirs_and_preselects_one(a
     page = _client(alice).get(reverse("claims_portal:new")).content.decode()
     own = re.search(r'<optgroup label="Your plans">(.*?)</optgroup>', page, flags=re.S).group(1)
     edcp = Plan.objects.get(code="EDCP")
-    assert f'value="{edcp.pk}" selected' in own and edcp.name in own
-    assert Plan.objects.get(code="BRP").name not in own and Plan.objects.get(code="RRP").name not in own
+    assert f'value="{edcp.pk}" selected' in own and str(edcp) in own
+    assert str(Plan.objects.get(code="BRP")) not in own and str(Plan.objects.get(code="RRP")) not in own
 
 
 def test_a_claim_under_a_plan_the_claimant_is_not_in_is_refused_and_nothing_is_filed(alice):

@@ -149,9 +149,9 @@ def test_the_claim_form_offers_the_claimants_plans(live_server, browser_page):  
     browser_sign_in(page, live_server.url, "alice", PASSWORD)
     page.goto(f"{live_server.url}/portal/claims/new/")
     own = page.locator("optgroup[label='Your plans'] option").all_inner_texts()
-    assert own == [Plan.objects.get(code="EDCP").name]
-    assert page.locator("select[name=plan] option:checked").inner_text() == Plan.objects.get(code="EDCP").name
-    page.select_option("select[name=plan]", label=Plan.objects.get(code="BRP").name)
+    assert own == [str(Plan.objects.get(code="EDCP"))]
+    assert page.locator("select[name=plan] option:checked").inner_text() == str(Plan.objects.get(code="EDCP"))
+    page.select_option("select[name=plan]", label=str(Plan.objects.get(code="BRP")))
     page.fill("textarea[name=description]", "My benefit is wrong.")
     page.click("#claim-form button[type=submit]")
     assert "You have no account in" in page.inner_text("main")
