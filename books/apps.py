@@ -15,3 +15,4 @@ class BooksConfig(AppConfig):
         hooks.answer("accounts_held", selectors.accounts_held)
         hooks.answer("account_holds_deferrals", selectors.account_holds_deferrals)
         hooks.answer("payroll_reductions", selectors.payroll_reductions)
+        hooks.answer("last_pay_lines", selectors.last_pay_lines)

@@ -15,6 +15,7 @@ from books.models import (
     EntryKind,
     LedgerEntry,
     PayrollDeferral,
+    PayrollRecord,
     PendingTransaction,
     Position,
 )
@@ -327,3 +328,20 @@ def payroll_reductions(
     if participation is not None:
         qs = qs.filter(participation=participation)
     return qs
+
+
+def last_pay_lines(*, person: Person) -> list[tuple[dt.date, str, Decimal]]:
+    """The person's pay lines of their last pay date (pay date, component, gross): what a deferral election's
+    effect per paycheck is figured on (issue 11)."""
+    last = (
+        PayrollRecord.objects.filter(person=person)
+        .order_by("-pay_date")
+        .values_list("pay_date", flat=True)
+        .first()
+    )
+    if last is None:
+        return []
+    return [
+        (r.pay_date, r.component, r.gross)
+        for r in PayrollRecord.objects.filter(person=person, pay_date=last).order_by("component", "sequence")
+    ]

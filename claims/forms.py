@@ -67,6 +67,37 @@ class PortalClaimForm(forms.Form):
         widget=forms.ClearableFileInput(attrs={"accept": ".pdf,.png,.jpg,.jpeg"}),
     )
 
+    def __init__(self, *args, person=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.own_plans: set[int] = set()
+        if person is not None:
+            self.own_plans = set(
+                Plan.objects.filter(participations__person=person).values_list("pk", flat=True)
+            )
+        if self.own_plans:
+            # Issue 11: the claimant's own plans first and preselected; other plans only for a claim as a
+            # Beneficiary or on someone else's behalf (clean() refuses them for a claim of one's own).
+            plans = list(Plan.objects.order_by("code"))
+            own = [(p.pk, str(p)) for p in plans if p.pk in self.own_plans]
+            other = [(p.pk, str(p)) for p in plans if p.pk not in self.own_plans]
+            self.fields["plan"].choices = [("Your plans", own)] + (
+                [("Only for a Beneficiary's claim or a claim for someone else", other)] if other else []
+            )
+            self.fields["plan"].initial = own[0][0]
+
+    def clean(self):
+        data = super().clean()
+        plan = data.get("plan")
+        own_claim = data.get("capacity") == Capacity.PARTICIPANT and not data.get("on_behalf_of")
+        if self.own_plans and plan is not None and own_claim and plan.pk not in self.own_plans:
+            # EDCP 11.1 (and the other plans' claims sections): a claim is for a benefit under a plan one is in.
+            self.add_error(
+                "plan",
+                f"You have no account in {plan.name}: a claim of your own is under a plan you are in. "
+                f"Choose one of your plans.",
+            )
+        return data
+
     def clean_participant_number(self):
         # Kept as typed: whether the number exists is never told to the filer (issue 12).
         return (self.cleaned_data.get("participant_number") or "").strip()

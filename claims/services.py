@@ -468,7 +468,46 @@ def claim_file(
         reason=claim.description[:200],
         data={"plan": plan.code, "received_on": received_on.isoformat(), "channel": channel},
     )
+    _send_receipt(claim)
     return claim
+
+
+def claim_receipt_lines(*, claim: Claim) -> list[tuple[str, str]]:
+    """The filing receipt: claim number, date received and the date the decision is due (issue 11)."""
+    return [
+        ("Claim number", claim.number),
+        ("Plan", claim.plan.name),
+        ("Date received", f"{claim.received_on:%B %-d, %Y}"),
+        ("Decision due by", f"{claim.decision_due_on:%B %-d, %Y}" if claim.decision_due_on else "not set"),
+    ]
+
+
+def _send_receipt(claim: Claim) -> None:
+    """A claim filed in the portal by the claimant: the receipt as a notice too (email or paper, recorded, sent
+    once), once the filing commits."""
+    if claim.channel != Claim.Channel.PORTAL or claim.claimant is None:
+        return
+    if claim.representative is not None:
+        return  # An unverified representative is sent nothing (29 CFR 2560.503-1(b)(4)).
+    claimant = claim.claimant
+    lines = claim_receipt_lines(claim=claim)
+    link = reverse("claims_portal:detail", kwargs={"pk": claim.pk})
+
+    def send() -> None:
+        notice_send(
+            kind=NoticeKind.CLAIM_NOTICE,
+            subject=f"Claim {claim.number} received",
+            template="email/claim_receipt.txt",
+            context={"claim": claim, "lines": lines},
+            link=link,
+            as_of=claim.received_at,
+            actor="claims",
+            person=claimant,
+            obj=claim,
+            key_extra="receipt",
+        )
+
+    transaction.on_commit(send)
 
 
 REPRESENTATIVE_FILING_ANSWER = (

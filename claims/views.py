@@ -14,6 +14,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
@@ -497,7 +498,7 @@ def portal_list(request):
 
 @participant_required
 def portal_new(request):
-    form = PortalClaimForm(request.POST or None, request.FILES or None)
+    form = PortalClaimForm(request.POST or None, request.FILES or None, person=request.user.person)
     refusal = ""
     if request.method == "POST" and form.is_valid():
         d, me = form.cleaned_data, request.user.person
@@ -549,10 +550,9 @@ def portal_new(request):
         except S.ClaimRefused as exc:
             refusal = str(exc)
         else:
-            messages.success(
-                request, f"Your claim {claim.number} was received on {claim.received_on:%B %-d, %Y}."
-            )
-            return redirect("claims_portal:detail", pk=claim.pk)
+            receipt = "; ".join(f"{k}: {v}" for k, v in S.claim_receipt_lines(claim=claim))
+            messages.success(request, f"Your claim is filed. {receipt}.")
+            return redirect(f"{reverse('claims_portal:detail', args=[claim.pk])}?receipt=1")
     status = 400 if request.method == "POST" else 200
     return render(request, "claims/portal_new.html", {"form": form, "refusal": refusal}, status=status)
 
@@ -579,6 +579,7 @@ def _portal_page(
             "information_form": information_form or InformationForm(),
             "refusal": refusal,
             "initial_level": Level.INITIAL,
+            "receipt": S.claim_receipt_lines(claim=claim) if request.GET.get("receipt") else None,
         },
         status=status,
     )

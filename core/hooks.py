@@ -22,6 +22,7 @@ QUESTIONS = {
     "accounts_held": "books",  # (participation) -> set[(account kind, specified month or None)]
     "account_holds_deferrals": "books",  # (participation, account_kind, specified_month) -> bool
     "payroll_reductions": "books",  # (plan, plan_year, participation) -> queryset of pay lines
+    "last_pay_lines": "books",  # (person) -> [(pay date, component, gross)] of the last pay date
     "account_payments_started": "payments",  # (participation, account_kind, specified_month) -> bool
     "defined_benefit_value": "payments",  # (participation, as_of) -> books.liability.BenefitLine
 }

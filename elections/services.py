@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
@@ -48,9 +50,11 @@ from elections.models import (
 from elections.pdf import blank_form_context, confirmation_context
 from elections.selectors import (
     CONFIRMATION_KIND,
+    AccountSchedule,
     annuity_in_force,
     benefit_commencement,
     deferral_election_in_force,
+    election_chances,
     kind_of,
 )
 from participants.models import Participation
@@ -1221,3 +1225,327 @@ def confirmation_queue(*, election: Election) -> None:
             logger.warning("could not queue the confirmation of %s %s", label, pk, exc_info=True)
 
     transaction.on_commit(queue)
+
+
+# --- what the portal offers (issue 11): the same checks as the submits, for this person today; writes nothing ---
+
+
+@dataclass(frozen=True)
+class Offer:
+    """An action the portal may offer: allowed, or why not (a sentence with its plan section) and from when."""
+
+    allowed: bool
+    reason: str = ""
+    cite: str = ""
+    from_date: dt.date | None = None
+
+
+OFFERED = Offer(True)
+
+
+def _refused(violation: V.Violation, from_date: dt.date | None = None) -> Offer:
+    return Offer(False, violation.text, violation.rule, from_date)
+
+
+def deferral_offer(*, participation: Participation, now: dt.datetime) -> Offer:
+    """Would a deferral election (or an election to stop deferring) be accepted now? The eligibility rule of
+    deferral_election_submit (EDCP 3.1, RRP 2.01), then whether any election period is open."""
+    today = _local_date(now)
+    version = participation.plan.version_on(today)
+    if not version.has("deferral_components"):
+        return Offer(
+            False, f"{participation.plan.name} takes no deferral elections.", version.cite("accounts")
+        )
+    req = V.DeferralRequest(
+        participation=participation,
+        plan_year=today.year + 1,
+        percentages={},
+        accounts=None,
+        performance_period=None,
+        submitted_at=now,
+    )
+    violation = V.v_eligible(req=req)
+    if violation is not None:
+        return _refused(violation)
+    if not election_chances(participation=participation, now=now):
+        deadline = V.annual_deadline(version=version, plan_year=today.year + 2)
+        opens = dt.date(deadline.year, 1, 1)
+        return Offer(
+            False,
+            f"No election period is open for you now: elections for {today.year + 2} can be made during "
+            f"{deadline.year}, until {deadline:%B %-d, %Y}.",
+            version.cite("election_deadline"),
+            opens,
+        )
+    return OFFERED
+
+
+def distribution_offer(*, participation: Participation, schedule: AccountSchedule, now: dt.datetime) -> Offer:
+    """Would a payment election for this account be accepted today (check_distribution with the plan's default
+    form, as distribution_election_submit asks it)?"""
+    as_of = _local_date(now)
+    version = participation.plan.version_on(as_of)
+    rule = V.distribution_rule_for(version=version, kind=schedule.kind)
+    if rule is None:
+        return Offer(
+            False,
+            f"The {schedule.label} is paid as the plan sets; there is no payment election to make.",
+            version.cite("distribution"),
+        )
+    violation = V.check_distribution(
+        participation=participation,
+        account_kind=schedule.kind,
+        specified_month=schedule.specified_month,
+        form=rule.get("default_form") or rule["forms"][0],
+        installments=rule["installments"]["min"] if "installments" in rule else None,
+        lump_sum_percent=None,
+        delay_months=0,
+        submitted_on=as_of,
+        submitted_at=now,
+    )
+    return OFFERED if violation is None else _refused(violation)
+
+
+def schedule_change_offer(*, participation: Participation, account: str, as_of: dt.date) -> Offer:
+    """Would the smallest change the plan allows (a delay of the minimum years, EDCP 6.2) be accepted today?"""
+    version = participation.plan.version_on(as_of)
+    rule = version.provision("schedule_change", None)
+    if not rule:
+        return Offer(
+            False, "This plan does not allow changes to a payment schedule.", version.cite("schedule_change")
+        )
+    kind, month = _split_account(account)
+    current = account_first_payment(participation=participation, account_kind=kind, specified_month=month)
+    check = V.check_schedule_change(
+        participation=participation,
+        account_kind=kind,
+        specified_month=month,
+        current_first_payment=current,
+        new_month=None,
+        delay_years=rule["min_years_later"],
+        form=None,
+        installments=None,
+        submitted_on=as_of,
+        already_paying=hooks.ask(
+            "account_payments_started", participation=participation, account_kind=kind, specified_month=month
+        ),
+    )
+    return OFFERED if check.violation is None else _refused(check.violation)
+
+
+def annuity_offer(*, participation: Participation, as_of: dt.date) -> Offer:
+    """Would any other form of benefit be accepted today (check_annuity for each form, BRP 4.2(c), 4.2(d))?"""
+    version = participation.plan.version_on(as_of)
+    forms = (version.provision("db_forms", None) or {}).get("forms", [])
+    current = annuity_in_force(participation=participation, as_of=as_of)
+    first: V.Violation | None = None
+    for form in forms:
+        if form == current.form:
+            continue
+        check = V.check_annuity(
+            participation=participation,
+            form=form,
+            defer_years=current.defer_years,
+            current_form=current.form,
+            current_defer_years=current.defer_years,
+            commencement=benefit_commencement(participation=participation, defer_years=current.defer_years),
+            submitted_on=as_of,
+        )
+        if check.violation is None:
+            return OFFERED
+        first = first or check.violation
+    if first is None:
+        return Offer(False, "There is no other form of benefit to choose.", version.cite("db_forms"))
+    return _refused(first)
+
+
+# --- preview, then submit (issue 11): every problem of an enrolment form at once, beside its field; writes nothing
+
+
+@dataclass
+class EnrollmentPreview:
+    """What an enrolment form would file: the parsed arguments of enrollment_submit and every problem found,
+    by form field ("__all__" for the election as a whole), each message ending with its plan section."""
+
+    percentages: dict[str, int]
+    accounts: dict[str, int] | None
+    schedules: dict[str, dict]
+    errors: dict[str, list[str]]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def _cited(violation: V.Violation) -> str:
+    return f"{violation.text} ({violation.rule})" if violation.rule else violation.text
+
+
+def _whole_text(raw: str) -> int | None:
+    """A whole number typed as such ("5", "5.0"), else None."""
+    try:
+        value = Decimal(raw)
+    except InvalidOperation:
+        return None
+    if not value.is_finite() or value != value.to_integral_value() or abs(value) > 1000:
+        return None
+    return int(value)
+
+
+def _enrol_schedule(
+    participation: Participation, account: str, sched: dict, today: dt.date, submitted_at: dt.datetime
+) -> str | None:
+    kind, month = _split_account(account)
+    problem = V.check_distribution(
+        participation=participation,
+        account_kind=kind,
+        specified_month=month,
+        form=sched.get("form"),
+        installments=sched.get("installments"),
+        lump_sum_percent=sched.get("lump_sum_percent"),
+        delay_months=sched.get("delay_months", 0) or 0,
+        submitted_on=today,
+        submitted_at=submitted_at,
+    )
+    return _cited(problem) if problem else None
+
+
+def enrollment_preview(  # noqa: C901 - one pass over the fields of the form, in the order they are shown
+    *,
+    participation: Participation,
+    plan_year: int,
+    data: Mapping[str, str],
+    performance_period: tuple[dt.date, dt.date] | None,
+    submitted_at: dt.datetime,
+) -> EnrollmentPreview:
+    """The checks of enrollment_submit (EDCP 3.1-3.4, 5.2; RRP 2.03) on a form as typed, each field on its own so
+    that every problem is reported at once; nothing is stored (a typo is not a refused election)."""
+    today = _local_date(submitted_at)
+    version = participation.plan.version_on(today)
+    errors: dict[str, list[str]] = {}
+
+    def add(name: str, message: str) -> None:
+        if message not in errors.setdefault(name, []):
+            errors[name].append(message)
+
+    def request(percentages: dict, accounts: dict | None = None) -> V.DeferralRequest:
+        return V.DeferralRequest(
+            participation=participation,
+            plan_year=plan_year,
+            percentages=percentages,
+            accounts=accounts,
+            performance_period=performance_period,
+            submitted_at=submitted_at,
+        )
+
+    def raw(name: str) -> str:
+        return (data.get(name) or "").strip()
+
+    percentages: dict[str, int] = {}
+    for comp in version.provision("deferral_components", []) or []:
+        name = f"pct_{comp['code']}"
+        if raw(name) == "":
+            continue
+        try:
+            Decimal(raw(name))
+        except InvalidOperation:
+            add(name, f"Enter a whole percentage such as 5; {raw(name)!r} is not a number.")
+            continue
+        one = request({comp["code"]: raw(name)})
+        problem = V.v_whole_percentages(req=one) or V.v_percent_limits(req=one)
+        if problem:
+            add(name, _cited(problem))
+        else:
+            percentages[comp["code"]] = _whole_text(raw(name)) or 0
+
+    allocation_cite = version.cite("default_deferral_account")
+    default_account = version.provision("default_deferral_account", None)
+    spec = version.account_spec("specified_date")
+    accounts: dict[str, int] = {}
+    schedules: dict[str, dict] = {}
+    shares_complete = True
+
+    def share(name: str) -> int | None:
+        value = _whole_text(raw(name) or "0")
+        if value is None or not 0 <= value <= 100:
+            add(
+                name,
+                f"A share is a whole percentage from 0 to 100; you entered {raw(name)!r} ({allocation_cite}).",
+            )
+            return None
+        return value
+
+    share_total = 0
+    if default_account and raw("alloc_default") != "":
+        value = share("alloc_default")
+        shares_complete &= value is not None
+        share_total += value or 0
+        accounts[default_account] = value or 0
+    for i in range(1, (spec["max_count"] if spec else 0) + 1):
+        if raw(f"sd_month_{i}") == "" and raw(f"sd_percent_{i}") == "":
+            continue
+        value = share(f"sd_percent_{i}")
+        shares_complete &= value is not None
+        share_total += value or 0
+        try:
+            month = parse_month(raw(f"sd_month_{i}"))
+        except InvalidInput:
+            add(
+                f"sd_month_{i}",
+                f"Give the month the payment starts as YYYY-MM, for example {today.year + 5}-03; "
+                f"{raw(f'sd_month_{i}') or 'nothing'} is not one ({allocation_cite}).",
+            )
+            continue
+        account = f"specified_date:{month:%Y-%m}"
+        accounts[account] = (accounts.get(account) or 0) + (value or 0)
+        if raw(f"sd_{i}_form"):
+            schedule = _enrol_form_schedule(data, f"sd_{i}")
+            schedules[account] = schedule
+            if (
+                schedule_problem := _enrol_schedule(participation, account, schedule, today, submitted_at)
+            ) is not None:
+                add(f"sd_{i}_form", schedule_problem)
+    if accounts and default_account and default_account not in accounts:
+        accounts[default_account] = 0
+    if (accounts or share_total) and shares_complete and share_total != 100:
+        add(
+            "alloc_default",
+            f"The account shares add up to {share_total}%, not 100%: make them add up to exactly 100% "
+            f"({allocation_cite}).",
+        )
+    if default_account and raw("default_form"):
+        schedule = _enrol_form_schedule(data, "default")
+        schedules[default_account] = schedule
+        if (
+            default_problem := _enrol_schedule(participation, default_account, schedule, today, submitted_at)
+        ) is not None:
+            add("default_form", default_problem)
+
+    if not percentages and not errors:
+        if (problem := V.v_components(req=request({}))) is not None:
+            add("__all__", _cited(problem))
+    # The rules of the election as a whole: asked even when a field is wrong, so every problem shows at once.
+    whole = request(dict(percentages), dict(accounts) if accounts and not errors else None)
+    for rule in (V.v_eligible, V.v_timing, V.v_window, V.v_not_yet_irrevocable, V.v_specified_dates):
+        if rule is V.v_specified_dates and not whole.accounts:
+            continue
+        if (problem := rule(req=whole)) is not None:
+            add("__all__", _cited(problem))
+    return EnrollmentPreview(percentages, accounts or None, schedules, errors)
+
+
+def _enrol_form_schedule(data: Mapping[str, str], prefix: str) -> dict:
+    """A payment schedule typed beside an account: form, installments, lump sum share and later start."""
+
+    def raw(name: str) -> str:
+        return (data.get(f"{prefix}_{name}") or "").strip()
+
+    out: dict = {"form": raw("form")}
+    for name in ("installments", "lump_sum_percent"):
+        if raw(name):
+            value = _whole_text(raw(name))
+            out[name] = value if value is not None else raw(name)
+    if raw("delay_years"):
+        years = _whole_text(raw("delay_years"))
+        out["delay_months"] = years * 12 if years is not None else raw("delay_years")
+    return out

@@ -14,12 +14,14 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from core import hooks
 from core.csv_export import CsvDictWriter
 from core.dates import EASTERN, year_in_range
 from core.decorators import capability_required, participant_required
 from core.errors import ApplicationError, InvalidInput
 from core.inputs import int_or_none
 from core.models import Document
+from core.money import money
 from core.pdf import document_bytes
 from core.roles import Cap, has_cap
 from elections import forms as F
@@ -129,7 +131,7 @@ def _enrol_context(
         and (schedules.get(default_account) is None or schedules[default_account].is_default)
     )
     in_force = S.deferral_election_in_force(participation=participation, plan_year=year)
-    return {
+    context = {
         "participation": participation,
         "plan": participation.plan,
         "version": version,
@@ -153,6 +155,7 @@ def _enrol_context(
         "timing_cite": version.cite("election_deadline"),
         "allocation_cite": version.cite("default_deferral_account"),
     }
+    return _with_form(context, {}, {})
 
 
 def _submit_enrolment(request, participation: Participation, *, submitted_at: dt.datetime, channel: str):
@@ -285,6 +288,17 @@ def _overview(participation: Participation, *, now: dt.datetime) -> dict:
                     participation=participation, plan_year=today.year + 1
                 ),
                 "schedules": S.account_schedules(participation=participation, as_of=today),
+                "deferral_offer": services.deferral_offer(participation=participation, now=now),
+                "account_offers": [
+                    (
+                        s,
+                        services.distribution_offer(participation=participation, schedule=s, now=now),
+                        services.schedule_change_offer(
+                            participation=participation, account=s.account, as_of=today
+                        ),
+                    )
+                    for s in S.account_schedules(participation=participation, as_of=today)
+                ],
                 "investments": S.investment_in_force(participation=participation, as_of=today),
                 "can_change_schedule": version.has("schedule_change"),
                 "cancellation": S.cancellation_on(participation=participation, day=today),
@@ -292,6 +306,7 @@ def _overview(participation: Participation, *, now: dt.datetime) -> dict:
         )
     else:
         out["annuity"] = S.annuity_in_force(participation=participation, as_of=today)
+        out["annuity_offer"] = services.annuity_offer(participation=participation, as_of=today)
         out["annuity_cite"] = version.cite("db_forms")
     return out
 
@@ -313,22 +328,146 @@ def portal_home(request):
     )
 
 
+def _in_force_values(election) -> dict[str, str]:
+    """The form's fields as the election in force fills them (issue 11: prefilled with what is in force)."""
+    if election is None:
+        return {}
+    values = {f"pct_{line.component}": f"{line.percent:.0f}" for line in election.lines.all()}
+    rows = 0
+    for a in election.allocations.all():
+        if a.account_kind == "specified_date" and a.specified_month:
+            rows += 1
+            values[f"sd_month_{rows}"] = f"{a.specified_month:%Y-%m}"
+            values[f"sd_percent_{rows}"] = str(a.percent)
+        else:
+            values["alloc_default"] = str(a.percent)
+    return values
+
+
+def _with_form(context: dict, values: dict, errors: dict[str, list[str]]) -> dict:
+    """The enrolment context with each field's value and problems, for the form's rows."""
+    context["values"] = values
+    context["errors"] = errors
+    context["limit_rows"] = [
+        (c, values.get(f"pct_{c.code}", ""), errors.get(f"pct_{c.code}", [])) for c in context["limits"]
+    ]
+    context["sd_rows"] = [
+        {
+            "i": i,
+            "month": values.get(f"sd_month_{i}", ""),
+            "percent": values.get(f"sd_percent_{i}", ""),
+            "form": values.get(f"sd_{i}_form", ""),
+            "installments": values.get(f"sd_{i}_installments", ""),
+            "month_errors": errors.get(f"sd_month_{i}", []),
+            "percent_errors": errors.get(f"sd_percent_{i}", []),
+            "form_errors": errors.get(f"sd_{i}_form", []),
+        }
+        for i in context["specified_rows"]
+    ]
+    context["error_count"] = sum(len(v) for v in errors.values())
+    context["general_errors"] = errors.get("__all__", [])
+    return context
+
+
+def _performance_period(request, participation: Participation):
+    window_id = request.POST.get("window")
+    if request.POST.get("kind") == "performance" and window_id:
+        window = get_object_or_404(
+            EnrollmentWindow, pk=window_id, plan=participation.plan, kind=EnrollmentWindow.Kind.PERFORMANCE
+        )
+        return window.performance_period
+    return None
+
+
+def _enrol_review(participation: Participation, preview, context: dict, today: dt.date) -> dict:
+    """Old against new and the effect: the deferral per paycheck from the last pay line, the account shares."""
+    version = participation.plan.version_on(today)
+    old = context["in_force"] or S.deferral_election_in_force(
+        participation=participation, plan_year=today.year
+    )
+    old_pct = {line.component: line.percent for line in old.lines.all()} if old else {}
+    pay = {
+        component: gross
+        for _day, component, gross in hooks.ask("last_pay_lines", person=participation.person)
+    }
+    pay_day = next(iter(hooks.ask("last_pay_lines", person=participation.person)), (None,))[0]
+    rows = []
+    for comp in version.provision("deferral_components", []) or []:
+        code = comp["code"]
+        new = preview.percentages.get(code)
+        before = old_pct.get(code)
+        if new is None and before is None:
+            continue
+        gross = pay.get(code)
+        rows.append(
+            {
+                "label": comp["label"],
+                "old": before,
+                "new": new or 0,
+                "gross": gross,
+                "old_amount": money(gross * before / 100)
+                if gross is not None and before is not None
+                else None,
+                "new_amount": money(gross * (new or 0) / 100) if gross is not None else None,
+            }
+        )
+    return {
+        "review_rows": rows,
+        "pay_day": pay_day,
+        "old_election": old,
+        "new_accounts": [
+            (services.account_label(participation=participation, account=name), share)
+            for name, share in (preview.accounts or {}).items()
+        ],
+        "new_schedules": [
+            (services.account_label(participation=participation, account=name), sched)
+            for name, sched in preview.schedules.items()
+        ],
+    }
+
+
 @participant_required
 def portal_enrol(request, plan_code: str):
     participation = _participation_of(request, plan_code)
-    if request.method == "POST":
+    action = request.POST.get("action", "submit") if request.method == "POST" else ""
+    if action == "submit":
+        # A submission after the review (or from an older form): the plan's refusal is stored, as always.
         election = _submit_enrolment(
             request, participation, submitted_at=timezone.now(), channel=Channel.PORTAL
         )
         return _after_submit(request, election, staff=False)
+    now = timezone.now()
+    offer = services.deferral_offer(participation=participation, now=now)
+    source = request.POST if request.method == "POST" else request.GET
     context = _enrol_context(
         participation,
-        now=timezone.now(),
-        plan_year=_year(request.GET.get("year")),
-        kind=request.GET.get("kind") or None,
-        window_id=_int(request.GET.get("window")),
+        now=now,
+        plan_year=_year(source.get("plan_year") or source.get("year")),
+        kind=source.get("kind") or None,
+        window_id=_int(source.get("window")),
     )
-    return render(request, "elections/portal/enrol.html", {**context, "enrol": context})
+    context["offer"] = offer
+    if request.method != "POST":
+        in_force = context["in_force"] or S.deferral_election_in_force(
+            participation=participation, plan_year=now.astimezone(EASTERN).year
+        )
+        _with_form(context, _in_force_values(in_force), {})
+        return render(request, "elections/portal/enrol.html", {**context, "enrol": context})
+    values = {k: (request.POST.get(k) or "").strip() for k in request.POST if k != "csrfmiddlewaretoken"}
+    preview = services.enrollment_preview(
+        participation=participation,
+        plan_year=context["plan_year"],
+        data=values,
+        performance_period=_performance_period(request, participation),
+        submitted_at=now,
+    )
+    if action == "edit" or not preview.ok:
+        _with_form(context, values, {} if action == "edit" else preview.errors)
+        status = 200 if action == "edit" else 400
+        return render(request, "elections/portal/enrol.html", {**context, "enrol": context}, status=status)
+    context.update(_enrol_review(participation, preview, context, now.astimezone(EASTERN).date()))
+    context["hidden"] = sorted((k, v) for k, v in values.items() if k != "action" and v != "")
+    return render(request, "elections/portal/enrol_review.html", context)
 
 
 def _int(text) -> int | None:
@@ -344,12 +483,29 @@ def _year(text) -> int | None:
 
 
 @participant_required
-@require_POST
 def portal_stop(request, plan_code: str):
+    """Stop deferring: a summary of what stops (the election in force against 0%), then the submit."""
     participation = _participation_of(request, plan_code)
-    year = _int(request.POST.get("plan_year"))
+    year = _int((request.POST if request.method == "POST" else request.GET).get("plan_year"))
     if year is None:
         raise Http404("no plan year")
+    if request.method != "POST":
+        now = timezone.now()
+        in_force = S.deferral_election_in_force(participation=participation, plan_year=year)
+        return render(
+            request,
+            "elections/portal/stop.html",
+            {
+                "plan": participation.plan,
+                "plan_year": year,
+                "in_force": in_force,
+                "offer": services.deferral_offer(participation=participation, now=now),
+                "deadline": V.annual_deadline(
+                    version=participation.plan.version_on(_today()), plan_year=year
+                ),
+                "timing_cite": participation.plan.version_on(_today()).cite("election_deadline"),
+            },
+        )
     election = services.deferral_election_stop(
         participation=participation,
         plan_year=year,
@@ -373,11 +529,11 @@ def portal_payment(request, plan_code: str):
             **args,
         )
         return _after_submit(request, election, staff=False)
-    return render(
-        request,
-        "elections/portal/payment.html",
-        _payment_context(participation, request.GET.get("account", ""), _today()),
+    context = _payment_context(participation, request.GET.get("account", ""), _today())
+    context["offer"] = services.distribution_offer(
+        participation=participation, schedule=context["schedule"], now=timezone.now()
     )
+    return render(request, "elections/portal/payment.html", context)
 
 
 @participant_required
@@ -399,11 +555,11 @@ def portal_schedule_change(request, plan_code: str):
             **args,
         )
         return _after_submit(request, change, staff=False)
-    return render(
-        request,
-        "elections/portal/schedule_change.html",
-        _schedule_change_context(participation, request.GET.get("account", ""), _today()),
+    context = _schedule_change_context(participation, request.GET.get("account", ""), _today())
+    context["offer"] = services.schedule_change_offer(
+        participation=participation, account=context["schedule"].account, as_of=_today()
     )
+    return render(request, "elections/portal/schedule_change.html", context)
 
 
 @participant_required
@@ -438,13 +594,15 @@ def portal_annuity(request, plan_code: str):
             actor=request.user,
         )
         return _after_submit(request, election, staff=False)
-    return render(request, "elections/portal/annuity.html", _annuity_context(participation, _today()))
+    context = _annuity_context(participation, _today())
+    context["offer"] = services.annuity_offer(participation=participation, as_of=_today())
+    return render(request, "elections/portal/annuity.html", context)
 
 
 @participant_required
 def portal_election(request, kind: str, pk: int):
     election = _election_of(kind, pk, person=request.user.person)
-    return render(request, "elections/portal/election.html", _election_detail(election))
+    return render(request, "elections/portal/election.html", {**_election_detail(election), "portal": True})
 
 
 @participant_required

@@ -135,3 +135,27 @@ class OrderForm(_Participant):
         if (data.get("percent") is None) == (data.get("amount") is None):
             raise forms.ValidationError("Give either a percent or an amount.")
         return data
+
+
+class WhatIfForm(forms.Form):
+    """The what-if of the account plans (issue 11): a separation date, an annual return, a deferral percentage."""
+
+    separation = forms.DateField(
+        label="If I separated from service on", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    annual_return = forms.DecimalField(
+        label="Annual return to assume (%)",
+        initial=0,
+        max_digits=5,
+        decimal_places=2,
+        min_value=-50,
+        max_value=50,
+    )
+    deferral_percent = forms.DecimalField(
+        label="Defer this % of my pay until then (leave blank: no new deferrals)",
+        required=False,
+        max_digits=5,
+        decimal_places=2,
+        min_value=0,
+        max_value=100,
+    )

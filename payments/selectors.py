@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from core.dates import add_months, add_years
 from core.money import ZERO, installment, money, percent_of
 from participants.models import Participation
+from participants.selectors import key_employee_status, termination_event
 from payments.models import (
     Annuity,
     DomesticRelationsOrder,
@@ -16,7 +19,9 @@ from payments.models import (
     PaymentSchedule,
     ScheduledPayment,
 )
+from payments.services.engine import key_employee_date, payment_date_for
 from payments.services.values import available_values, credited_through
+from payments.services.withholding import WithholdingError, withholding_apply
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
@@ -135,6 +140,117 @@ def payment_estimates(*, payments: list[ScheduledPayment], on: dt.date) -> dict[
         amount = money(min(amount, available))
         left[p.account_id] = available - amount
         out[p.id] = amount
+    return out
+
+
+@dataclass(frozen=True)
+class PaymentFigures:
+    """Gross, federal and state withholding and net of one payment: the run's figures once it is in a run, else
+    estimates from the dated withholding tables on its release date (EDCP 8.3, RRP 4.03, BRP 10.1)."""
+
+    gross: Decimal
+    federal: Decimal | None
+    state: Decimal | None
+    net: Decimal | None
+    estimate: bool
+    basis: str = ""
+
+
+FIGURES_FINAL = (S.IN_RUN, S.APPROVED, S.RELEASED, S.PAID)
+
+
+def payment_figures(*, payments: list[ScheduledPayment], on: dt.date) -> dict[int, PaymentFigures]:
+    """Each payment's gross, withholding and net as the payment job would compute them; writes nothing."""
+    gross = payment_estimates(payments=payments, on=on)
+    out: dict[int, PaymentFigures] = {}
+    open_: list[ScheduledPayment] = []
+    for p in payments:
+        if p.status in FIGURES_FINAL and p.net_amount is not None:
+            out[p.id] = PaymentFigures(
+                gross=p.amount or ZERO,
+                federal=p.federal_withholding,
+                state=p.state_withholding,
+                net=p.net_amount,
+                estimate=False,
+                basis=p.withholding_basis,
+            )
+        elif p.status != S.CANCELLED:
+            # A copy: the estimate is computed in memory and never saved.
+            twin = copy.copy(p)
+            twin.amount = gross.get(p.id, ZERO)
+            open_.append(twin)
+    try:
+        withholding_apply(payments=open_, exclude_ids={p.id for p in payments})
+    except WithholdingError:
+        open_ = [_gross_only(p) for p in open_]
+    for twin in open_:
+        out[twin.id] = PaymentFigures(
+            gross=twin.amount or ZERO,
+            federal=twin.federal_withholding,
+            state=twin.state_withholding,
+            net=twin.net_amount,
+            estimate=True,
+            basis=twin.withholding_basis or "",
+        )
+    return out
+
+
+def _gross_only(p: ScheduledPayment) -> ScheduledPayment:
+    """A payment whose withholding cannot be estimated (no rates in force): gross only."""
+    p.federal_withholding = p.state_withholding = p.net_amount = None
+    return p
+
+
+@dataclass(frozen=True)
+class KeyEmployeeWait:
+    """A Key Employee's wait (EDCP 5.1(b)): if they separated on `separation`, the first payment date."""
+
+    plan_name: str
+    identification_year: int
+    separation: dt.date
+    standard: dt.date
+    first_payment: dt.date
+    rule: str
+    cite: str
+
+
+def key_employee_waits(*, person: Person, on: dt.date) -> list[KeyEmployeeWait]:
+    """For each plan with a Key Employee delay that lists this person as a Key Employee today: the date the
+    schedule engine would use for a separation today, against the standard date (read-only)."""
+    out: list[KeyEmployeeWait] = []
+    if termination_event(person=person) is not None:
+        return out  # separated (or dead): the calendar's own payment dates already carry the wait
+    for participation in Participation.objects.filter(person=person).select_related("plan"):
+        version = participation.plan.version_on(on)
+        spec = version.provision("key_employee", None)
+        if not spec:
+            continue
+        status = key_employee_status(
+            person=person,
+            on=on,
+            effective_month=spec.get("effective_month", 4),
+            effective_day=spec.get("effective_day", 1),
+        )
+        if not status.key:
+            continue
+        for rule in version.provision("distribution", []) or []:
+            delay = rule.get("key_employee_delay")
+            if rule.get("trigger") != "separation" or not delay:
+                continue
+            standard = payment_date_for(rule=rule["payment_date"], event=on)
+            later = key_employee_date(rule=delay, separation=on)
+            out.append(
+                KeyEmployeeWait(
+                    plan_name=participation.plan.name,
+                    identification_year=status.identification_year,
+                    separation=on,
+                    standard=standard,
+                    first_payment=max(standard, later),
+                    rule=rule["name"],
+                    cite=delay.get("cite", rule["cite"]),
+                )
+            )
+            break
     return out
 
 

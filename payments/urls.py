@@ -29,6 +29,7 @@ staff_urlpatterns: list = [
 ]
 portal_urlpatterns: list = [
     path("", views.portal_calendar, name="calendar"),
+    path("what-if/", views.portal_whatif, name="whatif"),
     path("emergency/", views.portal_emergencies, name="emergencies"),
     path("emergency/<int:pk>/", views.portal_emergency, name="emergency"),
 ]

@@ -28,6 +28,7 @@ from payments.forms import (
     OrderForm,
     PortalEmergencyRequestForm,
     StaffEmergencyRequestForm,
+    WhatIfForm,
 )
 from payments.models import (
     DomesticRelationsOrder,
@@ -44,6 +45,7 @@ from payments.services.runs import (
     payment_run_register,
 )
 from payments.services.schedules import participant_schedules_recompute
+from payments.services.whatif import WhatIfRefused, account_whatif
 from payments.services.withdrawals import (
     WithdrawalError,
     dro_record,
@@ -426,10 +428,15 @@ def portal_emergencies(request):
 @participant_required
 def portal_emergency(request, pk: int):
     emergency = get_object_or_404(selectors.person_emergencies(person=request.user.person), pk=pk)
+    payments = selectors.emergency_payments(emergency=emergency)
+    figures = selectors.payment_figures(payments=payments, on=timezone.localdate())
     return render(
         request,
         "payments/portal_emergency.html",
-        {"emergency": emergency, "payments": selectors.emergency_payments(emergency=emergency)},
+        {
+            "emergency": emergency,
+            "payments": [(p, figures[p.id]) for p in payments if p.id in figures],
+        },
     )
 
 
@@ -520,7 +527,7 @@ def withholding(request):
 def portal_calendar(request):
     person = request.user.person
     calendar = selectors.person_calendar(person=person)
-    amounts = selectors.payment_estimates(payments=calendar, on=timezone.localdate())
+    figures = selectors.payment_figures(payments=calendar, on=timezone.localdate())
     parts = selectors.benefit_parts(payments=calendar)
     # BRP Appendix A: on a date that pays both parts, the Post-2004 part first, then the Pre-2005 part
     calendar.sort(key=lambda p: (p.payment_date, p.account_id, parts.get(p.id, ("",))[0]))
@@ -529,9 +536,34 @@ def portal_calendar(request):
         "payments/portal_calendar.html",
         {
             "person": person,
-            "calendar": [(p, amounts.get(p.id), parts.get(p.id)) for p in calendar],
+            "calendar": [(p, figures.get(p.id), parts.get(p.id)) for p in calendar],
+            "key_waits": selectors.key_employee_waits(person=person, on=timezone.localdate()),
             "schedules": selectors.person_schedules(person=person),
         },
+    )
+
+
+@participant_required
+def portal_whatif(request):
+    """What each account would pay after a separation on a chosen date: the engine, nothing stored."""
+    person = request.user.person
+    today = timezone.localdate()
+    form = WhatIfForm(request.GET or None, initial={"separation": today, "annual_return": 0})
+    result, refusal = None, ""
+    if request.GET and form.is_valid():
+        d = form.cleaned_data
+        try:
+            result = account_whatif(
+                person=person,
+                separation=d["separation"],
+                as_of=today,
+                annual_return=d["annual_return"],
+                deferral_percent=d["deferral_percent"],
+            )
+        except WhatIfRefused as exc:
+            refusal = str(exc)
+    return render(
+        request, "payments/portal_whatif.html", {"form": form, "result": result, "refusal": refusal}
     )
 
 

@@ -279,7 +279,7 @@ def portal_benefit(request, pk: int):
         separation=separation,
         spouse_birth_date=spouse,
     )
-    return render(request, "pensions/portal_benefit.html", {**context, "quote_form": form})
+    return render(request, "pensions/portal_benefit.html", {**context, "quote_form": form, "portal": True})
 
 
 portal_benefit.access_model = Participation

@@ -51,3 +51,56 @@ def form_label(code: str) -> str:
 @register.filter
 def eastern(moment) -> str:
     return when(moment)
+
+
+_SUBMITTED_LABELS = {
+    "plan_year": "Plan year",
+    "percentages": "Percentages",
+    "accounts": "Account shares",
+    "schedules": "Payment schedules",
+    "performance_period": "Performance period",
+    "account": "Account",
+    "form": "Form of payment",
+    "installments": "Installments",
+    "lump_sum_percent": "Lump sum",
+    "delay_months": "Later start (months)",
+    "delay_years": "Delay (years)",
+    "new_month": "New first payment month",
+    "allocation": "Fund mix",
+    "applies_to": "Applies to",
+    "defer_years": "Deferred (years)",
+}
+
+
+def _words(value: object) -> str:
+    if value is None or value == "":
+        return "none"
+    if isinstance(value, dict):
+        return "; ".join(f"{_account_words(k)}: {_words(v)}" for k, v in value.items()) or "none"
+    if isinstance(value, list | tuple):
+        return " to ".join(_words(v) for v in value)
+    return V.FORM_LABELS.get(str(value), str(value).replace("_", " "))
+
+
+def _account_words(key: object) -> str:
+    text = str(key)
+    if text.startswith("specified_date:"):
+        return f"Specified Date Account {text.split(':', 1)[1]}"
+    return V.FORM_LABELS.get(text, text.replace("_", " ").capitalize())
+
+
+@register.filter
+def submitted_lines(data) -> list[tuple[str, str]]:
+    """What a participant submitted, in words (issue 11: never a Python dict on a page)."""
+    if not isinstance(data, dict):
+        return []
+    out = []
+    for key, value in data.items():
+        if value in (None, "", {}, []):
+            continue
+        if key in ("percentages", "accounts", "allocation") and isinstance(value, dict):
+            words = "; ".join(f"{_account_words(k)}: {v}%" for k, v in value.items())
+        else:
+            words = _words(value)
+        out.append((_SUBMITTED_LABELS.get(key, key.replace("_", " ").capitalize()), words))
+    return out

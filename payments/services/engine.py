@@ -501,9 +501,17 @@ def _life_schedule(
         result.cite = sep_rule["cite"]
         form, n, _ = _form(f, sep_rule)
         result.form, result.installments = form, n
+        key_delay = sep_rule.get("key_employee_delay")
         result.summary = (
             f"{sep_rule['name']} ({sep_rule['cite']}): payable after separation, "
-            f"{_describe(sep_rule['payment_date'], 'separation')}."
+            f"{_describe(sep_rule['payment_date'], 'separation')}"
+            + (
+                # EDCP 5.1(b): a Key Employee on separation waits; the date is the engine's, not the 15th.
+                f"; for a Key Employee on separation, the later of that and "
+                f"{_describe(key_delay, 'separation').removesuffix(' (Key Employee)')} ({key_delay.get('cite', sep_rule['cite'])})."
+                if key_delay
+                else "."
+            )
         )
     return []
 

@@ -73,8 +73,8 @@ def test_a_participant_files_a_claim_and_downloads_the_denial_notice_and_no_one_
     page.fill("textarea[name=description]", "My 2024 company contribution was not credited.")
     page.set_input_files("input[name=attachments]", str(attachment))
     page.click("#claim-form button[type=submit]")
-    page.wait_for_url(re.compile(r"/portal/claims/\d+/$"))
-    assert "was received on" in page.content()
+    page.wait_for_url(re.compile(r"/portal/claims/\d+/\?receipt=1$"))
+    assert "Filing receipt" in page.content() and "Decision due by" in page.content()  # issue 11
     claim = Claim.objects.get()
     assert claim.claimant == alice and claim.documents.get().original_name == "statement.pdf"
     claim_url = page.url

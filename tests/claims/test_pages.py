@@ -47,8 +47,8 @@ def test_a_participant_files_a_claim_with_attachments_in_the_portal(alice):
         _claim_form(attachments=[upload("statement.pdf"), upload("photo.png", png_bytes(), "image/png")]),
     )
     claim = Claim.objects.get()
-    assert response.status_code == 302 and response["Location"] == reverse(
-        "claims_portal:detail", args=[claim.pk]
+    assert response.status_code == 302 and response["Location"] == (
+        reverse("claims_portal:detail", args=[claim.pk]) + "?receipt=1"
     )
     assert (claim.claimant, claim.channel, claim.delivery, claim.received_on) == (
         alice,

@@ -71,6 +71,7 @@ def test_a_participant_enrols_in_the_browser_and_downloads_the_confirmation(
     page.click(f"text=Plan year {year}")
     page.fill("#pct_base_salary", "10")
     page.fill("#pct_monthly_bonus", "5")
+    page.click("#review-election")  # issue 11: a review page, then the submit
     page.click("#submit-election")
 
     page.wait_for_selector("#confirmation")

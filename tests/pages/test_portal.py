@@ -26,7 +26,8 @@ def _frozen():
 def test_the_portal_shows_the_participants_balance_by_fund_vested_and_a_chart(books):
     page = client_of(books["alice"].person.user).get(reverse("portal_home") + "?range=all").content.decode()
     assert "Retirement/Termination Account" in page
-    assert "Stable Value" in page and "50.000000" in page and "22.000000" in page
+    # Issue 11: units to 4 decimals and prices to 2 in the portal.
+    assert "Stable Value" in page and "50.0000" in page and "22.00" in page and "50.000000" not in page
     assert "$1,100.00" in page  # total and vested (deferrals vest at once, EDCP 4.2)
     assert "EDCP 4.2" in page
     assert '<svg class="chart"' in page and '<path class="line"' in page

@@ -55,9 +55,11 @@ class TestTwoSeparatedPeople:
     ):
         page = _participant_client(client, "P1").get("/portal/payments/").content.decode()
         assert (
-            "60000.00" in page and "EDCP 5.1(b)" in page and "the 15th of the month after separation" in page
+            "$60,000.00" in page
+            and "EDCP 5.1(b)" in page
+            and "the 15th of the month after separation" in page
         )
-        assert "36000.00" not in page  # P2's lump sum
+        assert "36,000.00" not in page  # P2's lump sum
 
     def test_staff_pages_answer_for_staff_and_refuse_participants(self, client, two_people):
         sign_in(client, staff_user("audrey", "auditor"))
