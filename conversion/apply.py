@@ -1,14 +1,40 @@
-"""Apply a checked package (FORMAT.md section 5, "What an applied package records")."""
+"""Apply a checked package (FORMAT.md section 5, "What an applied package records").
+
+Runs inside the caller's transaction: any failure rolls everything back. Low-volume records go through
+the apps' services (Key Employee lists, the audit trail); the tables where volume lives (people,
+participations, accounts, positions, the opening ledger entries and their valuation rows, prices) are
+written set-based with bulk_create. Employment events are recorded without acting on them again
+(FORMAT.md 5: no forfeiture, no schedule made anew), so they are inserted, not sent through the
+event hooks that would react to them.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections import defaultdict
+from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
-from conversion.validate import Finding, Result
+from django.db import IntegrityError, DatabaseError
+
+from books.models import Account, DailyValuation, EntryKind, LedgerEntry, Position, Source
+from conversion import spec
+from conversion.reader import normalise_header, read_rows
+from conversion.validate import Checker, Finding, Result, Row, parse_value, split_account
+from core.audit import audit_record
+from participants.models import EmploymentEvent, KeyEmployeeList, Participation, Person, VestingServiceCredit
+from participants.services import key_employee_list_record
+from plans.models import Fund, FundPrice, Plan
+
+BATCH = 5000
+ACTION = "conversion.apply"
 
 
 class ApplyFailure(Exception):
+    """A write the database refused: reported as conflicts_with_records on the row being written."""
+
     def __init__(self, file: str, line: int, message: str) -> None:
         super().__init__(message)
         self.file = file
@@ -16,9 +42,356 @@ class ApplyFailure(Exception):
         self.message = message
 
 
+def _good(checker: Checker, name: str) -> list[Row]:
+    return [r for r in checker.files.get(name, []) if "__keyless__" not in r.v and not r.bad]
+
+
 def conflicts(*, result: Result, folder: Path) -> list[Finding]:
-    return []
+    """conflicts_with_records (FORMAT.md 4): the package against what the system already holds."""
+    checker: Checker = result.checker  # type: ignore[attr-defined]
+    found: list[Finding] = []
+    cd = result.conversion_date
+    people = {p.employee_number: p for p in Person.objects.filter(employee_number__in=list(checker.people))}
+    for row in _good(checker, "participants.csv"):
+        v = row.v
+        person = people.get(v["employee_number"])
+        if person is not None and (
+            person.first_name,
+            person.last_name,
+            person.birth_date,
+            person.hire_date,
+        ) != (v["first_name"], v["last_name"], v["birth_date"], v["hire_date"]):
+            found.append(
+                Finding(
+                    "participants.csv",
+                    row.line,
+                    "conflicts_with_records",
+                    f"{v['employee_number']} is on file as {person.full_name}, born {person.birth_date}, "
+                    f"hired {person.hire_date}",
+                )
+            )
+    on_file = set(
+        Participation.objects.filter(person__employee_number__in=list(people)).values_list(
+            "person__employee_number", "plan__code"
+        )
+    )
+    for row in _good(checker, "participations.csv"):
+        if (row.v["employee_number"], row.v["plan"]) in on_file:
+            found.append(
+                Finding(
+                    "participations.csv",
+                    row.line,
+                    "conflicts_with_records",
+                    f"{row.v['employee_number']} already participates in {row.v['plan']} on file",
+                )
+            )
+    funds = {(f.plan.code, f.code): f for f in Fund.objects.select_related("plan")}
+    for row in _good(checker, "funds.csv"):
+        fund = funds.get((row.v["plan"], row.v["fund"]))
+        if fund is not None and fund.is_default != (row.v["default_fund"] == "yes"):
+            found.append(
+                Finding(
+                    "funds.csv",
+                    row.line,
+                    "conflicts_with_records",
+                    f"{row.v['plan']} {row.v['fund']} is on the menu with default {'yes' if fund.is_default else 'no'}",
+                )
+            )
+    found.extend(_price_conflicts(checker=checker, folder=folder, funds=funds))
+    for year in range(checker.ke_from, checker.ke_to + 1):
+        existing = KeyEmployeeList.objects.filter(identification_year=year).first()
+        if existing is None:
+            continue
+        members = set(existing.members.values_list("employee_number", flat=True))
+        listed = {
+            emp for emp, r in checker.people.items() if r.v.get("key_employee_years") and year in r.v["key_employee_years"]
+        }
+        if members != listed:
+            found.append(
+                Finding(
+                    "package.csv",
+                    2,
+                    "conflicts_with_records",
+                    f"the Key Employee list of {year} is on file with other members",
+                )
+            )
+    if cd is not None and DailyValuation.objects.filter(valuation_date__gt=cd).exists():
+        found.append(
+            Finding("package.csv", 2, "conflicts_with_records", f"a Valuation Date after {cd} is already credited")
+        )
+    return found
+
+
+def _price_conflicts(*, checker: Checker, folder: Path, funds: dict[tuple[str, str], Fund]) -> list[Finding]:
+    if not funds:
+        return []
+    held: dict[tuple[str, str, dt.date], Decimal] = {
+        (plan, code, day): price
+        for plan, code, day, price in FundPrice.objects.values_list("fund__plan__code", "fund__code", "date", "price")
+    }
+    found = []
+    for line, v in _stream(folder, "fund_prices.csv"):
+        key = (v["plan"], v["fund"], v["date"])
+        if key in held and held[key] != v["price"]:
+            found.append(
+                Finding(
+                    "fund_prices.csv",
+                    line,
+                    "conflicts_with_records",
+                    f"{v['plan']} {v['fund']} {v['date']}: {held[key]} is on file, not {v['price']}",
+                )
+            )
+    return found
+
+
+def _stream(folder: Path, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Re-read a checked file (every row is known good): (line, parsed values), duplicates already refused."""
+    fspec = spec.BY_NAME[name]
+    columns = {c.name: c for c in fspec.columns}
+    rows = read_rows(path=folder / name)
+    header_row = next(rows)
+    assert header_row.values is not None
+    header = [normalise_header(h) for h in header_row.values]
+    for raw in rows:
+        assert raw.values is not None
+        yield raw.line, {h: parse_value(columns[h], t) for h, t in zip(header, raw.values, strict=True)}
+
+
+def _bulk(model: Any, objs: list[Any], file: str, line: int) -> list[Any]:
+    try:
+        return list(model.objects.bulk_create(objs, batch_size=BATCH))
+    except (IntegrityError, DatabaseError) as exc:
+        raise ApplyFailure(file, line, f"the database refused {model._meta.verbose_name_plural}: {exc}") from exc
 
 
 def apply_package(*, result: Result, folder: Path, actor: str, now: dt.datetime) -> None:
-    raise ApplyFailure("package.csv", 2, "not yet")
+    """Write everything the package holds; the caller's transaction makes it all or nothing."""
+    checker: Checker = result.checker  # type: ignore[attr-defined]
+    cd = result.conversion_date
+    assert cd is not None
+    plans = {p.code: p for p in Plan.objects.filter(code__in=list(checker.plan_rows))}
+    funds = _apply_funds(checker=checker, folder=folder, plans=plans, result=result, now=now)
+    people = _apply_people(checker=checker, now=now, actor=actor)
+    _apply_key_employees(checker=checker, people=people, actor=actor, now=now)
+    participations = _apply_participations(checker=checker, people=people, plans=plans)
+    accounts = _apply_accounts(checker=checker, participations=participations)
+    _apply_positions(
+        folder=folder, accounts=accounts, funds=funds, cd=cd, package_id=result.package_id, actor=actor, now=now
+    )
+    audit_record(
+        action=ACTION,
+        actor=actor,
+        at=now,
+        reason=f"conversion package {result.package_id}",
+        data={
+            "package_id": result.package_id,
+            "conversion_date": cd.isoformat(),
+            "files": dict(sorted(result.hashes.items())),
+            "participants": result.participants,
+            "positions": result.positions,
+        },
+    )
+
+
+def _apply_funds(
+    *, checker: Checker, folder: Path, plans: dict[str, Plan], result: Result, now: dt.datetime
+) -> dict[tuple[str, str], Fund]:
+    funds = {(f.plan.code, f.code): f for f in Fund.objects.select_related("plan").filter(plan__in=plans.values())}
+    new = []
+    for row in _good(checker, "funds.csv"):
+        key = (row.v["plan"], row.v["fund"])
+        if key not in funds:
+            new.append(
+                Fund(
+                    plan=plans[row.v["plan"]],
+                    code=row.v["fund"],
+                    name=row.v["fund_name"],
+                    is_default=row.v["default_fund"] == "yes",
+                )
+            )
+    for fund in _bulk(Fund, new, "funds.csv", 2):
+        funds[(fund.plan.code, fund.code)] = fund
+    held = set(FundPrice.objects.filter(fund__in=list(funds.values())).values_list("fund_id", "date"))
+    prices = []
+    for line, v in _stream(folder, "fund_prices.csv"):
+        fund = funds[(v["plan"], v["fund"])]
+        if (fund.pk, v["date"]) in held:
+            continue  # the same value is on file (a different one is conflicts_with_records)
+        prices.append(
+            FundPrice(fund=fund, date=v["date"], price=v["price"], loaded_at=now, source=f"conversion {result.package_id}")
+        )
+    _bulk(FundPrice, prices, "fund_prices.csv", 2)
+    return funds
+
+
+def _apply_people(*, checker: Checker, now: dt.datetime, actor: str) -> dict[str, Person]:
+    rows = _good(checker, "participants.csv")
+    people = {p.employee_number: p for p in Person.objects.filter(employee_number__in=[r.v["employee_number"] for r in rows])}
+    fields = ("first_name", "last_name", "birth_date", "hire_date", "marital_status", "email")
+    address = ("address_line1", "address_line2", "city", "state", "postal_code")
+    new = [
+        Person(
+            employee_number=r.v["employee_number"],
+            **{f: r.v[f] or "" if f == "email" else r.v[f] for f in fields},
+            **{f: r.v[f] or "" for f in address},
+        )
+        for r in rows
+        if r.v["employee_number"] not in people
+    ]
+    for person in _bulk(Person, new, "participants.csv", 2):
+        people[person.employee_number] = person
+    events = []
+    credits = []
+    for r in rows:
+        v = r.v
+        person = people[v["employee_number"]]
+        for kind, column, reason in (
+            (EmploymentEvent.Kind.SEPARATION, "termination_date", v["termination_reason"] or ""),
+            (EmploymentEvent.Kind.REHIRE, "rehire_date", ""),
+            (EmploymentEvent.Kind.DEATH, "death_date", EmploymentEvent.Reason.DEATH),
+            (EmploymentEvent.Kind.DISABILITY, "disability_date", ""),
+        ):
+            if v[column]:
+                events.append(
+                    EmploymentEvent(
+                        person=person,
+                        kind=kind,
+                        reason=reason,
+                        effective_date=v[column],
+                        recorded_at=now,
+                        recorded_by=actor,
+                        note="converted from the prior recordkeeper (FORMAT.md 5): recorded, not acted on",
+                    )
+                )
+        credits.append(
+            VestingServiceCredit(
+                person=person, through_year=v["vesting_service_through"], years=v["vesting_service_years"]
+            )
+        )
+    _bulk(EmploymentEvent, events, "participants.csv", 2)
+    held = set(VestingServiceCredit.objects.filter(person__in=list(people.values())).values_list("person_id", "through_year"))
+    _bulk(VestingServiceCredit, [c for c in credits if (c.person.pk, c.through_year) not in held], "participants.csv", 2)
+    return people
+
+
+def _apply_key_employees(*, checker: Checker, people: dict[str, Person], actor: str, now: dt.datetime) -> None:
+    """A Key Employee list for each covered identification year, possibly empty (EDCP 1.20, RRP 1.14, BRP 1.3(i))."""
+    members: dict[int, list[Person]] = defaultdict(list)
+    for emp, row in checker.people.items():
+        for year in row.v.get("key_employee_years") or ():
+            members[year].append(people[emp])
+    for year in range(checker.ke_from, checker.ke_to + 1):
+        key_employee_list_record(
+            identification_year=year,
+            people=members[year],
+            actor=actor,
+            note="recorded from the conversion package",
+            now=now,
+        )
+
+
+def _apply_participations(
+    *, checker: Checker, people: dict[str, Person], plans: dict[str, Plan]
+) -> dict[tuple[str, str], Participation]:
+    new = [
+        Participation(
+            person=people[r.v["employee_number"]],
+            plan=plans[r.v["plan"]],
+            eligible_on=r.v["eligible_on"],
+            entered_on=r.v["entry_date"],
+            eligible=r.v["status"] == "active",  # inactive: no longer eligible to defer (EDCP 2.2)
+        )
+        for r in _good(checker, "participations.csv")
+    ]
+    return {(p.person.employee_number, p.plan.code): p for p in _bulk(Participation, new, "participations.csv", 2)}
+
+
+def _apply_accounts(
+    *, checker: Checker, participations: dict[tuple[str, str], Participation]
+) -> dict[tuple[str, str, str], Account]:
+    new = []
+    names = []
+    for r in _good(checker, "accounts.csv"):
+        kind, month, _ = split_account(r.v["account"])
+        new.append(
+            Account(
+                participation=participations[(r.v["employee_number"], r.v["plan"])],
+                kind=kind,
+                specified_month=month,
+                opened_on=r.v["opened_on"],
+            )
+        )
+        names.append((r.v["employee_number"], r.v["plan"], r.v["account"]))
+    return dict(zip(names, _bulk(Account, new, "accounts.csv", 2), strict=True))
+
+
+def _apply_positions(
+    *,
+    folder: Path,
+    accounts: dict[tuple[str, str, str], Account],
+    funds: dict[tuple[str, str], Fund],
+    cd: dt.date,
+    package_id: str,
+    actor: str,
+    now: dt.datetime,
+) -> None:
+    """One opening entry per position at its conversion-date price, and its valuation row (FORMAT.md 5)."""
+    batch: list[tuple[int, dict[str, Any]]] = []
+
+    def flush() -> None:
+        if not batch:
+            return
+        positions = _bulk(
+            Position,
+            [
+                Position(
+                    account=accounts[(v["employee_number"], v["plan"], v["account"])],
+                    fund=funds[(v["plan"], v["fund"])],
+                )
+                for _, v in batch
+            ],
+            "positions.csv",
+            batch[0][0],
+        )
+        entries = []
+        valuations = []
+        for (_, v), position in zip(batch, positions, strict=True):
+            entries.append(
+                LedgerEntry(
+                    position=position,
+                    account=position.account,
+                    kind=EntryKind.ADJUSTMENT,
+                    source=Source.ADJUSTMENT,
+                    effective_date=cd,
+                    valuation_date=cd,
+                    units=v["units"],
+                    price=v["price"],
+                    amount=v["market_value"],
+                    idempotency_key=f"conversion:{package_id}:{position.pk}"[:220],
+                    actor=actor,
+                    posted_at=now,
+                    memo=f"opening balance converted from package {package_id}"[:300],
+                )
+            )
+            valuations.append(
+                DailyValuation(
+                    position=position,
+                    account=position.account,
+                    fund=position.fund,
+                    valuation_date=cd,
+                    units=v["units"],
+                    price=v["price"],
+                    value=v["market_value"],
+                    flow=v["market_value"],
+                    earnings=Decimal("0.00"),
+                )
+            )
+        _bulk(LedgerEntry, entries, "positions.csv", batch[0][0])
+        _bulk(DailyValuation, valuations, "positions.csv", batch[0][0])
+        batch.clear()
+
+    for line, v in _stream(folder, "positions.csv"):
+        batch.append((line, v))
+        if len(batch) >= BATCH:
+            flush()
+    flush()

@@ -70,6 +70,7 @@ class Result:
     package_id: str = ""
     conversion_date: dt.date | None = None
     hashes: dict[str, str] = field(default_factory=dict)
+    checker: Any = None  # the Checker, whose parsed rows the apply step writes
 
     def as_dict(self, *, status: str, with_findings: bool = True) -> dict[str, Any]:
         return {
@@ -453,6 +454,7 @@ class Checker:
         self.check_db_benefits()
         self.check_control()
         self.result.findings.sort(key=lambda f: (f.file, f.line, f.code))
+        self.result.checker = self
         return self.result
 
     # -- package.csv, plans.csv ------------------------------------------------------------------
