@@ -24,6 +24,7 @@ from conversion import spec
 from conversion.reader import normalise_header, read_rows
 from conversion.validate import Checker, Finding, Result, Row, parse_value, split_account
 from core.audit import audit_record
+from core.models import JobRun
 from participants.models import EmploymentEvent, KeyEmployeeList, Participation, Person, VestingServiceCredit
 from participants.services import key_employee_list_record
 from plans.models import Fund, FundPrice, Plan
@@ -178,6 +179,7 @@ def apply_package(*, result: Result, folder: Path, actor: str, now: dt.datetime)
     _apply_positions(
         folder=folder, accounts=accounts, funds=funds, cd=cd, package_id=result.package_id, actor=actor, now=now
     )
+    _mark_conversion_date_valued(cd=cd, package_id=result.package_id, now=now)
     audit_record(
         action=ACTION,
         actor=actor,
@@ -189,6 +191,23 @@ def apply_package(*, result: Result, folder: Path, actor: str, now: dt.datetime)
             "files": dict(sorted(result.hashes.items())),
             "participants": result.participants,
             "positions": result.positions,
+        },
+    )
+
+
+def _mark_conversion_date_valued(*, cd: dt.date, package_id: str, now: dt.datetime) -> None:
+    """The books are valued at the close of the conversion date: its crediting counts as done, so the
+    next Valuation Date's crediting earns on the opening units (FORMAT.md 5, "Opening balances")."""
+    JobRun.objects.get_or_create(
+        kind="crediting",
+        key=cd.isoformat(),
+        defaults={
+            "status": JobRun.Status.DONE,
+            "message": f"opening balances from conversion package {package_id}"[:500],
+            "started_at": now,
+            "heartbeat_at": now,
+            "finished_at": now,
+            "worker": "conversion",
         },
     )
 
