@@ -17,7 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from django.db import IntegrityError, DatabaseError
+from django.db import DatabaseError, IntegrityError
 
 from books.models import Account, DailyValuation, EntryKind, LedgerEntry, Position, Source
 from conversion import spec
@@ -105,7 +105,9 @@ def conflicts(*, result: Result, folder: Path) -> list[Finding]:
             continue
         members = set(existing.members.values_list("employee_number", flat=True))
         listed = {
-            emp for emp, r in checker.people.items() if r.v.get("key_employee_years") and year in r.v["key_employee_years"]
+            emp
+            for emp, r in checker.people.items()
+            if r.v.get("key_employee_years") and year in r.v["key_employee_years"]
         }
         if members != listed:
             found.append(
@@ -118,7 +120,9 @@ def conflicts(*, result: Result, folder: Path) -> list[Finding]:
             )
     if cd is not None and DailyValuation.objects.filter(valuation_date__gt=cd).exists():
         found.append(
-            Finding("package.csv", 2, "conflicts_with_records", f"a Valuation Date after {cd} is already credited")
+            Finding(
+                "package.csv", 2, "conflicts_with_records", f"a Valuation Date after {cd} is already credited"
+            )
         )
     return found
 
@@ -128,7 +132,9 @@ def _price_conflicts(*, checker: Checker, folder: Path, funds: dict[tuple[str, s
         return []
     held: dict[tuple[str, str, dt.date], Decimal] = {
         (plan, code, day): price
-        for plan, code, day, price in FundPrice.objects.values_list("fund__plan__code", "fund__code", "date", "price")
+        for plan, code, day, price in FundPrice.objects.values_list(
+            "fund__plan__code", "fund__code", "date", "price"
+        )
     }
     found = []
     for line, v in _stream(folder, "fund_prices.csv"):
@@ -162,7 +168,9 @@ def _bulk(model: Any, objs: list[Any], file: str, line: int) -> list[Any]:
     try:
         return list(model.objects.bulk_create(objs, batch_size=BATCH))
     except (IntegrityError, DatabaseError) as exc:
-        raise ApplyFailure(file, line, f"the database refused {model._meta.verbose_name_plural}: {exc}") from exc
+        raise ApplyFailure(
+            file, line, f"the database refused {model._meta.verbose_name_plural}: {exc}"
+        ) from exc
 
 
 def apply_package(*, result: Result, folder: Path, actor: str, now: dt.datetime) -> None:
@@ -177,7 +185,13 @@ def apply_package(*, result: Result, folder: Path, actor: str, now: dt.datetime)
     participations = _apply_participations(checker=checker, people=people, plans=plans)
     accounts = _apply_accounts(checker=checker, participations=participations)
     _apply_positions(
-        folder=folder, accounts=accounts, funds=funds, cd=cd, package_id=result.package_id, actor=actor, now=now
+        folder=folder,
+        accounts=accounts,
+        funds=funds,
+        cd=cd,
+        package_id=result.package_id,
+        actor=actor,
+        now=now,
     )
     _mark_conversion_date_valued(cd=cd, package_id=result.package_id, now=now)
     audit_record(
@@ -215,7 +229,9 @@ def _mark_conversion_date_valued(*, cd: dt.date, package_id: str, now: dt.dateti
 def _apply_funds(
     *, checker: Checker, folder: Path, plans: dict[str, Plan], result: Result, now: dt.datetime
 ) -> dict[tuple[str, str], Fund]:
-    funds = {(f.plan.code, f.code): f for f in Fund.objects.select_related("plan").filter(plan__in=plans.values())}
+    funds = {
+        (f.plan.code, f.code): f for f in Fund.objects.select_related("plan").filter(plan__in=plans.values())
+    }
     new = []
     for row in _good(checker, "funds.csv"):
         key = (row.v["plan"], row.v["fund"])
@@ -232,12 +248,18 @@ def _apply_funds(
         funds[(fund.plan.code, fund.code)] = fund
     held = set(FundPrice.objects.filter(fund__in=list(funds.values())).values_list("fund_id", "date"))
     prices = []
-    for line, v in _stream(folder, "fund_prices.csv"):
+    for _line, v in _stream(folder, "fund_prices.csv"):
         fund = funds[(v["plan"], v["fund"])]
         if (fund.pk, v["date"]) in held:
             continue  # the same value is on file (a different one is conflicts_with_records)
         prices.append(
-            FundPrice(fund=fund, date=v["date"], price=v["price"], loaded_at=now, source=f"conversion {result.package_id}")
+            FundPrice(
+                fund=fund,
+                date=v["date"],
+                price=v["price"],
+                loaded_at=now,
+                source=f"conversion {result.package_id}",
+            )
         )
     _bulk(FundPrice, prices, "fund_prices.csv", 2)
     return funds
@@ -245,7 +267,10 @@ def _apply_funds(
 
 def _apply_people(*, checker: Checker, now: dt.datetime, actor: str) -> dict[str, Person]:
     rows = _good(checker, "participants.csv")
-    people = {p.employee_number: p for p in Person.objects.filter(employee_number__in=[r.v["employee_number"] for r in rows])}
+    people = {
+        p.employee_number: p
+        for p in Person.objects.filter(employee_number__in=[r.v["employee_number"] for r in rows])
+    }
     fields = ("first_name", "last_name", "birth_date", "hire_date", "marital_status", "email")
     address = ("address_line1", "address_line2", "city", "state", "postal_code")
     new = [
@@ -288,12 +313,23 @@ def _apply_people(*, checker: Checker, now: dt.datetime, actor: str) -> dict[str
             )
         )
     _bulk(EmploymentEvent, events, "participants.csv", 2)
-    held = set(VestingServiceCredit.objects.filter(person__in=list(people.values())).values_list("person_id", "through_year"))
-    _bulk(VestingServiceCredit, [c for c in credits if (c.person.pk, c.through_year) not in held], "participants.csv", 2)
+    held = set(
+        VestingServiceCredit.objects.filter(person__in=list(people.values())).values_list(
+            "person_id", "through_year"
+        )
+    )
+    _bulk(
+        VestingServiceCredit,
+        [c for c in credits if (c.person.pk, c.through_year) not in held],
+        "participants.csv",
+        2,
+    )
     return people
 
 
-def _apply_key_employees(*, checker: Checker, people: dict[str, Person], actor: str, now: dt.datetime) -> None:
+def _apply_key_employees(
+    *, checker: Checker, people: dict[str, Person], actor: str, now: dt.datetime
+) -> None:
     """A Key Employee list for each covered identification year, possibly empty (EDCP 1.20, RRP 1.14, BRP 1.3(i))."""
     members: dict[int, list[Person]] = defaultdict(list)
     for emp, row in checker.people.items():
@@ -322,7 +358,9 @@ def _apply_participations(
         )
         for r in _good(checker, "participations.csv")
     ]
-    return {(p.person.employee_number, p.plan.code): p for p in _bulk(Participation, new, "participations.csv", 2)}
+    return {
+        (p.person.employee_number, p.plan.code): p for p in _bulk(Participation, new, "participations.csv", 2)
+    }
 
 
 def _apply_accounts(

@@ -58,10 +58,14 @@ def conversion_run(*, folder: Path, dry_run: bool, actor: str, now: dt.datetime)
             with transaction.atomic():
                 apply_package(result=result, folder=folder, actor=actor, now=now)
                 status = ConversionRun.Status.APPLIED
-                run = _record(result=result, folder=folder, dry_run=dry_run, status=status, actor=actor, now=now)
+                run = _record(
+                    result=result, folder=folder, dry_run=dry_run, status=status, actor=actor, now=now
+                )
             return Outcome(result=result, status=status, run=run)
         except ApplyFailure as failure:
-            result.findings.append(Finding(failure.file, failure.line, "conflicts_with_records", failure.message))
+            result.findings.append(
+                Finding(failure.file, failure.line, "conflicts_with_records", failure.message)
+            )
             status = ConversionRun.Status.REFUSED
     run = _record(result=result, folder=folder, dry_run=dry_run, status=status, actor=actor, now=now)
     return Outcome(result=result, status=status, run=run)

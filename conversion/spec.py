@@ -46,7 +46,9 @@ class FileSpec:
         return tuple(c.name for c in self.columns)
 
 
-def _c(name: str, kind: str = TEXT, req: bool = False, choices: tuple[str, ...] = (), max_length: int = 0) -> Column:
+def _c(
+    name: str, kind: str = TEXT, req: bool = False, choices: tuple[str, ...] = (), max_length: int = 0
+) -> Column:
     return Column(name=name, kind=kind, required=req, choices=choices, max_length=max_length)
 
 
@@ -191,7 +193,12 @@ FILES: tuple[FileSpec, ...] = (
             PLAN,
             _c("plan_year", YEAR, True),
             ACCOUNT,
-            _c("source", CODE, True, ("deferral", "company_matching", "company_retirement", "matching", "retirement_restoration")),
+            _c(
+                "source",
+                CODE,
+                True,
+                ("deferral", "company_matching", "company_retirement", "matching", "retirement_restoration"),
+            ),
             _c("amount", MONEY, True),
             _c("fica_wages", MONEY, True),
         ),
@@ -293,7 +300,12 @@ FILES: tuple[FileSpec, ...] = (
             _c("last_payment_date", DATE),
             _c("last_payment_amount", MONEY),
             _c("next_payment_date", DATE, True),
-            _c("amount_basis", CODE, True, ("whole_balance", "lump_sum_percent", "balance_divided_by_remaining")),
+            _c(
+                "amount_basis",
+                CODE,
+                True,
+                ("whole_balance", "lump_sum_percent", "balance_divided_by_remaining"),
+            ),
             _c("payee", CODE, True, ("participant", "beneficiaries")),
         ),
         ("employee_number", "plan", "account", "trigger"),

@@ -96,7 +96,7 @@ def _parse_date(raw: str) -> dt.date:
     return dt.date(int(m[1]), int(m[2]), int(m[3]))
 
 
-def parse_value(col: spec.Column, raw: str) -> Any:
+def parse_value(col: spec.Column, raw: str) -> Any:  # noqa: C901 - one branch per value kind of FORMAT.md 1
     """Read one field by its kind (FORMAT.md 1, "Values"); raise _Unreadable with the code to report."""
     text = raw.strip()
     if text == "":
@@ -144,12 +144,12 @@ def parse_value(col: spec.Column, raw: str) -> Any:
         return int(text)
     if kind == spec.CODE:
         if text not in col.choices:
-            raise _Unreadable(
-                "value_invalid", f"{col.name} {text!r} is not one of {', '.join(col.choices)}"
-            )
+            raise _Unreadable("value_invalid", f"{col.name} {text!r} is not one of {', '.join(col.choices)}")
         return text
     if col.max_length and len(text) > col.max_length:
-        raise _Unreadable("value_invalid", f"{col.name} {text[:30]!r}... is longer than {col.max_length} characters")
+        raise _Unreadable(
+            "value_invalid", f"{col.name} {text[:30]!r}... is longer than {col.max_length} characters"
+        )
     return text
 
 
@@ -224,7 +224,7 @@ class Checker:
 
     # -- reading ---------------------------------------------------------------------------------
 
-    def _rows(self, fspec: spec.FileSpec) -> Iterator[Row]:
+    def _rows(self, fspec: spec.FileSpec) -> Iterator[Row]:  # noqa: C901 - the shared checks 1-3 in order
         """The file's rows with the shared checks 1-3 made (row_malformed, value/date_invalid, duplicate_row).
 
         Duplicates are reported and not yielded; rows whose key could not be read are yielded with
@@ -340,6 +340,14 @@ class Checker:
             self._versions[key] = self.catalog[plan].version_on(dt.date(year, 1, 1))
         return self._versions[key]
 
+    def figure(self, code: str, year: int) -> Decimal:
+        """A dated IRS figure of the catalog, read once per run."""
+        if not hasattr(self, "_figures"):
+            self._figures: dict[tuple[str, int], Decimal] = {}
+        if (code, year) not in self._figures:
+            self._figures[(code, year)] = figure_for_year(code=code, year=year)
+        return self._figures[(code, year)]
+
     def is_valuation_date(self, day: dt.date) -> bool:
         try:
             return valuation_calendar.is_valuation_date(day)
@@ -375,9 +383,15 @@ class Checker:
         if plan and "plan" in v:
             code = v["plan"]
             if code not in self.plan_rows or code not in self.catalog:
-                self.flag(name, row, "unknown_plan", f"plan {code} is not in plans.csv or not in the plan catalog")
+                self.flag(
+                    name, row, "unknown_plan", f"plan {code} is not in plans.csv or not in the plan catalog"
+                )
                 return
-            if participant and "employee_number" in v and (v["employee_number"], code) not in self.participations:
+            if (
+                participant
+                and "employee_number" in v
+                and (v["employee_number"], code) not in self.participations
+            ):
                 self.flag(
                     name,
                     row,
@@ -388,13 +402,17 @@ class Checker:
             if "account" in v and not self.account_name_ok(name, row):
                 return
             if "fund" in v and name != "funds.csv" and (code, v["fund"]) not in self.fund_rows:
-                self.flag(name, row, "unknown_fund", f"fund {v['fund']} is not on the {code} menu in funds.csv")
+                self.flag(
+                    name, row, "unknown_fund", f"fund {v['fund']} is not on the {code} menu in funds.csv"
+                )
 
     def account_name_ok(self, name: str, row: Row) -> bool:
         v = row.v
         kind, month, ok = split_account(v["account"])
         if not ok:
-            self.flag(name, row, "unknown_account", f"{v['account']}: the Specified Date month is not YYYY-MM")
+            self.flag(
+                name, row, "unknown_account", f"{v['account']}: the Specified Date month is not YYYY-MM"
+            )
             return False
         if (v["plan"], kind) not in spec.ACCOUNT_SOURCES:
             self.flag(name, row, "unknown_account", f"{v['plan']} has no account {v['account']}")
@@ -474,9 +492,16 @@ class Checker:
             return
         cd = v["conversion_date"]
         if not self.is_valuation_date(cd):
-            self.flag(name, row, "date_invalid", f"conversion_date {cd} is not a Valuation Date (EDCP 1.37, RRP 1.32)")
+            self.flag(
+                name,
+                row,
+                "date_invalid",
+                f"conversion_date {cd} is not a Valuation Date (EDCP 1.37, RRP 1.32)",
+            )
         elif v["created_on"] < cd:
-            self.flag(name, row, "date_invalid", f"created_on {v['created_on']} is before conversion_date {cd}")
+            self.flag(
+                name, row, "date_invalid", f"created_on {v['created_on']} is before conversion_date {cd}"
+            )
         elif v["format_version"] != "1.0":
             self.flag(name, row, "value_invalid", f"format_version {v['format_version']!r} is not 1.0")
         elif v["key_employee_years_from"] > v["key_employee_years_to"]:
@@ -508,7 +533,10 @@ class Checker:
                 self.flag(name, row, "unknown_plan", f"plan {code} is not in the system's plan catalog")
             elif row.v["plan_kind"] != plan.kind:
                 self.flag(
-                    name, row, "value_invalid", f"plan_kind {row.v['plan_kind']} of {code} is not the catalog's {plan.kind}"
+                    name,
+                    row,
+                    "value_invalid",
+                    f"plan_kind {row.v['plan_kind']} of {code} is not the catalog's {plan.kind}",
                 )
 
     def is_db(self, plan: str) -> bool:
@@ -529,11 +557,26 @@ class Checker:
                 continue
             v = row.v
             if not self.is_valuation_date(v["date"]):
-                self.flag(name, row, "date_invalid", f"{v['plan']} {v['fund']} date {v['date']} is not a Valuation Date")
+                self.flag(
+                    name,
+                    row,
+                    "date_invalid",
+                    f"{v['plan']} {v['fund']} date {v['date']} is not a Valuation Date",
+                )
             elif self.cd and v["date"] > self.cd:
-                self.flag(name, row, "date_invalid", f"{v['plan']} {v['fund']} date {v['date']} is after the conversion date {self.cd}")
+                self.flag(
+                    name,
+                    row,
+                    "date_invalid",
+                    f"{v['plan']} {v['fund']} date {v['date']} is after the conversion date {self.cd}",
+                )
             elif v["price"] <= 0:
-                self.flag(name, row, "value_invalid", f"{v['plan']} {v['fund']} price {v['price']} on {v['date']} is not more than zero")
+                self.flag(
+                    name,
+                    row,
+                    "value_invalid",
+                    f"{v['plan']} {v['fund']} price {v['price']} on {v['date']} is not more than zero",
+                )
             else:
                 self.prices[(v["plan"], v["fund"], v["date"])] = v["price"]
                 if v["date"] == self.cd:
@@ -553,19 +596,33 @@ class Checker:
             v = row.v
             first.setdefault(v["plan"], row)
             if self.is_db(v["plan"]):
-                self.flag(name, row, "value_invalid", f"{v['plan']} is a defined benefit plan: it has no funds")
+                self.flag(
+                    name, row, "value_invalid", f"{v['plan']} is a defined benefit plan: it has no funds"
+                )
             elif v["default_fund"] == "yes" and v["plan"] in defaults:
                 self.flag(
-                    name, row, "value_invalid",
+                    name,
+                    row,
+                    "value_invalid",
                     f"{v['fund']} is a second default fund of {v['plan']} (after {defaults[v['plan']].v['fund']}; EDCP 7.5, RRP 3.05(b))",
                 )
             elif (v["plan"], v["fund"]) not in self.prices_on_cd and self.present.get("fund_prices.csv"):
-                self.flag(name, row, "price_missing", f"fund_prices.csv has no price of {v['plan']} {v['fund']} on {self.cd}")
+                self.flag(
+                    name,
+                    row,
+                    "price_missing",
+                    f"fund_prices.csv has no price of {v['plan']} {v['fund']} on {self.cd}",
+                )
             if v["default_fund"] == "yes" and not self.is_db(v["plan"]):
                 defaults.setdefault(v["plan"], row)
         for plan, row in first.items():
             if plan not in defaults and not self.is_db(plan):
-                self.flag(name, row, "value_invalid", f"{plan} has no default fund (default_fund yes; EDCP 7.5, RRP 3.05(b))")
+                self.flag(
+                    name,
+                    row,
+                    "value_invalid",
+                    f"{plan} has no default fund (default_fund yes; EDCP 7.5, RRP 3.05(b))",
+                )
 
     # -- participants.csv, participations.csv -------------------------------------------------------
 
@@ -598,7 +655,14 @@ class Checker:
         if v["death_date"] and v["death_date"] < v["birth_date"]:
             return f"death_date {v['death_date']} is before birth_date {v['birth_date']}"
         if self.cd:
-            for col in ("birth_date", "hire_date", "rehire_date", "termination_date", "death_date", "disability_date"):
+            for col in (
+                "birth_date",
+                "hire_date",
+                "rehire_date",
+                "termination_date",
+                "death_date",
+                "disability_date",
+            ):
                 if v[col] and v[col] > self.cd:
                     return f"{col} {v[col]} is after the conversion date {self.cd}"
         return ""
@@ -645,14 +709,21 @@ class Checker:
                 continue
             v = row.v
             if v["plan"] not in self.plan_rows or v["plan"] not in self.catalog:
-                self.flag(name, row, "unknown_plan", f"plan {v['plan']} is not in plans.csv or not in the plan catalog")
+                self.flag(
+                    name,
+                    row,
+                    "unknown_plan",
+                    f"plan {v['plan']} is not in plans.csv or not in the plan catalog",
+                )
                 continue
             person = self.people[v["employee_number"]]
             if person.bad:
                 continue
             message = self._participation_problem(v, person)
             if message:
-                self.flag(name, row, "participation_invalid", f"{v['employee_number']} {v['plan']}: {message}")
+                self.flag(
+                    name, row, "participation_invalid", f"{v['employee_number']} {v['plan']}: {message}"
+                )
 
     def _participation_problem(self, v: dict[str, Any], person: Row) -> str:
         p = person.v
@@ -709,12 +780,19 @@ class Checker:
                 return
         fund_price = self.prices_on_cd.get((v["plan"], v["fund"]))
         if fund_price is not None and v["price"] != fund_price:
-            self.flag(name, row, "price_mismatch", f"{label}: price {v['price']} is not the fund's price {fund_price} on {self.cd}")
+            self.flag(
+                name,
+                row,
+                "price_mismatch",
+                f"{label}: price {v['price']} is not the fund's price {fund_price} on {self.cd}",
+            )
             return
         expected = cents(v["units"] * v["price"])
         if expected != v["market_value"]:
             self.flag(
-                name, row, "units_price_value_mismatch",
+                name,
+                row,
+                "units_price_value_mismatch",
                 f"{label}: {v['units']} units x {v['price']} = {expected}, not {v['market_value']}",
             )
 
@@ -769,7 +847,12 @@ class Checker:
                 specified[owner].add(v["account"])
                 names = specified[owner] | allocated[owner]
                 if len(names) > spec.MAX_SPECIFIED_DATE_ACCOUNTS:
-                    self.flag(name, row, "unknown_account", f"{v['account']} would be a sixth Specified Date Account of {v['employee_number']} (EDCP 1.32: at most five)")
+                    self.flag(
+                        name,
+                        row,
+                        "unknown_account",
+                        f"{v['account']} would be a sixth Specified Date Account of {v['employee_number']} (EDCP 1.32: at most five)",
+                    )
                     continue
             self._account_values(name, row)
 
@@ -778,37 +861,70 @@ class Checker:
         emp, plan, account = v["employee_number"], v["plan"], v["account"]
         label = f"{emp} {plan} {account}"
         if self.cd and v["opened_on"] > self.cd:
-            self.flag(name, row, "date_invalid", f"{label}: opened_on {v['opened_on']} is after the conversion date")
+            self.flag(
+                name, row, "date_invalid", f"{label}: opened_on {v['opened_on']} is after the conversion date"
+            )
             return
         key = (emp, plan, account)
         if key not in self.accounts_with_bad_positions and self.present.get("positions.csv"):
             total = self.position_sums.get(key, ZERO)
             if total != v["value"]:
-                self.flag(name, row, "account_total_mismatch", f"{label}: value {v['value']} is not the sum of its positions, {cents(total)}")
+                self.flag(
+                    name,
+                    row,
+                    "account_total_mismatch",
+                    f"{label}: value {v['value']} is not the sum of its positions, {cents(total)}",
+                )
                 return
         if v["vested_percent"] > 100:
-            self.flag(name, row, "value_invalid", f"{label}: vested_percent {v['vested_percent']} is above 100")
+            self.flag(
+                name, row, "value_invalid", f"{label}: vested_percent {v['vested_percent']} is above 100"
+            )
             return
         vested = cents(v["value"] * v["vested_percent"] / HUNDRED)
         if vested != v["vested_value"]:
-            self.flag(name, row, "account_total_mismatch", f"{label}: vested_value {v['vested_value']} is not {v['value']} x {v['vested_percent']}% = {vested}")
+            self.flag(
+                name,
+                row,
+                "account_total_mismatch",
+                f"{label}: vested_value {v['vested_value']} is not {v['value']} x {v['vested_percent']}% = {vested}",
+            )
             return
         person = self.people[emp]
         if person.bad or self.cd is None:
             return
         expected, cite = self._vesting(plan, account, person)
         if expected is not None and v["vested_percent"] != expected:
-            self.flag(name, row, "vesting_mismatch", f"{label}: vested_percent {v['vested_percent']} is not {expected} ({cite})")
+            self.flag(
+                name,
+                row,
+                "vesting_mismatch",
+                f"{label}: vested_percent {v['vested_percent']} is not {expected} ({cite})",
+            )
             return
         if v["vested_percent"] < 100 and not self.employed(person):
-            self.flag(name, row, "vesting_mismatch", f"{label}: {v['vested_percent']}% vested after separation: the unvested part is forfeited ({cite})")
+            self.flag(
+                name,
+                row,
+                "vesting_mismatch",
+                f"{label}: {v['vested_percent']}% vested after separation: the unvested part is forfeited ({cite})",
+            )
             return
-        if v["value"] > 0 and self._triggered(plan, account, person) and self.present.get("payment_schedules.csv"):
+        if (
+            v["value"] > 0
+            and self._triggered(plan, account, person)
+            and self.present.get("payment_schedules.csv")
+        ):
             if not any(
                 (emp, plan, account) == (s.v["employee_number"], s.v["plan"], s.v["account"])
                 for s in self.schedules_of(emp)
             ):
-                self.flag(name, row, "schedule_inconsistent_with_balance", f"{label}: the event that pays it has happened, but payment_schedules.csv has no row for it")
+                self.flag(
+                    name,
+                    row,
+                    "schedule_inconsistent_with_balance",
+                    f"{label}: the event that pays it has happened, but payment_schedules.csv has no row for it",
+                )
 
     def schedules_of(self, emp: str) -> list[Row]:
         if not hasattr(self, "_schedules_by_emp"):
@@ -822,7 +938,8 @@ class Checker:
         p = person.v
         kind = split_account(account)[0]
         died_employed = bool(p["death_date"]) and (
-            p["termination_date"] is None or (p["rehire_date"] is not None and p["rehire_date"] > p["termination_date"])
+            p["termination_date"] is None
+            or (p["rehire_date"] is not None and p["rehire_date"] > p["termination_date"])
         )
         if plan == "EDCP" and kind == "company_contribution":
             if died_employed:
@@ -924,33 +1041,65 @@ class Checker:
         label = f"{v['employee_number']} {v['plan']} {v['plan_year']} {v['account']} {v['source']}"
         sources = spec.ACCOUNT_SOURCES.get((v["plan"], kind), ())
         if v["source"] not in sources:
-            self.flag(name, row, "contribution_invalid_for_plan", f"{label}: {v['source']} is not a source of {v['plan']} {kind} (EDCP 4.1, RRP 3.02-3.04)")
+            self.flag(
+                name,
+                row,
+                "contribution_invalid_for_plan",
+                f"{label}: {v['source']} is not a source of {v['plan']} {kind} (EDCP 4.1, RRP 3.02-3.04)",
+            )
             return
         participation = self.participations[(v["employee_number"], v["plan"])]
         if participation.bad:
             return
         entry_year = participation.v["entry_date"].year
         if v["plan_year"] < entry_year or (self.cd and v["plan_year"] > self.cd.year):
-            self.flag(name, row, "contribution_invalid_for_plan", f"{label}: plan year {v['plan_year']} is before the entry year {entry_year} or after the conversion year")
+            self.flag(
+                name,
+                row,
+                "contribution_invalid_for_plan",
+                f"{label}: plan year {v['plan_year']} is before the entry year {entry_year} or after the conversion year",
+            )
 
     def _contribution_group(
-        self, name: str, emp: str, plan: str, year: int, line: int, deferred: Decimal,
-        matching: tuple[int, Decimal] | None, comp_years: dict[tuple[str, int], Row],
+        self,
+        name: str,
+        emp: str,
+        plan: str,
+        year: int,
+        line: int,
+        deferred: Decimal,
+        matching: tuple[int, Decimal] | None,
+        comp_years: dict[tuple[str, int], Row],
     ) -> None:
         if line:
             comp = comp_years.get((emp, year))
             if comp is None:
-                self.report(name, line, "contribution_invalid_for_plan", f"{emp} {plan} {year}: deferrals but no compensation.csv row for {year}")
+                self.report(
+                    name,
+                    line,
+                    "contribution_invalid_for_plan",
+                    f"{emp} {plan} {year}: deferrals but no compensation.csv row for {year}",
+                )
                 return
             if comp.bad:
                 return
             cap_col = "compensation" if plan == "EDCP" else "excess_compensation"
             cap = comp.v.get(cap_col)
             if cap is not None and deferred > cap:
-                self.report(name, line, "contribution_invalid_for_plan", f"{emp} {plan} {year}: deferrals {deferred} exceed the year's {cap_col} {cap} (EDCP 1.12, RRP 1.21)")
+                self.report(
+                    name,
+                    line,
+                    "contribution_invalid_for_plan",
+                    f"{emp} {plan} {year}: deferrals {deferred} exceed the year's {cap_col} {cap} (EDCP 1.12, RRP 1.21)",
+                )
                 return
         if matching is not None and matching[1] > deferred:
-            self.report(name, matching[0], "contribution_invalid_for_plan", f"{emp} RRP {year}: matching {matching[1]} is larger than the year's deferrals {deferred} (RRP 3.04)")
+            self.report(
+                name,
+                matching[0],
+                "contribution_invalid_for_plan",
+                f"{emp} RRP {year}: matching {matching[1]} is larger than the year's deferrals {deferred} (RRP 3.04)",
+            )
 
     def check_compensation(self) -> None:
         name = "compensation.csv"
@@ -965,30 +1114,59 @@ class Checker:
             emp, year = v["employee_number"], v["plan_year"]
             label = f"{emp} {year}"
             if self.cd and year > self.cd.year:
-                self.flag(name, row, "contribution_invalid_for_plan", f"{label}: plan year {year} is after the conversion year")
+                self.flag(
+                    name,
+                    row,
+                    "contribution_invalid_for_plan",
+                    f"{label}: plan year {year} is after the conversion year",
+                )
                 continue
             try:
-                limit_402g = figure_for_year(code="402(g)(1)", year=year)
-                limit_401a17 = figure_for_year(code="401(a)(17)", year=year)
+                limit_402g = self.figure("402(g)(1)", year)
+                limit_401a17 = self.figure("401(a)(17)", year)
             except MissingFigure as exc:
                 self.flag(name, row, "contribution_invalid_for_plan", f"{label}: {exc}")
                 continue
             participation = rrp_entry.get(emp)
-            needs_excess = participation is not None and not participation.bad and participation.v["entry_date"].year <= year
+            needs_excess = (
+                participation is not None
+                and not participation.bad
+                and participation.v["entry_date"].year <= year
+            )
             excess = v["excess_compensation"]
             if participation is not None and participation.bad:
                 pass
             elif needs_excess and excess is None:
-                self.flag(name, row, "contribution_invalid_for_plan", f"{label}: excess_compensation is blank, but {emp} is in the RRP in {year} (RRP 1.21)")
+                self.flag(
+                    name,
+                    row,
+                    "contribution_invalid_for_plan",
+                    f"{label}: excess_compensation is blank, but {emp} is in the RRP in {year} (RRP 1.21)",
+                )
                 continue
             elif not needs_excess and excess is not None:
-                self.flag(name, row, "contribution_invalid_for_plan", f"{label}: excess_compensation {excess} is given, but {emp} is not in the RRP in {year}")
+                self.flag(
+                    name,
+                    row,
+                    "contribution_invalid_for_plan",
+                    f"{label}: excess_compensation {excess} is given, but {emp} is not in the RRP in {year}",
+                )
                 continue
             elif excess is not None and excess != max(ZERO, v["compensation"] - limit_401a17):
-                self.flag(name, row, "contribution_invalid_for_plan", f"{label}: excess_compensation {excess} is not {v['compensation']} less the 401(a)(17) limit {limit_401a17} (RRP 1.21)")
+                self.flag(
+                    name,
+                    row,
+                    "contribution_invalid_for_plan",
+                    f"{label}: excess_compensation {excess} is not {v['compensation']} less the 401(a)(17) limit {limit_401a17} (RRP 1.21)",
+                )
                 continue
             if v["rsp_elective_deferrals"] > limit_402g:
-                self.flag(name, row, "contribution_invalid_for_plan", f"{label}: rsp_elective_deferrals {v['rsp_elective_deferrals']} exceed the 402(g)(1) limit {limit_402g}")
+                self.flag(
+                    name,
+                    row,
+                    "contribution_invalid_for_plan",
+                    f"{label}: rsp_elective_deferrals {v['rsp_elective_deferrals']} exceed the 402(g)(1) limit {limit_402g}",
+                )
 
     # -- elections --------------------------------------------------------------------------------------
 
@@ -1002,7 +1180,12 @@ class Checker:
                 continue
             message = self._deferral_problem(row.v)
             if message:
-                self.flag(name, row, "election_invalid_for_plan", f"{row.v['employee_number']} {row.v['plan']} {row.v['plan_year']} {row.v['component']}: {message}")
+                self.flag(
+                    name,
+                    row,
+                    "election_invalid_for_plan",
+                    f"{row.v['employee_number']} {row.v['plan']} {row.v['plan_year']} {row.v['component']}: {message}",
+                )
 
     def _deferral_problem(self, v: dict[str, Any]) -> str:
         plan, year = v["plan"], v["plan_year"]
@@ -1013,7 +1196,9 @@ class Checker:
         version = self.version(plan, year)
         component = version.component(v["component"])
         if component is None:
-            return f"{v['component']} is not a pay component of {plan} ({version.cite('deferral_components')})"
+            return (
+                f"{v['component']} is not a pay component of {plan} ({version.cite('deferral_components')})"
+            )
         cite = component.get("cite", "")
         if self.cd and v["filed_on"] > self.cd:
             return f"filed_on {v['filed_on']} is after the conversion date"
@@ -1070,19 +1255,42 @@ class Checker:
             if not 1 <= v["percent"] <= 100:
                 self.flag(name, row, "value_invalid", f"{label}: percent {v['percent']} is outside 1-100")
             elif (v["employee_number"], v["plan"], v["plan_year"]) not in elections:
-                self.flag(name, row, "election_invalid_for_plan", f"{label}: no deferral election for {v['plan_year']} (EDCP 3.3)")
+                self.flag(
+                    name,
+                    row,
+                    "election_invalid_for_plan",
+                    f"{label}: no deferral election for {v['plan_year']} (EDCP 3.3)",
+                )
             elif "deferral" not in spec.ACCOUNT_SOURCES.get((v["plan"], kind), ()):
-                self.flag(name, row, "election_invalid_for_plan", f"{label}: {kind} takes no deferrals (EDCP 3.3)")
-            elif month is not None and self.payment_month_in_force(v["employee_number"], v["plan"], v["account"], month).year <= v["plan_year"]:
-                self.flag(name, row, "election_invalid_for_plan", f"{label}: the Specified Date Account pays in or before {v['plan_year']} (EDCP 5.2(a))")
+                self.flag(
+                    name, row, "election_invalid_for_plan", f"{label}: {kind} takes no deferrals (EDCP 3.3)"
+                )
+            elif (
+                month is not None
+                and self.payment_month_in_force(v["employee_number"], v["plan"], v["account"], month).year
+                <= v["plan_year"]
+            ):
+                self.flag(
+                    name,
+                    row,
+                    "election_invalid_for_plan",
+                    f"{label}: the Specified Date Account pays in or before {v['plan_year']} (EDCP 5.2(a))",
+                )
         for (emp, plan, year), rows in groups.items():
             if any(r.bad for r in rows):
                 continue
             total = sum(r.v["percent"] for r in rows)
             if total != 100:
-                self.report(name, rows[0].line, "election_invalid_for_plan", f"{emp} {plan} {year}: allocations add up to {total}%, not 100% (EDCP 3.3)")
+                self.report(
+                    name,
+                    rows[0].line,
+                    "election_invalid_for_plan",
+                    f"{emp} {plan} {year}: allocations add up to {total}%, not 100% (EDCP 3.3)",
+                )
 
-    def _form_problem(self, plan: str, account: str, form: str | None, installments: int | None, lump: int | None) -> str:
+    def _form_problem(
+        self, plan: str, account: str, form: str | None, installments: int | None, lump: int | None
+    ) -> str:
         kind = split_account(account)[0]
         if form is None:
             return ""
@@ -1114,7 +1322,9 @@ class Checker:
                 continue
             v = row.v
             label = f"{v['employee_number']} {v['plan']} {v['account']}"
-            message = self._form_problem(v["plan"], v["account"], v["form"], v["installments"], v["lump_sum_percent"])
+            message = self._form_problem(
+                v["plan"], v["account"], v["form"], v["installments"], v["lump_sum_percent"]
+            )
             if not message and v["delay_months"] is not None:
                 if split_account(v["account"])[0] != "retirement_termination" or v["plan"] != "EDCP":
                     message = f"delay_months given for {v['account']} (EDCP 5.1(b))"
@@ -1154,7 +1364,9 @@ class Checker:
                 elif v["filed_on"] > add_months(before.replace(day=15), -12):
                     message = f"filed later than twelve months before {before.replace(day=15)} (EDCP 6.2)"
             if not message:
-                message = self._form_problem(v["plan"], v["account"], v["form"], v["installments"], v["lump_sum_percent"])
+                message = self._form_problem(
+                    v["plan"], v["account"], v["form"], v["installments"], v["lump_sum_percent"]
+                )
             if message:
                 self.flag(name, row, "election_invalid_for_plan", f"{label}: {message}")
 
@@ -1169,21 +1381,41 @@ class Checker:
                 continue
             v = row.v
             if self.is_db(v["plan"]) and v["plan"] in self.plan_rows and v["employee_number"] in self.people:
-                self.flag(name, row, "election_invalid_for_plan", f"{v['employee_number']} {v['plan']}: the plan has no investment menu")
+                self.flag(
+                    name,
+                    row,
+                    "election_invalid_for_plan",
+                    f"{v['employee_number']} {v['plan']}: the plan has no investment menu",
+                )
                 continue
             self.ref_checks(name, row)
             if row.bad:
                 continue
             if not 1 <= v["percent"] <= 100:
-                self.flag(name, row, "value_invalid", f"{v['employee_number']} {v['plan']} {v['fund']}: percent {v['percent']} is outside 1-100")
+                self.flag(
+                    name,
+                    row,
+                    "value_invalid",
+                    f"{v['employee_number']} {v['plan']} {v['fund']}: percent {v['percent']} is outside 1-100",
+                )
             elif self.cd and v["effective_on"] > self.cd:
-                self.flag(name, row, "date_invalid", f"{v['employee_number']} {v['plan']} {v['fund']}: effective_on {v['effective_on']} is after the conversion date")
+                self.flag(
+                    name,
+                    row,
+                    "date_invalid",
+                    f"{v['employee_number']} {v['plan']} {v['fund']}: effective_on {v['effective_on']} is after the conversion date",
+                )
         for (emp, plan), rows in groups.items():
             if any(r.bad for r in rows):
                 continue
             total = sum(r.v["percent"] for r in rows)
             if total != 100:
-                self.report(name, rows[0].line, "election_invalid_for_plan", f"{emp} {plan}: investment percentages add up to {total}%, not 100% (EDCP 7.4, RRP 3.05)")
+                self.report(
+                    name,
+                    rows[0].line,
+                    "election_invalid_for_plan",
+                    f"{emp} {plan}: investment percentages add up to {total}%, not 100% (EDCP 7.4, RRP 3.05)",
+                )
 
     def check_beneficiaries(self) -> None:
         name = "beneficiaries.csv"
@@ -1201,9 +1433,23 @@ class Checker:
             v = row.v
             first = group[0]
             if not 1 <= v["percent"] <= 100:
-                self.flag(name, row, "value_invalid", f"{v['employee_number']} {v['plan']} {v['name']}: percent {v['percent']} is outside 1-100")
-            elif first is not row and not first.v.get("designation_date") in (None, _UNREADABLE) and v["designation_date"] != first.v["designation_date"]:
-                self.flag(name, row, "value_invalid", f"{v['employee_number']} {v['plan']} {v['name']}: designation_date {v['designation_date']} differs from {first.v['designation_date']} on the first row")
+                self.flag(
+                    name,
+                    row,
+                    "value_invalid",
+                    f"{v['employee_number']} {v['plan']} {v['name']}: percent {v['percent']} is outside 1-100",
+                )
+            elif (
+                first is not row
+                and first.v.get("designation_date") not in (None, _UNREADABLE)
+                and v["designation_date"] != first.v["designation_date"]
+            ):
+                self.flag(
+                    name,
+                    row,
+                    "value_invalid",
+                    f"{v['employee_number']} {v['plan']} {v['name']}: designation_date {v['designation_date']} differs from {first.v['designation_date']} on the first row",
+                )
         for (emp, plan), rows in groups.items():
             if any(r.bad for r in rows):
                 continue
@@ -1211,25 +1457,43 @@ class Checker:
             for r in rows:
                 tiers[r.v["tier"]].append(r)
             if tiers["contingent"] and not tiers["primary"]:
-                self.report(name, tiers["contingent"][0].line, "beneficiary_percent_not_100", f"{emp} {plan}: contingent beneficiaries with no primary one")
+                self.report(
+                    name,
+                    tiers["contingent"][0].line,
+                    "beneficiary_percent_not_100",
+                    f"{emp} {plan}: contingent beneficiaries with no primary one",
+                )
                 continue
             for tier in ("primary", "contingent"):
                 total = sum(r.v["percent"] for r in tiers[tier])
                 if tiers[tier] and total != 100:
-                    self.report(name, tiers[tier][0].line, "beneficiary_percent_not_100", f"{emp} {plan}: the {tier} beneficiaries' percentages add up to {total}, not 100")
+                    self.report(
+                        name,
+                        tiers[tier][0].line,
+                        "beneficiary_percent_not_100",
+                        f"{emp} {plan}: the {tier} beneficiaries' percentages add up to {total}, not 100",
+                    )
 
     # -- payment_schedules.csv ---------------------------------------------------------------------------
 
-    def election_in_force(self, emp: str, plan: str, account: str) -> tuple[str, int | None, int | None, int, list[Row]]:
+    def election_in_force(
+        self, emp: str, plan: str, account: str
+    ) -> tuple[str, int | None, int | None, int, list[Row]]:
         """(form, installments, lump_sum_percent, delay_months, changes) of the account's election in force."""
-        first = None
-        for r in self.files.get("distribution_elections.csv", []):
-            if "__keyless__" not in r.v and (r.v["employee_number"], r.v["plan"], r.v["account"]) == (emp, plan, account):
-                first = r
-                break
+        if not hasattr(self, "_elections"):
+            self._elections: dict[tuple[str, str, str], Row] = {}
+            for r in self.files.get("distribution_elections.csv", []):
+                if "__keyless__" not in r.v:
+                    self._elections.setdefault((r.v["employee_number"], r.v["plan"], r.v["account"]), r)
+        first = self._elections.get((emp, plan, account))
         form, inst, lump, delay = "lump_sum", None, None, 0
         if first is not None and not first.bad:
-            form, inst, lump, delay = first.v["form"], first.v["installments"], first.v["lump_sum_percent"], first.v["delay_months"] or 0
+            form, inst, lump, delay = (
+                first.v["form"],
+                first.v["installments"],
+                first.v["lump_sum_percent"],
+                first.v["delay_months"] or 0,
+            )
         changes = self.changes_of(emp, plan, account)
         for c in changes:
             if c.v.get("form"):
@@ -1259,7 +1523,12 @@ class Checker:
                 continue
             account = self.accounts.get((v["employee_number"], v["plan"], v["account"]))
             if account is None or (not account.bad and account.v["value"] == 0):
-                self.flag(name, row, "schedule_inconsistent_with_balance", f"{label}: payments remain, but the account has no balance in accounts.csv")
+                self.flag(
+                    name,
+                    row,
+                    "schedule_inconsistent_with_balance",
+                    f"{label}: payments remain, but the account has no balance in accounts.csv",
+                )
 
     def _schedule_problem(self, v: dict[str, Any], p: dict[str, Any]) -> str:  # noqa: C901 - the ten checks in FORMAT.md order
         plan, account, trigger = v["plan"], v["account"], v["trigger"]
@@ -1271,7 +1540,10 @@ class Checker:
                 "specified_date": (spec.SPECIFIED_DATE,),
                 "death": ("retirement_termination", "company_contribution", spec.SPECIFIED_DATE),
             },
-            "RRP": {t: ("elective_deferral", "matching", "retirement_restoration") for t in ("separation", "death", "disability")},
+            "RRP": {
+                t: ("elective_deferral", "matching", "retirement_restoration")
+                for t in ("separation", "death", "disability")
+            },
         }
         if kind not in pays.get(plan, {}).get(trigger, ()):
             return f"{plan} does not pay {account} on {trigger} (EDCP 5.1-5.4, RRP 4.01)"
@@ -1322,8 +1594,15 @@ class Checker:
         return ""
 
     def _first_payment(
-        self, plan: str, kind: str, trigger: str, event: dt.date, emp: str, delay: int,
-        changes: list[Row], override: str | None,
+        self,
+        plan: str,
+        kind: str,
+        trigger: str,
+        event: dt.date,
+        emp: str,
+        delay: int,
+        changes: list[Row],
+        override: str | None,
     ) -> dt.date | None:
         if plan == "RRP":
             if trigger == "separation":
@@ -1349,7 +1628,7 @@ class Checker:
 
     # -- BRP ---------------------------------------------------------------------------------------------
 
-    def check_pension_figures(self) -> None:
+    def check_pension_figures(self) -> None:  # noqa: C901 - the checks of pension_figures.csv in order
         name = "pension_figures.csv"
         self.figures_in_force: dict[str, Row] = {}
         have: set[tuple[str, str]] = set()
@@ -1376,9 +1655,15 @@ class Checker:
             elif self.cd and v["as_of"] > self.cd:
                 message, code = f"as_of {v['as_of']} is after the conversion date", "date_invalid"
             elif not person.bad and v["normal_retirement_date"] <= person.v["birth_date"]:
-                message, code = f"normal_retirement_date {v['normal_retirement_date']} is not after birth_date", "date_invalid"
+                message, code = (
+                    f"normal_retirement_date {v['normal_retirement_date']} is not after birth_date",
+                    "date_invalid",
+                )
             elif v["early_retirement_date"] and v["early_retirement_date"] > v["normal_retirement_date"]:
-                message, code = f"early_retirement_date {v['early_retirement_date']} is after normal_retirement_date", "date_invalid"
+                message, code = (
+                    f"early_retirement_date {v['early_retirement_date']} is after normal_retirement_date",
+                    "date_invalid",
+                )
             elif v["spouse_birth_date"] and v["spouse_birth_date"] > v["as_of"]:
                 message, code = f"spouse_birth_date {v['spouse_birth_date']} is after as_of", "date_invalid"
             if message:
@@ -1389,7 +1674,12 @@ class Checker:
                 self.figures_in_force[v["employee_number"]] = row
         for (emp, plan), row in self.participations.items():
             if self.is_db(plan) and not row.bad and (emp, plan) not in have and self.present.get(name):
-                self.flag("participations.csv", row, "brp_figures_incomplete", f"{emp} {plan}: no Pension Plan figures in pension_figures.csv (BRP 3.2)")
+                self.flag(
+                    "participations.csv",
+                    row,
+                    "brp_figures_incomplete",
+                    f"{emp} {plan}: no Pension Plan figures in pension_figures.csv (BRP 3.2)",
+                )
 
     def check_db_benefits(self) -> None:
         name = "db_benefits.csv"
@@ -1398,7 +1688,9 @@ class Checker:
             if "__keyless__" in v:
                 self.unreadable_groups.add((name, "monthly_in_pay", "*"))
                 continue
-            amount_col = "survivor_monthly_amount" if v.get("status") == "survivor_in_pay" else "monthly_amount"
+            amount_col = (
+                "survivor_monthly_amount" if v.get("status") == "survivor_in_pay" else "monthly_amount"
+            )
             key = (name, "monthly_in_pay", v["plan"], "", "", "", "")
             if v.get("status") in ("in_pay", "beneficiary_in_pay", "survivor_in_pay"):
                 if isinstance(v.get(amount_col), Decimal):
@@ -1420,12 +1712,26 @@ class Checker:
                 self.flag(name, row, "value_invalid", f"{label}: {v['plan']} is not a defined benefit plan")
                 continue
             if v["form"] not in spec.DB_FORMS:
-                self.flag(name, row, "election_invalid_for_plan", f"{label}: {v['form']} is not a form of the plan (BRP 4.2(c))")
+                self.flag(
+                    name,
+                    row,
+                    "election_invalid_for_plan",
+                    f"{label}: {v['form']} is not a form of the plan (BRP 4.2(c))",
+                )
                 continue
             figures = self.figures_in_force.get(v["employee_number"])
             joint = v["form"] == "qjsa" or v["form"].startswith("js_")
-            if joint and v["survivor_birth_date"] is None and (figures is None or figures.v["spouse_birth_date"] is None):
-                self.flag(name, row, "brp_figures_incomplete", f"{label}: {v['form']} without the survivor's birth date (BRP 4.2(c))")
+            if (
+                joint
+                and v["survivor_birth_date"] is None
+                and (figures is None or figures.v["spouse_birth_date"] is None)
+            ):
+                self.flag(
+                    name,
+                    row,
+                    "brp_figures_incomplete",
+                    f"{label}: {v['form']} without the survivor's birth date (BRP 4.2(c))",
+                )
                 continue
             if person.bad:
                 continue
@@ -1472,7 +1778,9 @@ class Checker:
         survivor = {"qjsa": 50, "js_100": 100, "js_75": 75, "js_50": 50}.get(form)
         if v["survivor_percent"] != survivor:
             return f"survivor_percent {v['survivor_percent']} is not the form's {survivor}"
-        if status == "survivor_in_pay" and (survivor is None or not (v["survivor_monthly_amount"] or ZERO) > 0):
+        if status == "survivor_in_pay" and (
+            survivor is None or not (v["survivor_monthly_amount"] or ZERO) > 0
+        ):
             return "survivor_in_pay without a survivor form or a survivor_monthly_amount above 0 (BRP 5.2)"
         certain = int(form.rsplit("_", 1)[1]) if form.startswith("period_certain_") else None
         if status == "beneficiary_in_pay" and certain is None:
@@ -1504,7 +1812,9 @@ class Checker:
             v = row.v
             if row.bad:
                 continue
-            group = tuple(v[c] or "" for c in ("file", "measure", "plan", "account", "fund", "plan_year", "source"))
+            group = tuple(
+                v[c] or "" for c in ("file", "measure", "plan", "account", "fund", "plan_year", "source")
+            )
             fname, measure = group[0], group[1]
             measures = ("rows",) + tuple(m for m in spec.MEASURES.get(fname, ()) if m != "rows")
             if fname not in spec.BY_NAME or fname == name:
@@ -1515,17 +1825,29 @@ class Checker:
                 continue
             pattern = _INT if measure == "rows" else _DEC6 if measure == "units" else _MONEY
             if not pattern.match(v["total"]):
-                self.flag(name, row, "value_invalid", f"total {v['total']!r} of {fname} {measure} is not a {'whole number' if measure == 'rows' else 'decimal'}")
+                self.flag(
+                    name,
+                    row,
+                    "value_invalid",
+                    f"total {v['total']!r} of {fname} {measure} is not a {'whole number' if measure == 'rows' else 'decimal'}",
+                )
                 continue
             seen.add(group)
             if fname not in files_read:
                 continue
-            if measure != "rows" and (fname in self.malformed or group in self.unreadable_groups or (fname, measure, "*") in self.unreadable_groups and group not in computed):
+            if measure != "rows" and (
+                fname in self.malformed
+                or group in self.unreadable_groups
+                or (fname, measure, "*") in self.unreadable_groups
+                and group not in computed
+            ):
                 continue
             package = computed.get(group, ZERO)
             control = Decimal(v["total"])
             if package != control:
-                differences.append((group, {"control": v["total"], "package": self._fmt(measure, package)}, row.line))
+                differences.append(
+                    (group, {"control": v["total"], "package": self._fmt(measure, package)}, row.line)
+                )
         if self.present.get(name):
             for group, total in computed.items():
                 if group not in seen and group not in self.unreadable_groups:
@@ -1534,15 +1856,25 @@ class Checker:
         for group, figures, line in differences:
             fname, measure, plan, account, fund, year, source = group
             self.result.differences.append(
-                {"file": fname, "measure": measure, "plan": plan, "account": account, "fund": fund,
-                 "plan_year": year, "source": source, **figures}
+                {
+                    "file": fname,
+                    "measure": measure,
+                    "plan": plan,
+                    "account": account,
+                    "fund": fund,
+                    "plan_year": year,
+                    "source": source,
+                    **figures,
+                }
             )
             what = " ".join(x for x in (plan, account, fund, year, source) if x) or "the package"
             code = "control_count_mismatch" if measure == "rows" else "control_total_mismatch"
             if figures["control"]:
                 message = f"{fname} {measure} of {what}: the control says {figures['control']}, the file adds up to {figures['package']}"
             else:
-                message = f"{fname} {measure} of {what}: no control row, the file adds up to {figures['package']}"
+                message = (
+                    f"{fname} {measure} of {what}: no control row, the file adds up to {figures['package']}"
+                )
             self.report(name, line, code, message)
 
     @staticmethod
@@ -1555,7 +1887,12 @@ class Checker:
 
 
 _UNREADABLE: Any = object()
-_BRP_FIGURES = {"unlimited_annual_benefit", "payable_annual_benefit", "benefit_service_years", "normal_retirement_date"}
+_BRP_FIGURES = {
+    "unlimited_annual_benefit",
+    "payable_annual_benefit",
+    "benefit_service_years",
+    "normal_retirement_date",
+}
 
 
 def check_package(*, folder: Path) -> Result:

@@ -67,7 +67,11 @@ def test_the_dry_run_gives_the_same_result_on_sqlite(tmp_path):
     env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'scratch.sqlite3'}"
     for command in (["migrate", "-v0"], ["load_catalog"]):
         subprocess.run(
-            [sys.executable, "manage.py", *command], cwd=settings.BASE_DIR, env=env, check=True, capture_output=True
+            [sys.executable, "manage.py", *command],
+            cwd=settings.BASE_DIR,
+            env=env,
+            check=True,
+            capture_output=True,
         )
     child = subprocess.run(
         [sys.executable, "manage.py", "convert", str(PACKAGE), "--dry-run", "--json"],
@@ -141,8 +145,11 @@ def test_a_failure_while_writing_leaves_nothing(monkeypatch):
 @pytest.mark.django_db
 def test_a_person_on_file_with_another_identity_conflicts_with_records():
     Person.objects.create(
-        employee_number="0630072", first_name="Other", last_name="Person",
-        birth_date=dt.date(1980, 1, 1), hire_date=dt.date(2005, 7, 14),
+        employee_number="0630072",
+        first_name="Other",
+        last_name="Person",
+        birth_date=dt.date(1980, 1, 1),
+        hire_date=dt.date(2005, 7, 14),
     )
     outcome = conversion_run(folder=PACKAGE, dry_run=True, actor="conversion", now=NOW)
     assert [(f.file, f.line, f.code) for f in outcome.result.findings] == [
@@ -160,7 +167,9 @@ def test_converted_participants_are_credited_on_the_next_valuation_date():
     for fund in Fund.objects.all():
         last = FundPrice.objects.get(fund=fund, date=dt.date(2026, 11, 30)).price
         FundPrice.objects.create(
-            fund=fund, date=next_day, price=(last * Decimal("1.01")).quantize(Decimal("0.000001")),
+            fund=fund,
+            date=next_day,
+            price=(last * Decimal("1.01")).quantize(Decimal("0.000001")),
             loaded_at=timezone.now(),
         )
     run = credit_valuation_date(valuation_date=next_day)

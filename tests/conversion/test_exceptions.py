@@ -107,8 +107,14 @@ PLANTS: dict[str, tuple[list[Callable[[Path], None]], tuple[str, int, str]]] = {
         [raw_replace("fund_prices.csv", "EDCP,SV,2025-01-03,11.207207", "EDCP,SV,2025-01-03,11.207207,x")],
         ("fund_prices.csv", 3, "row_malformed"),
     ),
-    "value_invalid": ([cell("participants.csv", 2, "state", "Virginia")], ("participants.csv", 2, "value_invalid")),
-    "date_invalid": ([cell("participants.csv", 2, "birth_date", "1982-02-30")], ("participants.csv", 2, "date_invalid")),
+    "value_invalid": (
+        [cell("participants.csv", 2, "state", "Virginia")],
+        ("participants.csv", 2, "value_invalid"),
+    ),
+    "date_invalid": (
+        [cell("participants.csv", 2, "birth_date", "1982-02-30")],
+        ("participants.csv", 2, "date_invalid"),
+    ),
     "duplicate_row": (
         [append("fund_prices.csv", "EDCP,SV,2025-01-02,11.205863"), rows_control("fund_prices.csv", 1)],
         ("fund_prices.csv", 6708, "duplicate_row"),
@@ -133,12 +139,18 @@ PLANTS: dict[str, tuple[list[Callable[[Path], None]], tuple[str, int, str]]] = {
         [cell("distribution_elections.csv", 4, "account", "specified_date:2031-9x")],
         ("distribution_elections.csv", 4, "unknown_account"),
     ),
-    "unknown_fund": ([cell("investment_elections.csv", 2, "fund", "NOPE")], ("investment_elections.csv", 2, "unknown_fund")),
+    "unknown_fund": (
+        [cell("investment_elections.csv", 2, "fund", "NOPE")],
+        ("investment_elections.csv", 2, "unknown_fund"),
+    ),
     "price_missing": (
         [drop_line("fund_prices.csv", 480), rows_control("fund_prices.csv", -1)],
         ("funds.csv", 2, "price_missing"),
     ),
-    "price_mismatch": ([cell("positions.csv", 2, "price", "11.867383")], ("positions.csv", 2, "price_mismatch")),
+    "price_mismatch": (
+        [cell("positions.csv", 2, "price", "11.867383")],
+        ("positions.csv", 2, "price_mismatch"),
+    ),
     "units_price_value_mismatch": (
         [cell("positions.csv", 2, "units", "34165.253498"), control(47, "1")],
         ("positions.csv", 2, "units_price_value_mismatch"),
@@ -186,12 +198,32 @@ PLANTS: dict[str, tuple[list[Callable[[Path], None]], tuple[str, int, str]]] = {
 
 def test_every_code_of_the_format_has_a_plant():
     codes = {
-        "file_missing", "header_invalid", "row_malformed", "value_invalid", "date_invalid", "duplicate_row",
-        "unknown_plan", "missing_participant", "not_in_plan", "participation_invalid", "unknown_account",
-        "unknown_fund", "price_missing", "price_mismatch", "units_price_value_mismatch", "account_total_mismatch",
-        "vesting_mismatch", "contribution_invalid_for_plan", "election_invalid_for_plan",
-        "beneficiary_percent_not_100", "schedule_inconsistent", "schedule_inconsistent_with_balance",
-        "brp_figures_incomplete", "brp_benefit_inconsistent", "control_count_mismatch", "control_total_mismatch",
+        "file_missing",
+        "header_invalid",
+        "row_malformed",
+        "value_invalid",
+        "date_invalid",
+        "duplicate_row",
+        "unknown_plan",
+        "missing_participant",
+        "not_in_plan",
+        "participation_invalid",
+        "unknown_account",
+        "unknown_fund",
+        "price_missing",
+        "price_mismatch",
+        "units_price_value_mismatch",
+        "account_total_mismatch",
+        "vesting_mismatch",
+        "contribution_invalid_for_plan",
+        "election_invalid_for_plan",
+        "beneficiary_percent_not_100",
+        "schedule_inconsistent",
+        "schedule_inconsistent_with_balance",
+        "brp_figures_incomplete",
+        "brp_benefit_inconsistent",
+        "control_count_mismatch",
+        "control_total_mismatch",
         "conflicts_with_records",
     }
     # conflicts_with_records is planted against the database: tests/conversion/test_convert.py

@@ -42,7 +42,9 @@ class Command(BaseCommand):
         except OSError as exc:
             sys.stderr.write(f"convert: {folder} is not a readable folder ({exc})\n")
             sys.exit(2)
-        outcome = conversion_run(folder=folder, dry_run=opts["dry_run"], actor="conversion", now=timezone.now())
+        outcome = conversion_run(
+            folder=folder, dry_run=opts["dry_run"], actor="conversion", now=timezone.now()
+        )
         result = outcome.as_dict()
         if opts["json"]:
             self.stdout.write(json.dumps(result, indent=2))
@@ -57,10 +59,17 @@ class Command(BaseCommand):
         write(f"participants: {result['participants']}")
         write(f"positions: {result['positions']}")
         control = result["control"]
-        write("control totals: " + ("all match" if control["matched"] else f"{len(control['differences'])} differ"))
+        write(
+            "control totals: "
+            + ("all match" if control["matched"] else f"{len(control['differences'])} differ")
+        )
         for d in control["differences"]:
-            group = " ".join(x for x in (d["plan"], d["account"], d["fund"], d["plan_year"], d["source"]) if x)
-            write(f"  {d['file']} {d['measure']} {group or '(all)'}: control {d['control'] or '-'}, package {d['package']}")
+            group = " ".join(
+                x for x in (d["plan"], d["account"], d["fund"], d["plan_year"], d["source"]) if x
+            )
+            write(
+                f"  {d['file']} {d['measure']} {group or '(all)'}: control {d['control'] or '-'}, package {d['package']}"
+            )
         for e in result["exceptions"]:
             write(f"{e['file']}:{e['line']} {e['code']} {e['message']}")
 
