@@ -16,20 +16,48 @@ from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from django.db import DatabaseError, IntegrityError
 
 from books.models import Account, DailyValuation, EntryKind, LedgerEntry, Position, Source
 from conversion import spec
 from conversion.reader import normalise_header, read_rows
-from conversion.validate import Checker, Finding, Result, Row, parse_value, split_account
+from conversion.validate import Checker, Finding, Result, Row, add_years, parse_value, split_account
 from core.audit import audit_record
 from core.models import JobRun
-from participants.models import EmploymentEvent, KeyEmployeeList, Participation, Person, VestingServiceCredit
+from elections.models import (
+    Channel,
+    DeferralAllocation,
+    DeferralElection,
+    DeferralElectionLine,
+    DistributionElection,
+    InvestmentElection,
+    InvestmentElectionLine,
+    ScheduleChange,
+    Status,
+)
+from participants.models import (
+    Beneficiary,
+    BeneficiaryDesignation,
+    EmploymentEvent,
+    KeyEmployeeList,
+    Participation,
+    Person,
+    VestingServiceCredit,
+)
 from participants.services import key_employee_list_record
 from plans.models import Fund, FundPrice, Plan
 
 BATCH = 5000
+EASTERN = ZoneInfo("America/New_York")  # the plans' clock (EDCP 3.2(b))
+
+
+def _received(day: dt.date) -> dt.datetime:
+    """An election or designation dated `day` by the prior recordkeeper: received at noon, Eastern."""
+    return dt.datetime.combine(day, dt.time(12, 0), tzinfo=EASTERN)
+
+
 ACTION = "conversion.apply"
 
 
@@ -49,7 +77,7 @@ def _good(checker: Checker, name: str) -> list[Row]:
 
 def conflicts(*, result: Result, folder: Path) -> list[Finding]:
     """conflicts_with_records (FORMAT.md 4): the package against what the system already holds."""
-    checker: Checker = result.checker  # type: ignore[attr-defined]
+    checker: Checker = result.checker
     found: list[Finding] = []
     cd = result.conversion_date
     people = {p.employee_number: p for p in Person.objects.filter(employee_number__in=list(checker.people))}
@@ -175,7 +203,7 @@ def _bulk(model: Any, objs: list[Any], file: str, line: int) -> list[Any]:
 
 def apply_package(*, result: Result, folder: Path, actor: str, now: dt.datetime) -> None:
     """Write everything the package holds; the caller's transaction makes it all or nothing."""
-    checker: Checker = result.checker  # type: ignore[attr-defined]
+    checker: Checker = result.checker
     cd = result.conversion_date
     assert cd is not None
     plans = {p.code: p for p in Plan.objects.filter(code__in=list(checker.plan_rows))}
@@ -193,6 +221,8 @@ def apply_package(*, result: Result, folder: Path, actor: str, now: dt.datetime)
         actor=actor,
         now=now,
     )
+    _apply_elections(folder=folder, participations=participations, funds=funds, actor=actor)
+    _apply_beneficiaries(folder=folder, people=people, plans=plans, actor=actor)
     _mark_conversion_date_valued(cd=cd, package_id=result.package_id, now=now)
     audit_record(
         action=ACTION,
@@ -452,3 +482,209 @@ def _apply_positions(
         if len(batch) >= BATCH:
             flush()
     flush()
+
+
+def _election_fields(
+    *, participation: Participation, filed_on: dt.date, actor: str, data: dict
+) -> dict[str, Any]:
+    return {
+        "participation": participation,
+        "submitted_at": _received(filed_on),
+        "status": Status.ACCEPTED,
+        "channel": Channel.IMPORT,
+        "actor": actor,
+        "message": "accepted election received through the conversion (FORMAT.md 5)",
+        "request_data": data,
+    }
+
+
+def _jsonable(v: dict[str, Any]) -> dict[str, Any]:
+    return {k: (str(x) if x is not None else None) for k, x in v.items()}
+
+
+def _apply_elections(
+    *,
+    folder: Path,
+    participations: dict[tuple[str, str], Participation],
+    funds: dict[tuple[str, str], Fund],
+    actor: str,
+) -> None:
+    """Deferral, distribution, schedule-change and investment elections, as accepted elections (FORMAT.md 5)."""
+    # deferral elections: rows with the same person, plan, plan year, type and filing date make one election
+    grouped: dict[tuple[str, str, int, str, dt.date], list[dict[str, Any]]] = defaultdict(list)
+    for _line, v in _stream(folder, "deferral_elections.csv"):
+        grouped[(v["employee_number"], v["plan"], v["plan_year"], v["election_type"], v["filed_on"])].append(
+            v
+        )
+    elections = []
+    for (emp, plan, year, kind, filed_on), rows in grouped.items():
+        first = rows[0]
+        irrevocable = (
+            dt.datetime(
+                year - 1, 12, 31, 23, 59, tzinfo=EASTERN
+            )  # the annual deadline (EDCP 3.2(b), RRP 2.03(b))
+            if kind == DeferralElection.Kind.ANNUAL
+            else _received(filed_on)
+        )
+        elections.append(
+            DeferralElection(
+                plan_year=year,
+                kind=kind,
+                performance_period_start=first["performance_period_start"],
+                performance_period_end=first["performance_period_end"],
+                irrevocable_at=irrevocable,
+                **_election_fields(
+                    participation=participations[(emp, plan)],
+                    filed_on=filed_on,
+                    actor=actor,
+                    data={"rows": [_jsonable(r) for r in rows]},
+                ),
+            )
+        )
+    elections = _bulk(DeferralElection, elections, "deferral_elections.csv", 2)
+    lines = []
+    by_year: dict[tuple[str, str, int], DeferralElection] = {}
+    for election, rows in zip(elections, grouped.values(), strict=True):
+        key = (
+            election.participation.person.employee_number,
+            election.participation.plan.code,
+            election.plan_year,
+        )
+        if election.kind != DeferralElection.Kind.PERFORMANCE or key not in by_year:
+            by_year.setdefault(key, election)
+        for r in rows:
+            lines.append(
+                DeferralElectionLine(election=election, component=r["component"], percent=r["percent"])
+            )
+    _bulk(DeferralElectionLine, lines, "deferral_elections.csv", 2)
+    allocations = []
+    for line, v in _stream(folder, "deferral_allocations.csv"):
+        kind, month, _ = split_account(v["account"])
+        target = by_year.get((v["employee_number"], v["plan"], v["plan_year"]))
+        if target is None:
+            raise ApplyFailure(
+                "deferral_allocations.csv", line, "no deferral election to attach the allocation to"
+            )
+        allocations.append(
+            DeferralAllocation(
+                election=election, account_kind=kind, specified_month=month, percent=v["percent"]
+            )
+        )
+    _bulk(DeferralAllocation, allocations, "deferral_allocations.csv", 2)
+    distribution = []
+    for _line, v in _stream(folder, "distribution_elections.csv"):
+        kind, month, _ = split_account(v["account"])
+        distribution.append(
+            DistributionElection(
+                account_kind=kind,
+                specified_month=month,
+                form=v["form"],
+                installments=v["installments"],
+                lump_sum_percent=v["lump_sum_percent"],
+                delay_months=v["delay_months"] or 0,
+                **_election_fields(
+                    participation=participations[(v["employee_number"], v["plan"])],
+                    filed_on=v["filed_on"],
+                    actor=actor,
+                    data=_jsonable(v),
+                ),
+            )
+        )
+    _bulk(DistributionElection, distribution, "distribution_elections.csv", 2)
+    changes = []
+    for _line, v in _stream(folder, "schedule_changes.csv"):
+        kind, month, _ = split_account(v["account"])
+        changes.append(
+            ScheduleChange(
+                account_kind=kind,
+                specified_month=month,
+                new_month=v["new_payment_month"],
+                delay_years=v["delay_years"],
+                form=v["form"] or "",
+                installments=v["installments"],
+                takes_effect_on=add_years(v["filed_on"], 1),  # EDCP 6.2: no sooner than 12 months after
+                **_election_fields(
+                    participation=participations[(v["employee_number"], v["plan"])],
+                    filed_on=v["filed_on"],
+                    actor=actor,
+                    data=_jsonable(v),
+                ),
+            )
+        )
+    _bulk(ScheduleChange, changes, "schedule_changes.csv", 2)
+    _apply_investment_elections(folder=folder, participations=participations, funds=funds, actor=actor)
+
+
+def _apply_investment_elections(
+    *,
+    folder: Path,
+    participations: dict[tuple[str, str], Participation],
+    funds: dict[tuple[str, str], Fund],
+    actor: str,
+) -> None:
+    grouped: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for _line, v in _stream(folder, "investment_elections.csv"):
+        grouped[(v["employee_number"], v["plan"])].append(v)
+    elections = _bulk(
+        InvestmentElection,
+        [
+            InvestmentElection(
+                applies_to=InvestmentElection.AppliesTo.FUTURE,  # the conversion rebalances nothing (FORMAT.md 2)
+                effective_on=rows[0]["effective_on"],
+                **_election_fields(
+                    participation=participations[key],
+                    filed_on=rows[0]["effective_on"],
+                    actor=actor,
+                    data={"rows": [_jsonable(r) for r in rows]},
+                ),
+            )
+            for key, rows in grouped.items()
+        ],
+        "investment_elections.csv",
+        2,
+    )
+    lines = [
+        InvestmentElectionLine(election=election, fund=funds[(r["plan"], r["fund"])], percent=r["percent"])
+        for election, rows in zip(elections, grouped.values(), strict=True)
+        for r in rows
+    ]
+    _bulk(InvestmentElectionLine, lines, "investment_elections.csv", 2)
+
+
+def _apply_beneficiaries(
+    *, folder: Path, people: dict[str, Person], plans: dict[str, Plan], actor: str
+) -> None:
+    """Each designation as received on its designation_date (FORMAT.md 5)."""
+    grouped: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for _line, v in _stream(folder, "beneficiaries.csv"):
+        grouped[(v["employee_number"], v["plan"])].append(v)
+    designations = _bulk(
+        BeneficiaryDesignation,
+        [
+            BeneficiaryDesignation(
+                person=people[emp],
+                plan=plans[plan],
+                received_at=_received(rows[0]["designation_date"]),
+                recorded_by=actor,
+            )
+            for (emp, plan), rows in grouped.items()
+        ],
+        "beneficiaries.csv",
+        2,
+    )
+    _bulk(
+        Beneficiary,
+        [
+            Beneficiary(
+                designation=designation,
+                tier=r["tier"],
+                name=r["name"],
+                relationship=r["relationship"],
+                percent=r["percent"],
+            )
+            for designation, rows in zip(designations, grouped.values(), strict=True)
+            for r in rows
+        ],
+        "beneficiaries.csv",
+        2,
+    )

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db import transaction
 
+from conversion.apply import ApplyFailure, apply_package, conflicts
 from conversion.models import ConversionException, ConversionRun
 from conversion.validate import Finding, Result, check_package
 
@@ -45,15 +46,11 @@ def conversion_run(*, folder: Path, dry_run: bool, actor: str, now: dt.datetime)
             )
             status = ConversionRun.Status.REFUSED
     if status == ConversionRun.Status.VALIDATED:
-        from conversion.apply import conflicts  # noqa: PLC0415 - apply imports the services of every app below
-
         result.findings.extend(conflicts(result=result, folder=folder))
         result.findings.sort(key=lambda f: (f.file, f.line, f.code))
         if result.findings:
             status = ConversionRun.Status.REFUSED
     if status == ConversionRun.Status.VALIDATED and not dry_run:
-        from conversion.apply import ApplyFailure, apply_package  # noqa: PLC0415 - see above
-
         try:
             with transaction.atomic():
                 apply_package(result=result, folder=folder, actor=actor, now=now)

@@ -54,7 +54,7 @@ class Finding:
         return {"file": self.file, "line": self.line, "code": self.code, "message": self.message}
 
 
-@dataclass
+@dataclass(slots=True)
 class Row:
     line: int
     v: dict[str, Any]  # parsed values (None for blank)
@@ -471,6 +471,8 @@ class Checker:
         self.check_pension_figures()
         self.check_db_benefits()
         self.check_control()
+        for name in _STREAMED_AGAIN:
+            self.files.pop(name, None)
         self.result.findings.sort(key=lambda f: (f.file, f.line, f.code))
         self.result.checker = self
         return self.result
@@ -1294,6 +1296,7 @@ class Checker:
         kind = split_account(account)[0]
         if form is None:
             return ""
+        allowed: tuple[str, ...]
         if kind == "retirement_termination" and plan == "EDCP":
             allowed, low, high, cite = spec.FORMS, 2, 10, "EDCP 5.1(c)"
         elif kind == spec.SPECIFIED_DATE:
@@ -1373,7 +1376,7 @@ class Checker:
     def check_investment_elections(self) -> None:
         name = "investment_elections.csv"
         groups: dict[tuple[str, str], list[Row]] = defaultdict(list)
-        for row in self.load(name):
+        for row in self._rows(spec.BY_NAME[name]):
             if "__keyless__" in row.v:
                 continue
             groups[(row.v["employee_number"], row.v["plan"])].append(row)
@@ -1420,7 +1423,7 @@ class Checker:
     def check_beneficiaries(self) -> None:
         name = "beneficiaries.csv"
         groups: dict[tuple[str, str], list[Row]] = defaultdict(list)
-        for row in self.load(name):
+        for row in self._rows(spec.BY_NAME[name]):
             if "__keyless__" in row.v:
                 continue
             group = groups[(row.v["employee_number"], row.v["plan"])]
@@ -1534,7 +1537,7 @@ class Checker:
         plan, account, trigger = v["plan"], v["account"], v["trigger"]
         kind, month, _ = split_account(account)
         emp = v["employee_number"]
-        pays = {
+        pays: dict[str, dict[str, tuple[str, ...]]] = {
             "EDCP": {
                 "separation": ("retirement_termination", "company_contribution"),
                 "specified_date": (spec.SPECIFIED_DATE,),
@@ -1887,6 +1890,19 @@ class Checker:
 
 
 _UNREADABLE: Any = object()
+# files the apply step re-reads as a stream: their parsed rows are not kept once checked
+_STREAMED_AGAIN = (
+    "compensation.csv",
+    "beneficiaries.csv",
+    "investment_elections.csv",
+    "deferral_elections.csv",
+    "deferral_allocations.csv",
+    "distribution_elections.csv",
+    "schedule_changes.csv",
+    "payment_schedules.csv",
+    "pension_figures.csv",
+    "db_benefits.csv",
+)
 _BRP_FIGURES = {
     "unlimited_annual_benefit",
     "payable_annual_benefit",

@@ -178,3 +178,31 @@ def test_converted_participants_are_credited_on_the_next_valuation_date():
     earned = sum(v.earnings for v in DailyValuation.objects.filter(valuation_date=next_day))
     assert earned > 0
     assert books_verify() == []
+
+
+@pytest.mark.django_db
+def test_converted_elections_and_beneficiaries_govern_what_comes_next():
+    from elections.selectors import deferral_line_in_force, investment_in_force  # noqa: PLC0415 - only here
+    from participants.models import BeneficiaryDesignation  # noqa: PLC0415 - only here
+
+    _convert_json()
+    edcp = Participation.objects.get(person__employee_number="0630072", plan__code="EDCP")
+    # the next pay (December 2026) is deferred at the converted 2026 election; January's at the 2027 one
+    line = deferral_line_in_force(
+        participation=edcp, component="base_salary", plan_year=2026, pay_date=dt.date(2026, 12, 15)
+    )
+    assert line is not None and line.percent == 20 and line.election.plan_year == 2026
+    assert line.election.channel == "import" and line.election.status == "accepted"
+    nxt = deferral_line_in_force(
+        participation=edcp, component="base_salary", plan_year=2027, pay_date=dt.date(2027, 1, 15)
+    )
+    assert nxt is not None and nxt.election.plan_year == 2027
+    invest = investment_in_force(participation=edcp, as_of=dt.date(2026, 12, 1))
+    assert not invest.is_default
+    assert sorted((fund.code, pct) for fund, pct in invest.lines) == [("REIT", 15), ("SMCAP", 70), ("SV", 15)]
+    designation = BeneficiaryDesignation.objects.get(person=edcp.person, plan=edcp.plan)
+    assert designation.received_at.date() == dt.date(2025, 10, 20)
+    assert sorted((b.tier, b.name, b.percent) for b in designation.beneficiaries.all()) == [
+        ("contingent", "Nicholas Watson", 100),
+        ("primary", "George Watson", 100),
+    ]

@@ -28,7 +28,7 @@ class Command(BaseCommand):
             sys.stderr.write(f"convert: {message}\n")
             sys.exit(2)
 
-        parser.error = error  # type: ignore[method-assign]
+        parser.error = error
         del original_error
         return parser
 
