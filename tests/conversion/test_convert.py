@@ -206,3 +206,19 @@ def test_converted_elections_and_beneficiaries_govern_what_comes_next():
         ("contingent", "Nicholas Watson", 100),
         ("primary", "George Watson", 100),
     ]
+
+
+@pytest.mark.django_db
+def test_exit_status_two_for_a_folder_that_is_not_there_and_one_for_exceptions(tmp_path, capsys):
+    with pytest.raises(SystemExit) as missing:
+        call_command("convert", str(tmp_path / "nowhere"), "--dry-run", "--json")
+    assert missing.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "not a readable folder" in captured.err
+    out = io.StringIO()
+    with pytest.raises(SystemExit) as refused:
+        call_command("convert", str(tmp_path), "--dry-run", stdout=out)  # an empty folder: every file missing
+    assert refused.value.code == 1
+    text = out.getvalue()
+    assert "status: refused" in text and "package.csv:0 file_missing" in text
+    assert ConversionException.objects.filter(code="file_missing").count() == 20
