@@ -20,13 +20,22 @@ from zoneinfo import ZoneInfo
 
 from django.db import DatabaseError, IntegrityError
 
-from books.models import Account, DailyValuation, EntryKind, LedgerEntry, Position, Source
+from books.models import (
+    Account,
+    DailyValuation,
+    DefinedBenefitRecord,
+    EntryKind,
+    LedgerEntry,
+    Position,
+    Source,
+)
 from conversion import spec
 from conversion.reader import normalise_header, read_rows
 from conversion.validate import Checker, Finding, Result, Row, add_years, parse_value, split_account
 from core.audit import audit_record
 from core.models import JobRun
 from elections.models import (
+    AnnuityElection,
     Channel,
     DeferralAllocation,
     DeferralElection,
@@ -223,6 +232,7 @@ def apply_package(*, result: Result, folder: Path, actor: str, now: dt.datetime)
     )
     _apply_elections(folder=folder, participations=participations, funds=funds, actor=actor)
     _apply_beneficiaries(folder=folder, people=people, plans=plans, actor=actor)
+    _apply_brp(folder=folder, participations=participations, cd=cd, package_id=result.package_id, actor=actor)
     _mark_conversion_date_valued(cd=cd, package_id=result.package_id, now=now)
     audit_record(
         action=ACTION,
@@ -688,3 +698,50 @@ def _apply_beneficiaries(
         "beneficiaries.csv",
         2,
     )
+
+
+def _apply_brp(
+    *,
+    folder: Path,
+    participations: dict[tuple[str, str], Participation],
+    cd: dt.date,
+    package_id: str,
+    actor: str,
+) -> None:
+    """The Pension Plan figures (BRP 3.2-3.4), and the elected form of a benefit not commenced as its annuity
+    election (BRP 4.2(c)). Benefits already in pay are not written yet: see the README."""
+    figures = [
+        DefinedBenefitRecord(
+            participation=participations[(v["employee_number"], v["plan"])],
+            as_of=v["as_of"],
+            unlimited_annual_benefit=v["unlimited_annual_benefit"],
+            imputed_annual_benefit=v["imputed_annual_benefit"] or Decimal("0.00"),
+            payable_annual_benefit=v["payable_annual_benefit"],
+            benefit_service_years=v["benefit_service_years"],
+            early_retirement_date=v["early_retirement_date"],
+            normal_retirement_date=v["normal_retirement_date"],
+            early_adjustment_factor=v["early_adjustment_factor"] or Decimal("1"),
+            pre_2005_annual_benefit=v["pre_2005_annual_benefit"] or Decimal("0.00"),
+            spouse_name=v["spouse_name"] or "",
+            spouse_birth_date=v["spouse_birth_date"],
+            source=f"conversion package {package_id}"[:200],
+        )
+        for _line, v in _stream(folder, "pension_figures.csv")
+    ]
+    _bulk(DefinedBenefitRecord, figures, "pension_figures.csv", 2)
+    elections = [
+        AnnuityElection(
+            form=v["form"],
+            defer_years=v["defer_years"] or 0,
+            is_change=bool(v["defer_years"]),
+            **_election_fields(
+                participation=participations[(v["employee_number"], v["plan"])],
+                filed_on=v["elected_on"] or cd,
+                actor=actor,
+                data=_jsonable(v),
+            ),
+        )
+        for _line, v in _stream(folder, "db_benefits.csv")
+        if v["status"] == "not_commenced"
+    ]
+    _bulk(AnnuityElection, elections, "db_benefits.csv", 2)

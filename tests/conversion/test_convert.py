@@ -222,3 +222,16 @@ def test_exit_status_two_for_a_folder_that_is_not_there_and_one_for_exceptions(t
     text = out.getvalue()
     assert "status: refused" in text and "package.csv:0 file_missing" in text
     assert ConversionException.objects.filter(code="file_missing").count() == 20
+
+
+@pytest.mark.django_db
+def test_brp_figures_and_elected_forms_are_recorded():
+    from books.models import DefinedBenefitRecord  # noqa: PLC0415 - only here
+    from elections.models import AnnuityElection  # noqa: PLC0415 - only here
+
+    _convert_json()
+    assert DefinedBenefitRecord.objects.count() == 13
+    figures = DefinedBenefitRecord.objects.filter(participation__person__employee_number="5434012")
+    assert sorted(f.early_adjustment_factor for f in figures) == [Decimal("0.786667"), Decimal("1.000000")]
+    election = AnnuityElection.objects.get(participation__person__employee_number="3746328")
+    assert election.form == "period_certain_60" and election.status == "accepted"
