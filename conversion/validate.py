@@ -449,7 +449,6 @@ class Checker:
             "schedule_changes.csv",
             "payment_schedules.csv",
             "pension_figures.csv",
-            "compensation.csv",
         ):
             self.load(name)
         self.accounts = {
@@ -459,8 +458,8 @@ class Checker:
         }
         self.check_positions()
         self.check_accounts()
-        self.check_contributions()
         self.check_compensation()
+        self.check_contributions()
         self.check_deferral_elections()
         self.check_deferral_allocations()
         self.check_distribution_elections()
@@ -999,11 +998,7 @@ class Checker:
 
     def check_contributions(self) -> None:
         name = "contributions.csv"
-        comp_years = {
-            (r.v["employee_number"], r.v["plan_year"]): r
-            for r in self.files.get("compensation.csv", [])
-            if "__keyless__" not in r.v
-        }
+        comp_years = self.compensation
         # (emp, plan, year) -> [first deferral row line, deferral total, matching (line, amount) | None, group bad]
         groups: dict[tuple[str, str, int], list[Any]] = {}
         for row in self._rows(spec.BY_NAME[name]):
@@ -1071,7 +1066,7 @@ class Checker:
         line: int,
         deferred: Decimal,
         matching: tuple[int, Decimal] | None,
-        comp_years: dict[tuple[str, int], Row],
+        comp_years: dict[tuple[str, int], tuple[bool, Decimal | None, Decimal | None]],
     ) -> None:
         if line:
             comp = comp_years.get((emp, year))
@@ -1083,10 +1078,10 @@ class Checker:
                     f"{emp} {plan} {year}: deferrals but no compensation.csv row for {year}",
                 )
                 return
-            if comp.bad:
+            if comp[0]:
                 return
             cap_col = "compensation" if plan == "EDCP" else "excess_compensation"
-            cap = comp.v.get(cap_col)
+            cap = comp[1] if plan == "EDCP" else comp[2]
             if cap is not None and deferred > cap:
                 self.report(
                     name,
@@ -1103,10 +1098,24 @@ class Checker:
                 f"{emp} RRP {year}: matching {matching[1]} is larger than the year's deferrals {deferred} (RRP 3.04)",
             )
 
+    def _kept_compactly(self, rows: Iterator[Row]) -> Iterator[Row]:
+        """Stream compensation.csv; once a row is checked, keep only what contributions.csv needs of it."""
+        for row in rows:
+            yield row
+            v = row.v
+            if "__keyless__" not in v:
+                amounts = (v.get("compensation"), v.get("excess_compensation"))
+                self.compensation[(v["employee_number"], v["plan_year"])] = (
+                    row.bad,
+                    amounts[0] if isinstance(amounts[0], Decimal) else None,
+                    amounts[1] if isinstance(amounts[1], Decimal) else None,
+                )
+
     def check_compensation(self) -> None:
         name = "compensation.csv"
         rrp_entry = {emp: r for (emp, plan), r in self.participations.items() if plan == "RRP"}
-        for row in self.files[name]:
+        self.compensation: dict[tuple[str, int], tuple[bool, Decimal | None, Decimal | None]] = {}
+        for row in self._kept_compactly(self._rows(spec.BY_NAME[name])):
             if row.bad:
                 continue
             self.ref_checks(name, row, plan=False)
