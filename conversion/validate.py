@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -96,6 +97,19 @@ def _parse_date(raw: str) -> dt.date:
     return dt.date(int(m[1]), int(m[2]), int(m[3]))
 
 
+_DATES: dict[str, dt.date] = {}
+
+
+def _date_of(text: str) -> dt.date:
+    """Dates repeat across rows: one object per distinct date keeps a large package's rows small."""
+    day = _DATES.get(text)
+    if day is None:
+        day = _parse_date(text)
+        if len(_DATES) < 200_000:
+            _DATES[text] = day
+    return day
+
+
 def parse_value(col: spec.Column, raw: str) -> Any:  # noqa: C901 - one branch per value kind of FORMAT.md 1
     """Read one field by its kind (FORMAT.md 1, "Values"); raise _Unreadable with the code to report."""
     text = raw.strip()
@@ -106,7 +120,7 @@ def parse_value(col: spec.Column, raw: str) -> Any:  # noqa: C901 - one branch p
     kind = col.kind
     if kind == spec.DATE:
         try:
-            return _parse_date(text)
+            return _date_of(text)
         except ValueError:
             raise _Unreadable("date_invalid", f"{col.name} {text!r} is not a date (YYYY-MM-DD)")
     if kind == spec.MONTH:
@@ -145,12 +159,12 @@ def parse_value(col: spec.Column, raw: str) -> Any:  # noqa: C901 - one branch p
     if kind == spec.CODE:
         if text not in col.choices:
             raise _Unreadable("value_invalid", f"{col.name} {text!r} is not one of {', '.join(col.choices)}")
-        return text
+        return sys.intern(text)
     if col.max_length and len(text) > col.max_length:
         raise _Unreadable(
             "value_invalid", f"{col.name} {text[:30]!r}... is longer than {col.max_length} characters"
         )
-    return text
+    return sys.intern(text) if col.name in _INTERNED else text
 
 
 def add_months(day: dt.date, months: int) -> dt.date:
@@ -1899,6 +1913,10 @@ class Checker:
 
 
 _UNREADABLE: Any = object()
+# text columns whose values repeat on many rows: one string object per distinct value
+_INTERNED = frozenset(
+    {"employee_number", "plan", "account", "fund", "component", "relationship", "state", "city"}
+)
 # files the apply step re-reads as a stream: their parsed rows are not kept once checked
 _STREAMED_AGAIN = (
     "compensation.csv",
