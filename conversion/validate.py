@@ -362,6 +362,30 @@ class Checker:
             self._figures[(code, year)] = figure_for_year(code=code, year=year)
         return self._figures[(code, year)]
 
+    def table(self, plan: str, code: str) -> Any:
+        """A committee table of the plan in force on the conversion date, read once per run."""
+        assert self.cd is not None
+        if not hasattr(self, "_tables"):
+            self._tables: dict[tuple[str, str], Any] = {}
+        if (plan, code) not in self._tables:
+            self._tables[(plan, code)] = plan_table(plan=self.catalog[plan], code=code, on=self.cd)
+        return self._tables[(plan, code)]
+
+    def announced(self, plan: str, code: str, year: int) -> Decimal:
+        """An announced percentage of the plan for a plan year, read once per run."""
+        if not hasattr(self, "_announced"):
+            self._announced: dict[tuple[str, str, int], Decimal | MissingFigure] = {}
+        key = (plan, code, year)
+        if key not in self._announced:
+            try:
+                self._announced[key] = announced_percent(plan=self.catalog[plan], code=code, year=year)
+            except MissingFigure as exc:
+                self._announced[key] = exc
+        value = self._announced[key]
+        if isinstance(value, MissingFigure):
+            raise value
+        return value
+
     def is_valuation_date(self, day: dt.date) -> bool:
         try:
             return valuation_calendar.is_valuation_date(day)
@@ -960,7 +984,7 @@ class Checker:
             if died_employed:
                 return 100, "EDCP 4.2"
             assert self.cd is not None
-            table = plan_table(plan=self.catalog[plan], code="rsp_matching_vesting", on=self.cd)
+            table = self.table(plan, "rsp_matching_vesting")
             percent = 0
             for years, value in table.rows:
                 if p["vesting_service_years"] >= int(years):
@@ -1229,7 +1253,7 @@ class Checker:
             return f"filed_on {v['filed_on']} is after the conversion date"
         try:
             top = (
-                announced_percent(plan=self.catalog[plan], code="announced_max_deferral_percent", year=year)
+                self.announced(plan, "announced_max_deferral_percent", year)
                 if component["max_percent"] == "announced"
                 else Decimal(component["max_percent"])
             )
