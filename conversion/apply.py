@@ -59,6 +59,7 @@ from participants.services import key_employee_list_record
 from plans.models import Fund, FundPrice, Plan
 
 BATCH = 5000
+LOOKUP_CHUNK = 10_000
 EASTERN = ZoneInfo("America/New_York")  # the plans' clock (EDCP 3.2(b))
 
 
@@ -89,7 +90,7 @@ def conflicts(*, result: Result, folder: Path) -> list[Finding]:
     checker: Checker = result.checker
     found: list[Finding] = []
     cd = result.conversion_date
-    people = {p.employee_number: p for p in Person.objects.filter(employee_number__in=list(checker.people))}
+    people = {p.employee_number: p for p in _people_on_file(list(checker.people))}
     for row in _good(checker, "participants.csv"):
         v = row.v
         person = people.get(v["employee_number"])
@@ -108,11 +109,14 @@ def conflicts(*, result: Result, folder: Path) -> list[Finding]:
                     f"hired {person.hire_date}",
                 )
             )
-    on_file = set(
-        Participation.objects.filter(person__employee_number__in=list(people)).values_list(
-            "person__employee_number", "plan__code"
+    on_file: set[tuple[str, str]] = set()
+    numbers = list(people)
+    for i in range(0, len(numbers), LOOKUP_CHUNK):
+        on_file.update(
+            Participation.objects.filter(
+                person__employee_number__in=numbers[i : i + LOOKUP_CHUNK]
+            ).values_list("person__employee_number", "plan__code")
         )
-    )
     for row in _good(checker, "participations.csv"):
         if (row.v["employee_number"], row.v["plan"]) in on_file:
             found.append(
@@ -161,6 +165,14 @@ def conflicts(*, result: Result, folder: Path) -> list[Finding]:
                 "package.csv", 2, "conflicts_with_records", f"a Valuation Date after {cd} is already credited"
             )
         )
+    return found
+
+
+def _people_on_file(numbers: list[str]) -> list[Person]:
+    """People already on file among `numbers`, asked in chunks (a query has at most 65,535 parameters)."""
+    found: list[Person] = []
+    for i in range(0, len(numbers), LOOKUP_CHUNK):
+        found.extend(Person.objects.filter(employee_number__in=numbers[i : i + LOOKUP_CHUNK]))
     return found
 
 
@@ -307,10 +319,7 @@ def _apply_funds(
 
 def _apply_people(*, checker: Checker, now: dt.datetime, actor: str) -> dict[str, Person]:
     rows = _good(checker, "participants.csv")
-    people = {
-        p.employee_number: p
-        for p in Person.objects.filter(employee_number__in=[r.v["employee_number"] for r in rows])
-    }
+    people = {p.employee_number: p for p in _people_on_file([r.v["employee_number"] for r in rows])}
     fields = ("first_name", "last_name", "birth_date", "hire_date", "marital_status", "email")
     address = ("address_line1", "address_line2", "city", "state", "postal_code")
     new = [
@@ -353,11 +362,14 @@ def _apply_people(*, checker: Checker, now: dt.datetime, actor: str) -> dict[str
             )
         )
     _bulk(EmploymentEvent, events, "participants.csv", 2)
-    held = set(
-        VestingServiceCredit.objects.filter(person__in=list(people.values())).values_list(
-            "person_id", "through_year"
+    held: set[tuple[int, int]] = set()
+    ids = [p.pk for p in people.values()]
+    for i in range(0, len(ids), LOOKUP_CHUNK):
+        held.update(
+            VestingServiceCredit.objects.filter(person_id__in=ids[i : i + LOOKUP_CHUNK]).values_list(
+                "person_id", "through_year"
+            )
         )
-    )
     _bulk(
         VestingServiceCredit,
         [c for c in credits if (c.person.pk, c.through_year) not in held],
