@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "pensions",
     "claims",
     "payments",
+    "conversion",
     "operations",
 ]
 

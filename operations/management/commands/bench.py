@@ -16,6 +16,7 @@ TARGETS = {
     "crediting": "operations.bench.crediting",
     "payments": "operations.bench.payments",
     "reports": "operations.bench.reports",
+    "conversion": "operations.bench.conversion",
 }
 
 

@@ -1,0 +1,759 @@
+"""Apply a checked package (FORMAT.md section 5, "What an applied package records").
+
+Runs inside the caller's transaction: any failure rolls everything back. Low-volume records go through
+the apps' services (Key Employee lists, the audit trail); the tables where volume lives (people,
+participations, accounts, positions, the opening ledger entries and their valuation rows, prices) are
+written set-based with bulk_create. Employment events are recorded without acting on them again
+(FORMAT.md 5: no forfeiture, no schedule made anew), so they are inserted, not sent through the
+event hooks that would react to them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from django.db import DatabaseError, IntegrityError
+
+from books.models import (
+    Account,
+    DailyValuation,
+    DefinedBenefitRecord,
+    EntryKind,
+    LedgerEntry,
+    Position,
+    Source,
+)
+from conversion import spec
+from conversion.reader import normalise_header, read_rows
+from conversion.validate import Checker, Finding, Result, Row, add_years, parse_value, split_account
+from core.audit import audit_record
+from core.models import JobRun
+from elections.models import (
+    AnnuityElection,
+    Channel,
+    DeferralAllocation,
+    DeferralElection,
+    DeferralElectionLine,
+    DistributionElection,
+    InvestmentElection,
+    InvestmentElectionLine,
+    ScheduleChange,
+    Status,
+)
+from participants.models import (
+    Beneficiary,
+    BeneficiaryDesignation,
+    EmploymentEvent,
+    KeyEmployeeList,
+    Participation,
+    Person,
+    VestingServiceCredit,
+)
+from participants.services import key_employee_list_record
+from plans.models import Fund, FundPrice, Plan
+
+BATCH = 5000
+LOOKUP_CHUNK = 10_000
+EASTERN = ZoneInfo("America/New_York")  # the plans' clock (EDCP 3.2(b))
+
+
+def _received(day: dt.date) -> dt.datetime:
+    """An election or designation dated `day` by the prior recordkeeper: received at noon, Eastern."""
+    return dt.datetime.combine(day, dt.time(12, 0), tzinfo=EASTERN)
+
+
+ACTION = "conversion.apply"
+
+
+class ApplyFailure(Exception):
+    """A write the database refused: reported as conflicts_with_records on the row being written."""
+
+    def __init__(self, file: str, line: int, message: str) -> None:
+        super().__init__(message)
+        self.file = file
+        self.line = line
+        self.message = message
+
+
+def _good(checker: Checker, name: str) -> list[Row]:
+    return [r for r in checker.files.get(name, []) if "__keyless__" not in r.v and not r.bad]
+
+
+def conflicts(*, result: Result, folder: Path) -> list[Finding]:
+    """conflicts_with_records (FORMAT.md 4): the package against what the system already holds."""
+    checker: Checker = result.checker
+    found: list[Finding] = []
+    cd = result.conversion_date
+    people = {p.employee_number: p for p in _people_on_file(list(checker.people))}
+    for row in _good(checker, "participants.csv"):
+        v = row.v
+        person = people.get(v["employee_number"])
+        if person is not None and (
+            person.first_name,
+            person.last_name,
+            person.birth_date,
+            person.hire_date,
+        ) != (v["first_name"], v["last_name"], v["birth_date"], v["hire_date"]):
+            found.append(
+                Finding(
+                    "participants.csv",
+                    row.line,
+                    "conflicts_with_records",
+                    f"{v['employee_number']} is on file as {person.full_name}, born {person.birth_date}, "
+                    f"hired {person.hire_date}",
+                )
+            )
+    on_file: set[tuple[str, str]] = set()
+    numbers = list(people)
+    for i in range(0, len(numbers), LOOKUP_CHUNK):
+        on_file.update(
+            Participation.objects.filter(
+                person__employee_number__in=numbers[i : i + LOOKUP_CHUNK]
+            ).values_list("person__employee_number", "plan__code")
+        )
+    for row in _good(checker, "participations.csv"):
+        if (row.v["employee_number"], row.v["plan"]) in on_file:
+            found.append(
+                Finding(
+                    "participations.csv",
+                    row.line,
+                    "conflicts_with_records",
+                    f"{row.v['employee_number']} already participates in {row.v['plan']} on file",
+                )
+            )
+    funds = {(f.plan.code, f.code): f for f in Fund.objects.select_related("plan")}
+    for row in _good(checker, "funds.csv"):
+        fund = funds.get((row.v["plan"], row.v["fund"]))
+        if fund is not None and fund.is_default != (row.v["default_fund"] == "yes"):
+            found.append(
+                Finding(
+                    "funds.csv",
+                    row.line,
+                    "conflicts_with_records",
+                    f"{row.v['plan']} {row.v['fund']} is on the menu with default {'yes' if fund.is_default else 'no'}",
+                )
+            )
+    found.extend(_price_conflicts(checker=checker, folder=folder, funds=funds))
+    for year in range(checker.ke_from, checker.ke_to + 1):
+        existing = KeyEmployeeList.objects.filter(identification_year=year).first()
+        if existing is None:
+            continue
+        members = set(existing.members.values_list("employee_number", flat=True))
+        listed = {
+            emp
+            for emp, r in checker.people.items()
+            if r.v.get("key_employee_years") and year in r.v["key_employee_years"]
+        }
+        if members != listed:
+            found.append(
+                Finding(
+                    "package.csv",
+                    2,
+                    "conflicts_with_records",
+                    f"the Key Employee list of {year} is on file with other members",
+                )
+            )
+    if cd is not None and DailyValuation.objects.filter(valuation_date__gt=cd).exists():
+        found.append(
+            Finding(
+                "package.csv", 2, "conflicts_with_records", f"a Valuation Date after {cd} is already credited"
+            )
+        )
+    return found
+
+
+def _people_on_file(numbers: list[str]) -> list[Person]:
+    """People already on file among `numbers`, asked in chunks (a query has at most 65,535 parameters)."""
+    found: list[Person] = []
+    for i in range(0, len(numbers), LOOKUP_CHUNK):
+        found.extend(Person.objects.filter(employee_number__in=numbers[i : i + LOOKUP_CHUNK]))
+    return found
+
+
+def _price_conflicts(*, checker: Checker, folder: Path, funds: dict[tuple[str, str], Fund]) -> list[Finding]:
+    if not funds:
+        return []
+    held: dict[tuple[str, str, dt.date], Decimal] = {
+        (plan, code, day): price
+        for plan, code, day, price in FundPrice.objects.values_list(
+            "fund__plan__code", "fund__code", "date", "price"
+        )
+    }
+    found = []
+    for line, v in _stream(folder, "fund_prices.csv"):
+        key = (v["plan"], v["fund"], v["date"])
+        if key in held and held[key] != v["price"]:
+            found.append(
+                Finding(
+                    "fund_prices.csv",
+                    line,
+                    "conflicts_with_records",
+                    f"{v['plan']} {v['fund']} {v['date']}: {held[key]} is on file, not {v['price']}",
+                )
+            )
+    return found
+
+
+def _stream(folder: Path, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Re-read a checked file (every row is known good): (line, parsed values), duplicates already refused."""
+    fspec = spec.BY_NAME[name]
+    columns = {c.name: c for c in fspec.columns}
+    rows = read_rows(path=folder / name)
+    header_row = next(rows)
+    assert header_row.values is not None
+    header = [normalise_header(h) for h in header_row.values]
+    for raw in rows:
+        assert raw.values is not None
+        yield raw.line, {h: parse_value(columns[h], t) for h, t in zip(header, raw.values, strict=True)}
+
+
+def _bulk(model: Any, objs: list[Any], file: str, line: int) -> list[Any]:
+    try:
+        return list(model.objects.bulk_create(objs, batch_size=BATCH))
+    except (IntegrityError, DatabaseError) as exc:
+        raise ApplyFailure(
+            file, line, f"the database refused {model._meta.verbose_name_plural}: {exc}"
+        ) from exc
+
+
+def apply_package(*, result: Result, folder: Path, actor: str, now: dt.datetime) -> None:
+    """Write everything the package holds; the caller's transaction makes it all or nothing."""
+    checker: Checker = result.checker
+    cd = result.conversion_date
+    assert cd is not None
+    plans = {p.code: p for p in Plan.objects.filter(code__in=list(checker.plan_rows))}
+    funds = _apply_funds(checker=checker, folder=folder, plans=plans, result=result, now=now)
+    people = _apply_people(checker=checker, now=now, actor=actor)
+    _apply_key_employees(checker=checker, people=people, actor=actor, now=now)
+    participations = _apply_participations(checker=checker, people=people, plans=plans)
+    accounts = _apply_accounts(checker=checker, participations=participations)
+    _apply_positions(
+        folder=folder,
+        accounts=accounts,
+        funds=funds,
+        cd=cd,
+        package_id=result.package_id,
+        actor=actor,
+        now=now,
+    )
+    _apply_elections(folder=folder, participations=participations, funds=funds, actor=actor)
+    _apply_beneficiaries(folder=folder, people=people, plans=plans, actor=actor)
+    _apply_brp(folder=folder, participations=participations, cd=cd, package_id=result.package_id, actor=actor)
+    _mark_conversion_date_valued(cd=cd, package_id=result.package_id, now=now)
+    audit_record(
+        action=ACTION,
+        actor=actor,
+        at=now,
+        reason=f"conversion package {result.package_id}",
+        data={
+            "package_id": result.package_id,
+            "conversion_date": cd.isoformat(),
+            "files": dict(sorted(result.hashes.items())),
+            "participants": result.participants,
+            "positions": result.positions,
+        },
+    )
+
+
+def _mark_conversion_date_valued(*, cd: dt.date, package_id: str, now: dt.datetime) -> None:
+    """The books are valued at the close of the conversion date: its crediting counts as done, so the
+    next Valuation Date's crediting earns on the opening units (FORMAT.md 5, "Opening balances")."""
+    JobRun.objects.get_or_create(
+        kind="crediting",
+        key=cd.isoformat(),
+        defaults={
+            "status": JobRun.Status.DONE,
+            "message": f"opening balances from conversion package {package_id}"[:500],
+            "started_at": now,
+            "heartbeat_at": now,
+            "finished_at": now,
+            "worker": "conversion",
+        },
+    )
+
+
+def _apply_funds(
+    *, checker: Checker, folder: Path, plans: dict[str, Plan], result: Result, now: dt.datetime
+) -> dict[tuple[str, str], Fund]:
+    funds = {
+        (f.plan.code, f.code): f for f in Fund.objects.select_related("plan").filter(plan__in=plans.values())
+    }
+    new = []
+    for row in _good(checker, "funds.csv"):
+        key = (row.v["plan"], row.v["fund"])
+        if key not in funds:
+            new.append(
+                Fund(
+                    plan=plans[row.v["plan"]],
+                    code=row.v["fund"],
+                    name=row.v["fund_name"],
+                    is_default=row.v["default_fund"] == "yes",
+                )
+            )
+    for fund in _bulk(Fund, new, "funds.csv", 2):
+        funds[(fund.plan.code, fund.code)] = fund
+    held = set(FundPrice.objects.filter(fund__in=list(funds.values())).values_list("fund_id", "date"))
+    prices = []
+    for _line, v in _stream(folder, "fund_prices.csv"):
+        fund = funds[(v["plan"], v["fund"])]
+        if (fund.pk, v["date"]) in held:
+            continue  # the same value is on file (a different one is conflicts_with_records)
+        prices.append(
+            FundPrice(
+                fund=fund,
+                date=v["date"],
+                price=v["price"],
+                loaded_at=now,
+                source=f"conversion {result.package_id}",
+            )
+        )
+    _bulk(FundPrice, prices, "fund_prices.csv", 2)
+    return funds
+
+
+def _apply_people(*, checker: Checker, now: dt.datetime, actor: str) -> dict[str, Person]:
+    rows = _good(checker, "participants.csv")
+    people = {p.employee_number: p for p in _people_on_file([r.v["employee_number"] for r in rows])}
+    fields = ("first_name", "last_name", "birth_date", "hire_date", "marital_status", "email")
+    address = ("address_line1", "address_line2", "city", "state", "postal_code")
+    new = [
+        Person(
+            employee_number=r.v["employee_number"],
+            **{f: r.v[f] or "" if f == "email" else r.v[f] for f in fields},
+            **{f: r.v[f] or "" for f in address},
+        )
+        for r in rows
+        if r.v["employee_number"] not in people
+    ]
+    for person in _bulk(Person, new, "participants.csv", 2):
+        people[person.employee_number] = person
+    events = []
+    credits = []
+    for r in rows:
+        v = r.v
+        person = people[v["employee_number"]]
+        for kind, column, reason in (
+            (EmploymentEvent.Kind.SEPARATION, "termination_date", v["termination_reason"] or ""),
+            (EmploymentEvent.Kind.REHIRE, "rehire_date", ""),
+            (EmploymentEvent.Kind.DEATH, "death_date", EmploymentEvent.Reason.DEATH),
+            (EmploymentEvent.Kind.DISABILITY, "disability_date", ""),
+        ):
+            if v[column]:
+                events.append(
+                    EmploymentEvent(
+                        person=person,
+                        kind=kind,
+                        reason=reason,
+                        effective_date=v[column],
+                        recorded_at=now,
+                        recorded_by=actor,
+                        note="converted from the prior recordkeeper (FORMAT.md 5): recorded, not acted on",
+                    )
+                )
+        credits.append(
+            VestingServiceCredit(
+                person=person, through_year=v["vesting_service_through"], years=v["vesting_service_years"]
+            )
+        )
+    _bulk(EmploymentEvent, events, "participants.csv", 2)
+    held: set[tuple[int, int]] = set()
+    ids = [p.pk for p in people.values()]
+    for i in range(0, len(ids), LOOKUP_CHUNK):
+        held.update(
+            VestingServiceCredit.objects.filter(person_id__in=ids[i : i + LOOKUP_CHUNK]).values_list(
+                "person_id", "through_year"
+            )
+        )
+    _bulk(
+        VestingServiceCredit,
+        [c for c in credits if (c.person.pk, c.through_year) not in held],
+        "participants.csv",
+        2,
+    )
+    return people
+
+
+def _apply_key_employees(
+    *, checker: Checker, people: dict[str, Person], actor: str, now: dt.datetime
+) -> None:
+    """A Key Employee list for each covered identification year, possibly empty (EDCP 1.20, RRP 1.14, BRP 1.3(i))."""
+    members: dict[int, list[Person]] = defaultdict(list)
+    for emp, row in checker.people.items():
+        for year in row.v.get("key_employee_years") or ():
+            members[year].append(people[emp])
+    for year in range(checker.ke_from, checker.ke_to + 1):
+        key_employee_list_record(
+            identification_year=year,
+            people=members[year],
+            actor=actor,
+            note="recorded from the conversion package",
+            now=now,
+        )
+
+
+def _apply_participations(
+    *, checker: Checker, people: dict[str, Person], plans: dict[str, Plan]
+) -> dict[tuple[str, str], Participation]:
+    new = [
+        Participation(
+            person=people[r.v["employee_number"]],
+            plan=plans[r.v["plan"]],
+            eligible_on=r.v["eligible_on"],
+            entered_on=r.v["entry_date"],
+            eligible=r.v["status"] == "active",  # inactive: no longer eligible to defer (EDCP 2.2)
+        )
+        for r in _good(checker, "participations.csv")
+    ]
+    return {
+        (p.person.employee_number, p.plan.code): p for p in _bulk(Participation, new, "participations.csv", 2)
+    }
+
+
+def _apply_accounts(
+    *, checker: Checker, participations: dict[tuple[str, str], Participation]
+) -> dict[tuple[str, str, str], Account]:
+    new = []
+    names = []
+    for r in _good(checker, "accounts.csv"):
+        kind, month, _ = split_account(r.v["account"])
+        new.append(
+            Account(
+                participation=participations[(r.v["employee_number"], r.v["plan"])],
+                kind=kind,
+                specified_month=month,
+                opened_on=r.v["opened_on"],
+            )
+        )
+        names.append((r.v["employee_number"], r.v["plan"], r.v["account"]))
+    return dict(zip(names, _bulk(Account, new, "accounts.csv", 2), strict=True))
+
+
+def _apply_positions(
+    *,
+    folder: Path,
+    accounts: dict[tuple[str, str, str], Account],
+    funds: dict[tuple[str, str], Fund],
+    cd: dt.date,
+    package_id: str,
+    actor: str,
+    now: dt.datetime,
+) -> None:
+    """One opening entry per position at its conversion-date price, and its valuation row (FORMAT.md 5)."""
+    batch: list[tuple[int, dict[str, Any]]] = []
+
+    def flush() -> None:
+        if not batch:
+            return
+        positions = _bulk(
+            Position,
+            [
+                Position(
+                    account=accounts[(v["employee_number"], v["plan"], v["account"])],
+                    fund=funds[(v["plan"], v["fund"])],
+                )
+                for _, v in batch
+            ],
+            "positions.csv",
+            batch[0][0],
+        )
+        entries = []
+        valuations = []
+        for (_, v), position in zip(batch, positions, strict=True):
+            entries.append(
+                LedgerEntry(
+                    position=position,
+                    account=position.account,
+                    kind=EntryKind.ADJUSTMENT,
+                    source=Source.ADJUSTMENT,
+                    effective_date=cd,
+                    valuation_date=cd,
+                    units=v["units"],
+                    price=v["price"],
+                    amount=v["market_value"],
+                    idempotency_key=f"conversion:{package_id}:{position.pk}"[:220],
+                    actor=actor,
+                    posted_at=now,
+                    memo=f"opening balance converted from package {package_id}"[:300],
+                )
+            )
+            valuations.append(
+                DailyValuation(
+                    position=position,
+                    account=position.account,
+                    fund=position.fund,
+                    valuation_date=cd,
+                    units=v["units"],
+                    price=v["price"],
+                    value=v["market_value"],
+                    flow=v["market_value"],
+                    earnings=Decimal("0.00"),
+                )
+            )
+        _bulk(LedgerEntry, entries, "positions.csv", batch[0][0])
+        _bulk(DailyValuation, valuations, "positions.csv", batch[0][0])
+        batch.clear()
+
+    for line, v in _stream(folder, "positions.csv"):
+        batch.append((line, v))
+        if len(batch) >= BATCH:
+            flush()
+    flush()
+
+
+def _election_fields(
+    *, participation: Participation, filed_on: dt.date, actor: str, data: dict
+) -> dict[str, Any]:
+    return {
+        "participation": participation,
+        "submitted_at": _received(filed_on),
+        "status": Status.ACCEPTED,
+        "channel": Channel.IMPORT,
+        "actor": actor,
+        "message": "accepted election received through the conversion (FORMAT.md 5)",
+        "request_data": data,
+    }
+
+
+def _jsonable(v: dict[str, Any]) -> dict[str, Any]:
+    return {k: (str(x) if x is not None else None) for k, x in v.items()}
+
+
+def _apply_elections(
+    *,
+    folder: Path,
+    participations: dict[tuple[str, str], Participation],
+    funds: dict[tuple[str, str], Fund],
+    actor: str,
+) -> None:
+    """Deferral, distribution, schedule-change and investment elections, as accepted elections (FORMAT.md 5)."""
+    # deferral elections: rows with the same person, plan, plan year, type and filing date make one election
+    grouped: dict[tuple[str, str, int, str, dt.date], list[dict[str, Any]]] = defaultdict(list)
+    for _line, v in _stream(folder, "deferral_elections.csv"):
+        grouped[(v["employee_number"], v["plan"], v["plan_year"], v["election_type"], v["filed_on"])].append(
+            v
+        )
+    elections = []
+    for (emp, plan, year, kind, filed_on), rows in grouped.items():
+        first = rows[0]
+        irrevocable = (
+            dt.datetime(
+                year - 1, 12, 31, 23, 59, tzinfo=EASTERN
+            )  # the annual deadline (EDCP 3.2(b), RRP 2.03(b))
+            if kind == DeferralElection.Kind.ANNUAL
+            else _received(filed_on)
+        )
+        elections.append(
+            DeferralElection(
+                plan_year=year,
+                kind=kind,
+                performance_period_start=first["performance_period_start"],
+                performance_period_end=first["performance_period_end"],
+                irrevocable_at=irrevocable,
+                **_election_fields(
+                    participation=participations[(emp, plan)],
+                    filed_on=filed_on,
+                    actor=actor,
+                    data={"rows": [_jsonable(r) for r in rows]},
+                ),
+            )
+        )
+    elections = _bulk(DeferralElection, elections, "deferral_elections.csv", 2)
+    lines = []
+    by_year: dict[tuple[str, str, int], DeferralElection] = {}
+    for election, rows in zip(elections, grouped.values(), strict=True):
+        key = (
+            election.participation.person.employee_number,
+            election.participation.plan.code,
+            election.plan_year,
+        )
+        if election.kind != DeferralElection.Kind.PERFORMANCE or key not in by_year:
+            by_year.setdefault(key, election)
+        for r in rows:
+            lines.append(
+                DeferralElectionLine(election=election, component=r["component"], percent=r["percent"])
+            )
+    _bulk(DeferralElectionLine, lines, "deferral_elections.csv", 2)
+    allocations = []
+    for line, v in _stream(folder, "deferral_allocations.csv"):
+        kind, month, _ = split_account(v["account"])
+        target = by_year.get((v["employee_number"], v["plan"], v["plan_year"]))
+        if target is None:
+            raise ApplyFailure(
+                "deferral_allocations.csv", line, "no deferral election to attach the allocation to"
+            )
+        allocations.append(
+            DeferralAllocation(
+                election=election, account_kind=kind, specified_month=month, percent=v["percent"]
+            )
+        )
+    _bulk(DeferralAllocation, allocations, "deferral_allocations.csv", 2)
+    distribution = []
+    for _line, v in _stream(folder, "distribution_elections.csv"):
+        kind, month, _ = split_account(v["account"])
+        distribution.append(
+            DistributionElection(
+                account_kind=kind,
+                specified_month=month,
+                form=v["form"],
+                installments=v["installments"],
+                lump_sum_percent=v["lump_sum_percent"],
+                delay_months=v["delay_months"] or 0,
+                **_election_fields(
+                    participation=participations[(v["employee_number"], v["plan"])],
+                    filed_on=v["filed_on"],
+                    actor=actor,
+                    data=_jsonable(v),
+                ),
+            )
+        )
+    _bulk(DistributionElection, distribution, "distribution_elections.csv", 2)
+    changes = []
+    for _line, v in _stream(folder, "schedule_changes.csv"):
+        kind, month, _ = split_account(v["account"])
+        changes.append(
+            ScheduleChange(
+                account_kind=kind,
+                specified_month=month,
+                new_month=v["new_payment_month"],
+                delay_years=v["delay_years"],
+                form=v["form"] or "",
+                installments=v["installments"],
+                takes_effect_on=add_years(v["filed_on"], 1),  # EDCP 6.2: no sooner than 12 months after
+                **_election_fields(
+                    participation=participations[(v["employee_number"], v["plan"])],
+                    filed_on=v["filed_on"],
+                    actor=actor,
+                    data=_jsonable(v),
+                ),
+            )
+        )
+    _bulk(ScheduleChange, changes, "schedule_changes.csv", 2)
+    _apply_investment_elections(folder=folder, participations=participations, funds=funds, actor=actor)
+
+
+def _apply_investment_elections(
+    *,
+    folder: Path,
+    participations: dict[tuple[str, str], Participation],
+    funds: dict[tuple[str, str], Fund],
+    actor: str,
+) -> None:
+    grouped: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for _line, v in _stream(folder, "investment_elections.csv"):
+        grouped[(v["employee_number"], v["plan"])].append(v)
+    elections = _bulk(
+        InvestmentElection,
+        [
+            InvestmentElection(
+                applies_to=InvestmentElection.AppliesTo.FUTURE,  # the conversion rebalances nothing (FORMAT.md 2)
+                effective_on=rows[0]["effective_on"],
+                **_election_fields(
+                    participation=participations[key],
+                    filed_on=rows[0]["effective_on"],
+                    actor=actor,
+                    data={"rows": [_jsonable(r) for r in rows]},
+                ),
+            )
+            for key, rows in grouped.items()
+        ],
+        "investment_elections.csv",
+        2,
+    )
+    lines = [
+        InvestmentElectionLine(election=election, fund=funds[(r["plan"], r["fund"])], percent=r["percent"])
+        for election, rows in zip(elections, grouped.values(), strict=True)
+        for r in rows
+    ]
+    _bulk(InvestmentElectionLine, lines, "investment_elections.csv", 2)
+
+
+def _apply_beneficiaries(
+    *, folder: Path, people: dict[str, Person], plans: dict[str, Plan], actor: str
+) -> None:
+    """Each designation as received on its designation_date (FORMAT.md 5)."""
+    grouped: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for _line, v in _stream(folder, "beneficiaries.csv"):
+        grouped[(v["employee_number"], v["plan"])].append(v)
+    designations = _bulk(
+        BeneficiaryDesignation,
+        [
+            BeneficiaryDesignation(
+                person=people[emp],
+                plan=plans[plan],
+                received_at=_received(rows[0]["designation_date"]),
+                recorded_by=actor,
+            )
+            for (emp, plan), rows in grouped.items()
+        ],
+        "beneficiaries.csv",
+        2,
+    )
+    _bulk(
+        Beneficiary,
+        [
+            Beneficiary(
+                designation=designation,
+                tier=r["tier"],
+                name=r["name"],
+                relationship=r["relationship"],
+                percent=r["percent"],
+            )
+            for designation, rows in zip(designations, grouped.values(), strict=True)
+            for r in rows
+        ],
+        "beneficiaries.csv",
+        2,
+    )
+
+
+def _apply_brp(
+    *,
+    folder: Path,
+    participations: dict[tuple[str, str], Participation],
+    cd: dt.date,
+    package_id: str,
+    actor: str,
+) -> None:
+    """The Pension Plan figures (BRP 3.2-3.4), and the elected form of a benefit not commenced as its annuity
+    election (BRP 4.2(c)). Benefits already in pay are not written yet: see the README."""
+    figures = [
+        DefinedBenefitRecord(
+            participation=participations[(v["employee_number"], v["plan"])],
+            as_of=v["as_of"],
+            unlimited_annual_benefit=v["unlimited_annual_benefit"],
+            imputed_annual_benefit=v["imputed_annual_benefit"] or Decimal("0.00"),
+            payable_annual_benefit=v["payable_annual_benefit"],
+            benefit_service_years=v["benefit_service_years"],
+            early_retirement_date=v["early_retirement_date"],
+            normal_retirement_date=v["normal_retirement_date"],
+            early_adjustment_factor=v["early_adjustment_factor"] or Decimal("1"),
+            pre_2005_annual_benefit=v["pre_2005_annual_benefit"] or Decimal("0.00"),
+            spouse_name=v["spouse_name"] or "",
+            spouse_birth_date=v["spouse_birth_date"],
+            source=f"conversion package {package_id}"[:200],
+        )
+        for _line, v in _stream(folder, "pension_figures.csv")
+    ]
+    _bulk(DefinedBenefitRecord, figures, "pension_figures.csv", 2)
+    elections = [
+        AnnuityElection(
+            form=v["form"],
+            defer_years=v["defer_years"] or 0,
+            is_change=bool(v["defer_years"]),
+            **_election_fields(
+                participation=participations[(v["employee_number"], v["plan"])],
+                filed_on=v["elected_on"] or cd,
+                actor=actor,
+                data=_jsonable(v),
+            ),
+        )
+        for _line, v in _stream(folder, "db_benefits.csv")
+        if v["status"] == "not_commenced"
+    ]
+    _bulk(AnnuityElection, elections, "db_benefits.csv", 2)

@@ -1,0 +1,55 @@
+"""Runs of the conversion command and the exceptions they found (FORMAT.md sections 4-5).
+
+A run keeps every exception in its own table so that a package with a hundred thousand bad rows can
+be shown page by page. An applied run is how a rerun of the same package is recognised
+(`already_applied`, FORMAT.md 5): by `package_id` and the SHA-256 of each file.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class ConversionRun(models.Model):
+    class Status(models.TextChoices):
+        VALIDATED = "validated", "Validated (dry run, no exception)"
+        APPLIED = "applied", "Applied"
+        ALREADY_APPLIED = "already_applied", "Already applied"
+        REFUSED = "refused", "Refused"
+
+    package_id = models.CharField(max_length=200, blank=True, db_index=True)
+    folder = models.CharField(max_length=500)
+    dry_run = models.BooleanField()
+    status = models.CharField(max_length=20, choices=Status.choices)
+    conversion_date = models.DateField(null=True, blank=True)
+    participants = models.PositiveIntegerField(default=0)
+    positions = models.PositiveIntegerField(default=0)
+    control_matched = models.BooleanField(default=False)
+    differences = models.JSONField(default=list)
+    file_hashes = models.JSONField(default=dict, help_text="SHA-256 of each file of the package")
+    exception_count = models.PositiveIntegerField(default=0)
+    actor = models.CharField(max_length=200)
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        indexes = [models.Index(fields=["package_id", "status"])]
+
+    def __str__(self) -> str:
+        return f"conversion {self.package_id} {self.status} ({self.started_at:%Y-%m-%d %H:%M})"
+
+
+class ConversionException(models.Model):
+    run = models.ForeignKey(ConversionRun, on_delete=models.CASCADE, related_name="exceptions")
+    file = models.CharField(max_length=60)
+    line = models.PositiveIntegerField()
+    code = models.CharField(max_length=40)
+    message = models.TextField()
+
+    class Meta:
+        ordering = ["run", "file", "line", "code", "id"]
+        indexes = [models.Index(fields=["run", "code"])]
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line} {self.code}"
