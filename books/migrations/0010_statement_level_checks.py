@@ -128,7 +128,7 @@ def backwards(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("books", "0008_pre_2005_annual_benefit"),
+        ("books", "0009_parallel_run"),
     ]
 
     operations = [
