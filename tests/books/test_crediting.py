@@ -182,6 +182,61 @@ def test_the_database_refuses_an_entry_whose_account_is_not_its_positions(setup,
     assert LedgerEntry.objects.count() == 1
 
 
+def test_the_database_refuses_an_entry_for_a_pending_transaction_that_does_not_exist(setup):
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite checks this foreign key only at the final commit, which a test never reaches")
+    credit_valuation_date(valuation_date=JAN15)
+    entry = LedgerEntry.objects.get()
+    with pytest.raises(IntegrityError), transaction.atomic(), connection.cursor() as c:
+        # two rows in one statement, one of them good: the whole statement is refused
+        c.execute(
+            "INSERT INTO books_ledgerentry (position_id, account_id, kind, source, effective_date, "
+            "valuation_date, units, price, amount, pending_id, idempotency_key, actor, posted_at, memo) "
+            "SELECT position_id, account_id, kind, source, effective_date, valuation_date, units, price, amount, "
+            "p.pending_id, idempotency_key || ':' || p.n, actor, posted_at, memo FROM books_ledgerentry "
+            "CROSS JOIN (VALUES (1, %s), (2, %s)) p(n, pending_id) WHERE id = %s",
+            [entry.pending_id, entry.pending_id + 10_000, entry.id],
+        )
+        c.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    assert LedgerEntry.objects.count() == 1
+
+
+def test_the_database_refuses_to_delete_or_rekey_what_an_entry_references(setup):
+    credit_valuation_date(valuation_date=JAN15)
+    entry = LedgerEntry.objects.get()
+    statements = [
+        f"DELETE FROM books_position WHERE id = {entry.position_id}",
+        f"UPDATE books_position SET id = id + 10000 WHERE id = {entry.position_id}",
+    ]
+    if connection.vendor == "postgresql":  # SQLite checks the pending foreign key only at the final commit
+        # a pending row an entry references, not applied (the applied ones are frozen by their own trigger)
+        with connection.cursor() as c:
+            c.execute(
+                "INSERT INTO books_pendingtransaction (account_id, kind, source, amount, liquidate_all, "
+                "effective_date, status, idempotency_key, actor, created_at, memo, cite) SELECT account_id, kind, "
+                "source, amount, liquidate_all, effective_date, 'pending', 'rekey', actor, created_at, memo, cite "
+                "FROM books_pendingtransaction WHERE id = %s RETURNING id",
+                [entry.pending_id],
+            )
+            pending_id = c.fetchone()[0]
+            c.execute(
+                "INSERT INTO books_ledgerentry (position_id, account_id, kind, source, effective_date, "
+                "valuation_date, units, price, amount, pending_id, idempotency_key, actor, posted_at, memo) "
+                "SELECT position_id, account_id, kind, source, effective_date, valuation_date, units, price, "
+                "amount, %s, 'rekey', actor, posted_at, memo FROM books_ledgerentry WHERE id = %s",
+                [pending_id, entry.id],
+            )
+        statements += [
+            f"DELETE FROM books_pendingtransaction WHERE id = {pending_id}",
+            f"UPDATE books_pendingtransaction SET id = id + 10000 WHERE id = {pending_id}",
+        ]
+    for sql in statements:
+        with pytest.raises(IntegrityError), transaction.atomic(), connection.cursor() as c:
+            c.execute(sql)
+            c.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    assert LedgerEntry.objects.filter(position_id=entry.position_id).count() == LedgerEntry.objects.count()
+
+
 def test_pending_money_is_in_the_balance_before_its_valuation_date(setup):
     participation, _ = setup
     account = Account.objects.get(participation=participation)
