@@ -104,13 +104,13 @@ def quarterly_pdf(*, figures: StatementFigures, reference: str) -> bytes:
 
     doc.heading("By account")
     cols = [
-        Column("Account", 0.25),
-        Column("Beginning", 0.12, "R"),
-        Column("Credits", 0.11, "R"),
-        Column("Earnings", 0.11, "R"),
-        Column("Paid out", 0.11, "R"),
-        Column("Forfeited", 0.1, "R"),
-        Column("Ending", 0.12, "R"),
+        Column("Account", 0.31),
+        Column("Beginning", 0.11, "R"),
+        Column("Credits", 0.1, "R"),
+        Column("Earnings", 0.1, "R"),
+        Column("Paid out", 0.1, "R"),
+        Column("Forfeited", 0.09, "R"),
+        Column("Ending", 0.11, "R"),
         Column("Vested", 0.08, "R"),
     ]
     rows = []
@@ -128,7 +128,7 @@ def quarterly_pdf(*, figures: StatementFigures, reference: str) -> bytes:
                 f"{a.vested_percent.normalize():f}%",
             ]
         )
-    doc.table(cols, rows)
+    doc.table(cols, rows, size=8.2)
     vest_rows = [[a.label, amount(a.vested), amount(a.unvested), a.vesting_cite] for a in figures.accounts]
     doc.table(
         [Column("Vesting", 0.4), Column("Vested", 0.2, "R"), Column("Not yet vested", 0.2, "R"), Column("Section", 0.2)],
@@ -141,20 +141,22 @@ def quarterly_pdf(*, figures: StatementFigures, reference: str) -> bytes:
 
     doc.heading("By fund")
     cols = [
-        Column("Account / fund", 0.27),
-        Column("Units at start", 0.13, "R"),
-        Column("Units at end", 0.13, "R"),
-        Column("Price at end", 0.1, "R"),
-        Column("Beginning value", 0.13, "R"),
+        Column("Account and fund", 0.27),
+        Column("Units, start", 0.13, "R"),
+        Column("Units, end", 0.13, "R"),
+        Column("Price, end", 0.11, "R"),
+        Column("Value, start", 0.12, "R"),
         Column("Activity", 0.12, "R"),
-        Column("Ending value", 0.12, "R"),
+        Column("Value, end", 0.12, "R"),
     ]
     rows = []
     for a in figures.accounts:
+        if a.funds:
+            rows.append([a.label, "", "", "", "", "", ""])
         for line in a.funds:
             rows.append(
                 [
-                    f"{a.label}: {line.code}",
+                    f"   {line.code} {line.name}",
                     units(line.units_begin),
                     units(line.units_end),
                     "-" if line.price_end is None else f"{line.price_end:,.6f}",
