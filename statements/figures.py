@@ -252,9 +252,10 @@ def statement_figures(
     start, end, opening, closing, year_opening = period_dates(period_end=period_end)
     ids = [p.id for p in participations]
     versions = {p.plan_id: p.plan.version_on(end) for p in participations}
-    accounts = list(
-        Account.objects.filter(participation_id__in=ids).select_related("participation__plan", "participation__person")
-    )
+    accounts = list(Account.objects.filter(participation_id__in=ids))
+    by_id = {p.id: p for p in participations}
+    for account in accounts:  # the batch's own objects: one Plan per plan, its provisions read once
+        account.participation = by_id[account.participation_id]
     positions = list(Position.objects.filter(account__participation_id__in=ids).select_related("fund"))
     position_ids = [p.id for p in positions]
     begin_values = _dated_values(position_ids, opening)

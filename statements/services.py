@@ -23,7 +23,7 @@ from django.db.models import Q
 from core.jobs import job_claim, job_finish, job_item, job_lock
 from core.models import JobRun
 from core.money import ZERO, money
-from core.pdf import document_store_bytes
+from core.pdf import document_store_bytes, documents_store_bytes
 from participants.models import EmploymentEvent, Participation
 from payments.models import Annuity, ScheduledPayment
 from pensions.selectors import brp_benefit_page
@@ -58,7 +58,7 @@ def _issue(
     figures: dict, beginning: Decimal | None, ending: Decimal | None, now: dt.datetime,
 ) -> Statement | None:
     person = participation.person
-    title = f"{participation.plan.code} {Statement.Kind(kind).label.lower()}, {start:%b %-d} to {end:%b %-d, %Y}"
+    title = _title(participation, kind, start, end)
     with transaction.atomic():
         document = document_store_bytes(
             data=data,
@@ -92,6 +92,87 @@ def _issue(
     return statement
 
 
+@dataclass
+class _Made:
+    participation: Participation
+    kind: str
+    start: dt.date
+    end: dt.date
+    data: bytes
+    layout: str
+    figures: dict
+    beginning: Decimal | None
+    ending: Decimal | None
+
+
+def _title(participation: Participation, kind: str, start: dt.date, end: dt.date) -> str:
+    return f"{participation.plan.code} {Statement.Kind(kind).label.lower()}, {start:%b %-d} to {end:%b %-d, %Y}"
+
+
+def _store_all(made: list[_Made], *, now: dt.datetime) -> int:
+    """Store a batch's statements in one transaction (documents by SHA-256, then the Statement rows); if another
+    worker made one of them meanwhile, fall back to one at a time. Returns how many were made."""
+    if not made:
+        return 0
+    try:
+        with transaction.atomic():
+            documents = documents_store_bytes(
+                items=[
+                    {
+                        "data": m.data,
+                        "kind": f"statement_{m.kind}",
+                        "title": _title(m.participation, m.kind, m.start, m.end),
+                        "template": m.layout,
+                        "person": m.participation.person,
+                        "obj": m.participation,
+                    }
+                    for m in made
+                ],
+                actor=ACTOR,
+                now=now,
+            )
+            statements = Statement.objects.bulk_create(
+                [
+                    Statement(
+                        person=m.participation.person,
+                        participation=m.participation,
+                        kind=m.kind,
+                        period_start=m.start,
+                        period_end=m.end,
+                        document=doc,
+                        sha256=doc.sha256,
+                        beginning_balance=m.beginning,
+                        ending_balance=m.ending,
+                        figures=m.figures,
+                        issued_at=now,
+                        issued_by=ACTOR,
+                    )
+                    for m, doc in zip(made, documents, strict=True)
+                ]
+            )
+            for statement in statements:
+                transaction.on_commit(
+                    lambda s=statement: statement_issued.send(sender=Statement, statement=s)  # type: ignore[misc]
+                )
+        return len(statements)
+    except IntegrityError:
+        return sum(
+            _issue(
+                participation=m.participation, kind=m.kind, start=m.start, end=m.end, data=m.data, layout=m.layout,
+                figures=m.figures, beginning=m.beginning, ending=m.ending, now=now,
+            )
+            is not None
+            for m in made
+        )
+
+
+def _share_plans(participations: list[Participation]) -> None:
+    """One Plan object per plan for the batch, so its versions and provisions are read once, not per participant."""
+    plans: dict[int, Plan] = {}
+    for participation in participations:
+        participation.plan = plans.setdefault(participation.plan_id, participation.plan)
+
+
 def _already(ids: list[int], kind: str, end: dt.date) -> set[int]:
     return set(
         Statement.objects.filter(participation_id__in=ids, kind=kind, period_end=end).values_list(
@@ -119,7 +200,9 @@ def quarterly_statements_issue(
     result.skipped = len(participation_ids) - len(todo)
     if not todo:
         return result
+    _share_plans(todo)
     all_figures = statement_figures(participations=todo, period_end=period_end)
+    made: list[_Made] = []
     for participation in todo:
         figures = all_figures[participation.id]
         try:
@@ -145,22 +228,21 @@ def quarterly_statements_issue(
             "return_quarter": str(figures.quarter.rate) if figures.quarter else None,
             "return_year": str(figures.year.rate) if figures.year else None,
         }
-        made = _issue(
-            participation=participation,
-            kind=Statement.Kind.QUARTERLY,
-            start=figures.period_start,
-            end=period_end,
-            data=data,
-            layout=QUARTERLY_LAYOUT,
-            figures=kept,
-            beginning=figures.total("beginning"),
-            ending=figures.total("ending"),
-            now=now,
+        made.append(
+            _Made(
+                participation=participation,
+                kind=Statement.Kind.QUARTERLY,
+                start=figures.period_start,
+                end=period_end,
+                data=data,
+                layout=QUARTERLY_LAYOUT,
+                figures=kept,
+                beginning=figures.total("beginning"),
+                ending=figures.total("ending"),
+            )
         )
-        if made is None:
-            result.skipped += 1
-        else:
-            result.issued += 1
+    result.issued = _store_all(made, now=now)
+    result.skipped += len(made) - result.issued
     return result
 
 
@@ -214,6 +296,7 @@ def annual_statements_issue(*, participation_ids: list[int], period_end: dt.date
         .order_by("id")
     )
     result.skipped = len(participation_ids) - len(todo)
+    _share_plans(todo)
     for participation in todo:
         data = annual_benefit_data(participation=participation, as_of=period_end)
         if data["in_pay"] and data["totals"]["gross"] - data["totals"]["federal"] - data["totals"]["state"] != data["totals"]["net"]:

@@ -46,10 +46,15 @@ def _widths(style: str) -> dict[int, float]:
     return {code: metrics[glyph][0] / per_em for code, glyph in cmap.items() if code < 0x2200}
 
 
-def text_width(text: str, size: float, style: str = "R") -> float:
+@functools.lru_cache(maxsize=65536)
+def _em_width(text: str, style: str) -> float:
     widths = _widths(style)
     fallback = _FALLBACK_WIDTH[style]
-    return sum(widths.get(ord(ch), fallback) for ch in text) * size
+    return sum(widths.get(ord(ch), fallback) for ch in text)
+
+
+def text_width(text: str, size: float, style: str = "R") -> float:
+    return _em_width(text, style) * size
 
 
 def _pdf_string(text: str) -> bytes:
@@ -57,19 +62,24 @@ def _pdf_string(text: str) -> bytes:
     return b"(" + re.sub(rb"([\\()])", rb"\\\1", raw) + b")"
 
 
-def wrap(text: str, width: float, size: float, style: str = "R") -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def wrap(text: str, width: float, size: float, style: str = "R") -> tuple[str, ...]:
+    """Lines of at most `width` points, broken at spaces (the same text is wrapped once per process)."""
+    space = text_width(" ", size, style)
     lines: list[str] = []
     for paragraph in text.split("\n"):
-        line = ""
+        words: list[str] = []
+        used = 0.0
         for word in paragraph.split(" "):
-            candidate = f"{line} {word}" if line else word
-            if line and text_width(candidate, size, style) > width:
-                lines.append(line)
-                line = word
+            w = text_width(word, size, style)
+            if words and used + space + w > width:
+                lines.append(" ".join(words))
+                words, used = [word], w
             else:
-                line = candidate
-        lines.append(line)
-    return lines
+                used += (space if words else 0.0) + w
+                words.append(word)
+        lines.append(" ".join(words))
+    return tuple(lines)
 
 
 @dataclass
