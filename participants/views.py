@@ -106,7 +106,9 @@ def participant_detail(request, pk: int):
             ).select_related("account"),
             "forfeitures": Forfeiture.objects.filter(account_id__in=account_ids).select_related("account"),
             # statements are core Documents of the person (kind statement_*): no import of the statements app
-            "statements": person.documents.filter(kind__startswith="statement_").order_by("-created_at", "-id")[:20],
+            "statements": person.documents.filter(kind__startswith="statement_").order_by(
+                "-created_at", "-id"
+            )[:20],
             "ledger": ledger,
             "earnings": earnings,
             "chart": line_chart(

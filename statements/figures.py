@@ -18,6 +18,7 @@ import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 from django.db.models import Sum
 
@@ -87,9 +88,7 @@ def modified_dietz(
     opened = start - dt.timedelta(days=1)
     days = (end - opened).days
     net = sum((amount for _, amount in flows), ZERO)
-    weighted = sum(
-        (amount * Decimal((end - day).days) / Decimal(days) for day, amount in flows), Decimal(0)
-    )
+    weighted = sum((amount * Decimal((end - day).days) / Decimal(days) for day, amount in flows), Decimal(0))
     gain = ending - beginning - net
     denominator = beginning + weighted
     rate = (gain / denominator).quantize(RATE_PLACES) if denominator > 0 else None
@@ -225,7 +224,9 @@ def period_dates(*, period_end: dt.date) -> tuple[dt.date, dt.date, dt.date | No
     return start, end, opening, closing, year_opening
 
 
-def _dated_values(position_ids: list[int], day: dt.date | None) -> dict[int, tuple[Decimal, Decimal, Decimal]]:
+def _dated_values(
+    position_ids: list[int], day: dt.date | None
+) -> dict[int, tuple[Decimal, Decimal, Decimal]]:
     if day is None or not position_ids:
         return {}
     return {
@@ -311,6 +312,36 @@ def statement_figures(
         by_account[pos.account_id].funds.append(line)
     account_of = {pos.id: pos.account_id for pos in positions}
     participation_of = {a.id: a.participation_id for a in accounts}
+    flows = _post_ledger(rows, lines, by_account, account_of, participation_of, opening)
+    for figures in by_account.values():
+        figures.beginning = sum((line.value_begin for line in figures.funds), ZERO)
+        figures.ending = sum((line.value_end for line in figures.funds), ZERO)
+        figures.earnings = sum((line.earnings for line in figures.funds), ZERO)
+    for pid, statement in out.items():
+        quarter_flows = [(d, a) for d, a in flows[pid] if opening is None or d > opening]
+        ending = statement.total("ending")
+        statement.quarter = modified_dietz(
+            beginning=statement.total("beginning"), ending=ending, flows=quarter_flows, start=start, end=end
+        )
+        year_positions = [pos.id for pos in positions if participation_of[pos.account_id] == pid]
+        year_beginning = sum((year_values[p][2] for p in year_positions if p in year_values), ZERO)
+        statement.year = modified_dietz(
+            beginning=year_beginning, ending=ending, flows=flows[pid], start=dt.date(end.year, 1, 1), end=end
+        )
+    _elections(out, end)
+    return out
+
+
+def _post_ledger(
+    rows: list[Any],
+    lines: dict[int, FundLine],
+    by_account: dict[int, AccountFigures],
+    account_of: dict[int, int],
+    participation_of: dict[int, int],
+    opening: dt.date | None,
+) -> dict[int, list[tuple[dt.date, Decimal]]]:
+    """The year's ledger sums into the quarter's activity by account, fund and source; returns the external
+    flows of the year to date by participation (exchanges between funds are not flows)."""
     flows: dict[int, list[tuple[dt.date, Decimal]]] = defaultdict(list)
     for row in rows:
         account_id = account_of[row["position_id"]]
@@ -335,23 +366,7 @@ def statement_figures(
             line.exchanges += amount
         else:
             figures.adjustments += amount
-    for figures in by_account.values():
-        figures.beginning = sum((line.value_begin for line in figures.funds), ZERO)
-        figures.ending = sum((line.value_end for line in figures.funds), ZERO)
-        figures.earnings = sum((line.earnings for line in figures.funds), ZERO)
-    for pid, statement in out.items():
-        quarter_flows = [(d, a) for d, a in flows[pid] if opening is None or d > opening]
-        ending = statement.total("ending")
-        statement.quarter = modified_dietz(
-            beginning=statement.total("beginning"), ending=ending, flows=quarter_flows, start=start, end=end
-        )
-        year_positions = [pos.id for pos in positions if participation_of[pos.account_id] == pid]
-        year_beginning = sum((year_values[p][2] for p in year_positions if p in year_values), ZERO)
-        statement.year = modified_dietz(
-            beginning=year_beginning, ending=ending, flows=flows[pid], start=dt.date(end.year, 1, 1), end=end
-        )
-    _elections(out, end)
-    return out
+    return flows
 
 
 def statement_tie(*, figures: StatementFigures) -> None:
@@ -382,8 +397,15 @@ def statement_tie(*, figures: StatementFigures) -> None:
 
 def _elections(out: dict[int, StatementFigures], end: dt.date) -> None:
     """The elections in force at the end of the period, the beneficiaries on file and the next payments."""
-    ids = list(out)
-    year = end.year
+    _deferrals(out, end)
+    _distributions(out, end)
+    _investments(out, end)
+    _beneficiaries(out, end)
+    _next_payments(out, end)
+
+
+def _deferrals(out: dict[int, StatementFigures], end: dt.date) -> None:
+    ids, year = list(out), end.year
     deferrals: dict[int, DeferralElection] = {}
     for election in (
         DeferralElection.objects.filter(
@@ -403,11 +425,16 @@ def _elections(out: dict[int, StatementFigures], end: dt.date) -> None:
         for line in election.lines.all():
             component = version.component(line.component)
             label = component["label"] if component else line.component
-            out[pid].deferral.append(f"{label}: {line.percent.normalize():f}% (plan year {election.plan_year} election)")
-    for d in (
-        DistributionElection.objects.filter(participation_id__in=ids, status=Status.ACCEPTED, submitted_at__date__lte=end)
-        .order_by("account_kind", "specified_month", "submitted_at", "id")
-    ):
+            out[pid].deferral.append(
+                f"{label}: {line.percent.normalize():f}% (plan year {election.plan_year} election)"
+            )
+
+
+def _distributions(out: dict[int, StatementFigures], end: dt.date) -> None:
+    ids = list(out)
+    for d in DistributionElection.objects.filter(
+        participation_id__in=ids, status=Status.ACCEPTED, submitted_at__date__lte=end
+    ).order_by("account_kind", "specified_month", "submitted_at", "id"):
         form = d.get_form_display()
         if d.installments:
             form += f", {d.installments} installments"
@@ -418,8 +445,12 @@ def _elections(out: dict[int, StatementFigures], end: dt.date) -> None:
         # the latest election for an account replaces the earlier ones
         kept = [t for t in out[d.participation_id].distribution if not t.startswith(f"{account}:")]
         out[d.participation_id].distribution = [*kept, text]
+
+
+def _investments(out: dict[int, StatementFigures], end: dt.date) -> None:
+    ids = list(out)
     investments: dict[int, InvestmentElection] = {}
-    for election in (
+    for found in (
         InvestmentElection.objects.filter(
             participation_id__in=ids,
             status=Status.ACCEPTED,
@@ -429,7 +460,7 @@ def _elections(out: dict[int, StatementFigures], end: dt.date) -> None:
         .prefetch_related("lines__fund")
         .order_by("effective_on", "submitted_at", "id")
     ):
-        investments[election.participation_id] = election
+        investments[found.participation_id] = found
     for pid, statement in out.items():
         election = investments.get(pid)
         if election is None:
@@ -442,16 +473,19 @@ def _elections(out: dict[int, StatementFigures], end: dt.date) -> None:
                 statement.investment.append(
                     f"{line.fund.code} {line.fund.name}: {line.percent}% (effective {election.effective_on:%B %-d, %Y})"
                 )
+
+
+def _beneficiaries(out: dict[int, StatementFigures], end: dt.date) -> None:
     designations: dict[tuple[int, int], BeneficiaryDesignation] = {}
     person_plan = {(s.participation.person_id, s.participation.plan_id): pid for pid, s in out.items()}
-    for designation in (
+    for received in (
         BeneficiaryDesignation.objects.filter(
             person_id__in={k[0] for k in person_plan}, received_at__date__lte=end
         )
         .prefetch_related("beneficiaries")
         .order_by("received_at", "id")
     ):
-        designations[(designation.person_id, designation.plan_id)] = designation
+        designations[(received.person_id, received.plan_id)] = received
     for key, pid in person_plan.items():
         designation = designations.get(key)
         if designation is None:
@@ -460,6 +494,10 @@ def _elections(out: dict[int, StatementFigures], end: dt.date) -> None:
         for b in designation.beneficiaries.all():
             relation = f", {b.relationship}" if b.relationship else ""
             out[pid].beneficiaries.append(f"{b.get_tier_display()}: {b.name}{relation}, {b.percent}%")
+
+
+def _next_payments(out: dict[int, StatementFigures], end: dt.date) -> None:
+    ids = list(out)
     counted: dict[int, int] = defaultdict(int)
     for payment in (
         ScheduledPayment.objects.filter(participation_id__in=ids, payment_date__gt=end)

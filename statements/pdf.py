@@ -71,7 +71,12 @@ def quarterly_pdf(*, figures: StatementFigures, reference: str) -> bytes:
     doc.pairs(
         [
             ("Participant", f"{person.full_name} (employee {person.employee_number})"),
-            ("Address", ", ".join(x for x in (person.address_line1, person.city, person.state, person.postal_code) if x)),
+            (
+                "Address",
+                ", ".join(
+                    x for x in (person.address_line1, person.city, person.state, person.postal_code) if x
+                ),
+            ),
             ("Plan", f"{plan.name} ({plan.code})"),
             (
                 "Valued",
@@ -131,12 +136,19 @@ def quarterly_pdf(*, figures: StatementFigures, reference: str) -> bytes:
     doc.table(cols, rows, size=8.2)
     vest_rows = [[a.label, amount(a.vested), amount(a.unvested), a.vesting_cite] for a in figures.accounts]
     doc.table(
-        [Column("Vesting", 0.4), Column("Vested", 0.2, "R"), Column("Not yet vested", 0.2, "R"), Column("Section", 0.2)],
+        [
+            Column("Vesting", 0.4),
+            Column("Vested", 0.2, "R"),
+            Column("Not yet vested", 0.2, "R"),
+            Column("Section", 0.2),
+        ],
         vest_rows,
     )
     for a in figures.accounts:
         if a.credits:
-            by_source = "; ".join(f"{SOURCE_LABELS.get(s, s)} {amount(v)}" for s, v in sorted(a.credits.items()))
+            by_source = "; ".join(
+                f"{SOURCE_LABELS.get(s, s)} {amount(v)}" for s, v in sorted(a.credits.items())
+            )
             doc.paragraph(f"{a.label}, credits by source: {by_source}.", size=8.5)
 
     doc.heading("By fund")
@@ -166,7 +178,10 @@ def quarterly_pdf(*, figures: StatementFigures, reference: str) -> bytes:
                 ]
             )
     doc.table(cols, rows or [["No fund holdings", "", "", "", "", "", ""]])
-    doc.paragraph("Activity is the money credited, paid out, forfeited or exchanged plus the earnings of the period.", size=8.5)
+    doc.paragraph(
+        "Activity is the money credited, paid out, forfeited or exchanged plus the earnings of the period.",
+        size=8.5,
+    )
 
     doc.heading("Your personal rate of return")
     doc.table(
@@ -190,7 +205,11 @@ def quarterly_pdf(*, figures: StatementFigures, reference: str) -> bytes:
     doc.pairs(
         [
             ("Deferrals", "; ".join(figures.deferral) or "No deferral election in force."),
-            ("Distributions", "; ".join(figures.distribution) or "No distribution election on file: the plan's default form applies."),
+            (
+                "Distributions",
+                "; ".join(figures.distribution)
+                or "No distribution election on file: the plan's default form applies.",
+            ),
             ("Investments", "; ".join(figures.investment)),
             ("Beneficiaries", "; ".join(figures.beneficiaries)),
         ]
@@ -198,7 +217,12 @@ def quarterly_pdf(*, figures: StatementFigures, reference: str) -> bytes:
     doc.heading("Next payments scheduled")
     if figures.next_payments:
         doc.table(
-            [Column("Payment date", 0.2), Column("Account", 0.3), Column("Form", 0.3), Column("Amount", 0.2, "R")],
+            [
+                Column("Payment date", 0.2),
+                Column("Account", 0.3),
+                Column("Form", 0.3),
+                Column("Amount", 0.2, "R"),
+            ],
             [
                 [
                     day(p.payment_date),
@@ -290,7 +314,10 @@ def annual_benefit_pdf(*, data: dict, reference: str) -> bytes:
             doc.pairs(
                 [
                     ("Separation (or as if on)", day(quote.separation_date)),
-                    ("Benefit Commencement Date", f"{day(quote.commencement_date)} ({quote.cites.get('commencement', '')})"),
+                    (
+                        "Benefit Commencement Date",
+                        f"{day(quote.commencement_date)} ({quote.cites.get('commencement', '')})",
+                    ),
                     ("Single life annuity", f"{amount(quote.single_life_annual)} a year"),
                     ("Form in force", quote.form_label),
                     ("Monthly in that form", amount(quote.monthly)),
@@ -309,10 +336,20 @@ def annual_benefit_pdf(*, data: dict, reference: str) -> bytes:
                     rows.append([o.label, "-", f"{amount(o.annual)} once", "elected" if o.is_elected else ""])
                 else:
                     rows.append(
-                        [o.label, amount(o.monthly), amount(o.annual), "in force" if o.is_elected else ("default" if o.is_default else "")]
+                        [
+                            o.label,
+                            amount(o.monthly),
+                            amount(o.annual),
+                            "in force" if o.is_elected else ("default" if o.is_default else ""),
+                        ]
                     )
             doc.table(
-                [Column("Form", 0.46), Column("Monthly", 0.17, "R"), Column("Annual", 0.2, "R"), Column("", 0.17)],
+                [
+                    Column("Form", 0.46),
+                    Column("Monthly", 0.17, "R"),
+                    Column("Annual", 0.2, "R"),
+                    Column("", 0.17),
+                ],
                 rows,
             )
             doc.paragraph(f"Basis: {quote.basis} ({quote.cites.get('basis', '')}).", size=8.5)

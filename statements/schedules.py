@@ -11,8 +11,13 @@ SCHEDULES = [
     )
 ]
 JOBS = [
-    JobKind(kind="statements", task="statements.quarterly", label="Quarterly statements", key_label="Quarter end"),
     JobKind(
-        kind="benefit_statements", task="statements.annual_benefit", label="BRP annual statements", key_label="Year end"
+        kind="statements", task="statements.quarterly", label="Quarterly statements", key_label="Quarter end"
+    ),
+    JobKind(
+        kind="benefit_statements",
+        task="statements.annual_benefit",
+        label="BRP annual statements",
+        key_label="Year end",
     ),
 ]

@@ -54,8 +54,17 @@ class BatchResult:
 
 
 def _issue(
-    *, participation: Participation, kind: str, start: dt.date, end: dt.date, data: bytes, layout: str,
-    figures: dict, beginning: Decimal | None, ending: Decimal | None, now: dt.datetime,
+    *,
+    participation: Participation,
+    kind: str,
+    start: dt.date,
+    end: dt.date,
+    data: bytes,
+    layout: str,
+    figures: dict,
+    beginning: Decimal | None,
+    ending: Decimal | None,
+    now: dt.datetime,
 ) -> Statement | None:
     person = participation.person
     title = _title(participation, kind, start, end)
@@ -106,7 +115,9 @@ class _Made:
 
 
 def _title(participation: Participation, kind: str, start: dt.date, end: dt.date) -> str:
-    return f"{participation.plan.code} {Statement.Kind(kind).label.lower()}, {start:%b %-d} to {end:%b %-d, %Y}"
+    return (
+        f"{participation.plan.code} {Statement.Kind(kind).label.lower()}, {start:%b %-d} to {end:%b %-d, %Y}"
+    )
 
 
 def _store_all(made: list[_Made], *, now: dt.datetime) -> int:
@@ -158,8 +169,16 @@ def _store_all(made: list[_Made], *, now: dt.datetime) -> int:
     except IntegrityError:
         return sum(
             _issue(
-                participation=m.participation, kind=m.kind, start=m.start, end=m.end, data=m.data, layout=m.layout,
-                figures=m.figures, beginning=m.beginning, ending=m.ending, now=now,
+                participation=m.participation,
+                kind=m.kind,
+                start=m.start,
+                end=m.end,
+                data=m.data,
+                layout=m.layout,
+                figures=m.figures,
+                beginning=m.beginning,
+                ending=m.ending,
+                now=now,
             )
             is not None
             for m in made
@@ -209,12 +228,18 @@ def quarterly_statements_issue(
             statement_tie(figures=figures)
         except StatementNotTied as exc:
             result.not_issued.append(
-                {"participation": str(participation.id), "account": f"{participation} {exc.account}", "reason": exc.detail}
+                {
+                    "participation": str(participation.id),
+                    "account": f"{participation} {exc.account}",
+                    "reason": exc.detail,
+                }
             )
             continue
         data = quarterly_pdf(
             figures=figures,
-            reference=statement_reference(participation=participation, kind="quarterly", period_end=period_end),
+            reference=statement_reference(
+                participation=participation, kind="quarterly", period_end=period_end
+            ),
         )
         kept = {
             "beginning": str(figures.total("beginning")),
@@ -251,7 +276,9 @@ def annual_benefit_data(*, participation: Participation, as_of: dt.date) -> dict
     page = brp_benefit_page(participation=participation, today=as_of)
     year_start = dt.date(as_of.year, 1, 1)
     paid = list(
-        ScheduledPayment.objects.filter(participation=participation, paid_on__gte=year_start, paid_on__lte=as_of)
+        ScheduledPayment.objects.filter(
+            participation=participation, paid_on__gte=year_start, paid_on__lte=as_of
+        )
         .exclude(status=ScheduledPayment.Status.CANCELLED)
         .order_by("paid_on", "id")
     )
@@ -261,9 +288,11 @@ def annual_benefit_data(*, participation: Participation, as_of: dt.date) -> dict
         "state": money(sum((p.state_withholding or ZERO for p in paid), ZERO)),
         "net": money(sum((p.net_amount or ZERO for p in paid), ZERO)),
     }
-    designation = participation.person.beneficiary_designations.filter(plan=participation.plan).order_by(
-        "-received_at", "-id"
-    ).first()
+    designation = (
+        participation.person.beneficiary_designations.filter(plan=participation.plan)
+        .order_by("-received_at", "-id")
+        .first()
+    )
     beneficiaries = (
         [f"{b.get_tier_display()}: {b.name}, {b.percent}%" for b in designation.beneficiaries.all()]
         if designation
@@ -285,7 +314,9 @@ def annual_benefit_data(*, participation: Participation, as_of: dt.date) -> dict
     }
 
 
-def annual_statements_issue(*, participation_ids: list[int], period_end: dt.date, now: dt.datetime) -> BatchResult:
+def annual_statements_issue(
+    *, participation_ids: list[int], period_end: dt.date, now: dt.datetime
+) -> BatchResult:
     """The BRP annual benefit statements of a batch, as of December 31 (`period_end`)."""
     result = BatchResult()
     done = _already(participation_ids, Statement.Kind.ANNUAL_BENEFIT, period_end)
@@ -299,9 +330,17 @@ def annual_statements_issue(*, participation_ids: list[int], period_end: dt.date
     _share_plans(todo)
     for participation in todo:
         data = annual_benefit_data(participation=participation, as_of=period_end)
-        if data["in_pay"] and data["totals"]["gross"] - data["totals"]["federal"] - data["totals"]["state"] != data["totals"]["net"]:
+        if (
+            data["in_pay"]
+            and data["totals"]["gross"] - data["totals"]["federal"] - data["totals"]["state"]
+            != data["totals"]["net"]
+        ):
             result.not_issued.append(
-                {"participation": str(participation.id), "account": str(participation), "reason": "gross less withholding is not net"}
+                {
+                    "participation": str(participation.id),
+                    "account": str(participation),
+                    "reason": "gross less withholding is not net",
+                }
             )
             continue
         pdf = annual_benefit_pdf(
@@ -338,8 +377,14 @@ def _participations(kind: str, period_end: dt.date) -> list[int]:
     """Who gets a statement: account plans (quarterly) or defined benefit plans (annual), entered by the period's
     end and not dead before it began."""
     plan_kind = Plan.Kind.ACCOUNT_BALANCE if kind == JOB_QUARTERLY else Plan.Kind.DEFINED_BENEFIT
-    start = dt.date(period_end.year, 1, 1) if kind == JOB_ANNUAL else dt.date(period_end.year, period_end.month - 2, 1)
-    dead = EmploymentEvent.objects.filter(kind=EmploymentEvent.Kind.DEATH, effective_date__lt=start).values("person_id")
+    start = (
+        dt.date(period_end.year, 1, 1)
+        if kind == JOB_ANNUAL
+        else dt.date(period_end.year, period_end.month - 2, 1)
+    )
+    dead = EmploymentEvent.objects.filter(kind=EmploymentEvent.Kind.DEATH, effective_date__lt=start).values(
+        "person_id"
+    )
     return list(
         Participation.objects.filter(plan__kind=plan_kind, entered_on__lte=period_end)
         .exclude(person_id__in=dead)
@@ -422,7 +467,9 @@ def statements_batch_run(
                 batch, status=JobRun.Status.FAILED, message=f"not issued (does not tie): {names}", stats=stats
             )
         else:
-            batch = job_finish(batch, status=JobRun.Status.DONE, message=f"{result.issued} issued", stats=stats)
+            batch = job_finish(
+                batch, status=JobRun.Status.DONE, message=f"{result.issued} issued", stats=stats
+            )
     statements_period_settle(kind=kind, period_end=period_end)
     return batch
 

@@ -36,20 +36,26 @@ def _start(self, kind: str, period_end: str) -> dict:
     return _summary(run)
 
 
-@shared_task(bind=True, name="statements.quarterly", acks_late=True, reject_on_worker_lost=True, max_retries=20)
+@shared_task(
+    bind=True, name="statements.quarterly", acks_late=True, reject_on_worker_lost=True, max_retries=20
+)
 def quarterly_statements_task(self, period_end: str) -> dict:
     """The quarter's statements (EDCP, RRP) for the quarter ending `period_end`, in batches across workers."""
     return _start(self, JOB_QUARTERLY, period_end)
 
 
-@shared_task(bind=True, name="statements.annual_benefit", acks_late=True, reject_on_worker_lost=True, max_retries=20)
+@shared_task(
+    bind=True, name="statements.annual_benefit", acks_late=True, reject_on_worker_lost=True, max_retries=20
+)
 def annual_statements_task(self, period_end: str) -> dict:
     """The BRP annual benefit statements as of December 31 (`period_end`)."""
     return _start(self, JOB_ANNUAL, period_end)
 
 
 @shared_task(bind=True, name="statements.batch", acks_late=True, reject_on_worker_lost=True, max_retries=20)
-def statements_batch_task(self, kind: str, period_end: str, number: int, participation_ids: list[int]) -> dict:
+def statements_batch_task(
+    self, kind: str, period_end: str, number: int, participation_ids: list[int]
+) -> dict:
     try:
         run = statements_batch_run(
             kind=kind,

@@ -121,7 +121,9 @@ class Document:
             % (style.encode(), size, r, g, b, x, y, _pdf_string(text))
         )
 
-    def _line(self, x1: float, y1: float, x2: float, y2: float, width: float = 0.5, color=(0.75, 0.75, 0.75)) -> None:
+    def _line(
+        self, x1: float, y1: float, x2: float, y2: float, width: float = 0.5, color=(0.75, 0.75, 0.75)
+    ) -> None:
         self._op(b"%.3f %.3f %.3f RG %.2f w %.2f %.2f m %.2f %.2f l S" % (*color, width, x1, y1, x2, y2))
 
     def _fill(self, x: float, y: float, w: float, h: float, color) -> None:
@@ -151,7 +153,9 @@ class Document:
         self._text_at(MARGIN_L, self.y, text, 15, "B")
         self.y -= 20
 
-    def paragraph(self, text: str, size: float = 9.5, style: str = "R", color=None, indent: float = 0) -> None:
+    def paragraph(
+        self, text: str, size: float = 9.5, style: str = "R", color=None, indent: float = 0
+    ) -> None:
         for line in wrap(text, self.width - indent, size, style):
             self._room(size + 3)
             self._text_at(MARGIN_L + indent, self.y, line, size, style, color)
@@ -170,7 +174,14 @@ class Document:
                 self.y -= size + 3.2
         self.y -= 3
 
-    def table(self, columns: Sequence[Column], rows: Sequence[Sequence[str]], *, size: float = 8.8, bold_last: bool = False) -> None:
+    def table(
+        self,
+        columns: Sequence[Column],
+        rows: Sequence[Sequence[str]],
+        *,
+        size: float = 8.8,
+        bold_last: bool = False,
+    ) -> None:
         """A ruled table with a shaded header row; rows repeat the header on a new page."""
         widths = [c.width * self.width for c in columns]
         row_h = size + 6.5
@@ -192,7 +203,9 @@ class Document:
             self.y -= row_h
         self.y -= 6
 
-    def _cells(self, columns: Sequence[Column], values: list[str], widths: list[float], size: float, style: str) -> None:
+    def _cells(
+        self, columns: Sequence[Column], values: list[str], widths: list[float], size: float, style: str
+    ) -> None:
         x = MARGIN_L
         for column, value, w in zip(columns, values, widths, strict=True):
             text = value

@@ -20,8 +20,10 @@ def portal_list(request):
 def staff_participant(request, pk: int):
     person = get_object_or_404(Person, pk=pk)
     return render(
-        request, "statements/staff_participant.html", {"person": person, "statements": statements_of(person=person)}
+        request,
+        "statements/staff_participant.html",
+        {"person": person, "statements": statements_of(person=person)},
     )
 
 
-staff_participant.access_model = Person  # type: ignore[attr-defined]
+staff_participant.access_model = Person

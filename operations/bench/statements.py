@@ -12,6 +12,7 @@ ledger and drawn to PDF exactly as in production. The set-up is not timed.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import os
 import signal
 import subprocess
@@ -33,8 +34,6 @@ from plans.models import Fund, Plan
 from statements.models import Statement
 from statements.tasks import quarterly_statements_task
 
-import datetime as dt
-
 OPENING = dt.date(2025, 12, 31)
 DEFERRAL_ON = dt.date(2026, 2, 2)
 QUARTER_END = dt.date(2026, 3, 31)
@@ -46,7 +45,8 @@ def add_arguments(parser) -> None:
 
 
 def _setup(n: int) -> None:
-    plan = Plan.objects.get(code="EDCP")
+    plan = Plan.objects.filter(kind=Plan.Kind.ACCOUNT_BALANCE).order_by("code").first()  # the first account plan
+    assert plan is not None, "load the plan catalog first"
     funds = [
         Fund.objects.create(plan=plan, code="SV", name="Stable Value", is_default=True),
         Fund.objects.create(plan=plan, code="EQ", name="Equity Index"),
@@ -151,10 +151,30 @@ def _start_workers(count: int, queue: str, media: str, log_dir: str) -> list[sub
         with log.open("ab") as out:
             workers.append(
                 subprocess.Popen(
-                    [sys.executable, "-m", "celery", "-A", "config", "worker", "--queues", queue, "--pool", "solo",
-                     "--hostname", f"{queue}-{i}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat",
-                     "--loglevel", "WARNING"],
-                    cwd=settings.BASE_DIR, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                    [
+                        sys.executable,
+                        "-m",
+                        "celery",
+                        "-A",
+                        "config",
+                        "worker",
+                        "--queues",
+                        queue,
+                        "--pool",
+                        "solo",
+                        "--hostname",
+                        f"{queue}-{i}@%h",
+                        "--without-gossip",
+                        "--without-mingle",
+                        "--without-heartbeat",
+                        "--loglevel",
+                        "WARNING",
+                    ],
+                    cwd=settings.BASE_DIR,
+                    env=env,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
                 )
             )
     return workers
@@ -190,7 +210,10 @@ def run(*, participants: int = 10000, json: bool = False, workers: int = 2, time
                 if run_ is not None and run_.status != JobRun.Status.RUNNING:
                     break
                 if any(p.poll() is not None for p in procs):
-                    raise RuntimeError("a worker exited: " + " ".join(p.read_text()[-2000:] for p in Path(logs).glob("*.log")))
+                    raise RuntimeError(
+                        "a worker exited: "
+                        + " ".join(p.read_text()[-2000:] for p in Path(logs).glob("*.log"))
+                    )
                 time.sleep(1)
             seconds = time.monotonic() - t0
             peaks = [_peak_mb(p.pid) for p in procs]

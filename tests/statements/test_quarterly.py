@@ -61,13 +61,20 @@ def test_every_figure_on_the_statement_ties_to_the_ledger(quarter):
     text = pdf_text(document_bytes(statement.document))
 
     positions = list(Position.objects.filter(account__participation=participation))
-    begin = DailyValuation.objects.filter(position__in=positions, valuation_date=OPENING).aggregate(t=Sum("value"))["t"]
-    end = DailyValuation.objects.filter(position__in=positions, valuation_date=QUARTER_END).aggregate(t=Sum("value"))["t"]
+    begin = DailyValuation.objects.filter(position__in=positions, valuation_date=OPENING).aggregate(
+        t=Sum("value")
+    )["t"]
+    end = DailyValuation.objects.filter(position__in=positions, valuation_date=QUARTER_END).aggregate(
+        t=Sum("value")
+    )["t"]
     quarter_entries = LedgerEntry.objects.filter(
         position__in=positions, valuation_date__gt=OPENING, valuation_date__lte=QUARTER_END
     )
     by_source = dict(
-        quarter_entries.filter(kind="credit").values("source").annotate(t=Sum("amount")).values_list("source", "t")
+        quarter_entries.filter(kind="credit")
+        .values("source")
+        .annotate(t=Sum("amount"))
+        .values_list("source", "t")
     )
     distributions = quarter_entries.filter(kind="distribution").aggregate(t=Sum("amount"))["t"]
     earnings = DailyValuation.objects.filter(
@@ -86,14 +93,20 @@ def test_every_figure_on_the_statement_ties_to_the_ledger(quarter):
     assert _money(_line(text, "Distributions")[0]) == distributions
     assert _money(_line(text, "Forfeitures")[0]) == Decimal("0")
     assert _money(_line(text, "Ending balance")[0]) == end
-    vested, unvested = _money(_line(text, "of which vested")[0]), _money(_line(text, "of which not yet vested")[0])
+    vested, unvested = (
+        _money(_line(text, "of which vested")[0]),
+        _money(_line(text, "of which not yet vested")[0]),
+    )
     assert vested + unvested == end
     # EDCP 4.2: the Company Contribution Account vests after two years of service; this participant has them
     # (hired 2010), so everything is vested.
     assert unvested == Decimal("0")
 
     # By account: each account's beginning, credits, earnings, paid out, forfeited and ending, tied.
-    for account_label, kind in (("Retirement/Termination Account", "retirement_termination"), ("Company Contribution Account", "company_contribution")):
+    for account_label, kind in (
+        ("Retirement/Termination Account", "retirement_termination"),
+        ("Company Contribution Account", "company_contribution"),
+    ):
         figures = [_money(x) for x in _line(text, account_label)]
         beginning, credits, earned, paid, forfeited, ending = figures[:6]
         entries = quarter_entries.filter(account__kind=kind)
@@ -107,14 +120,20 @@ def test_every_figure_on_the_statement_ties_to_the_ledger(quarter):
         assert beginning + credits + earned + paid + forfeited == ending
 
     # By fund: units and price at the end are the books' own.
-    row = DailyValuation.objects.get(position__account__kind="retirement_termination", position__in=positions, valuation_date=QUARTER_END)
+    row = DailyValuation.objects.get(
+        position__account__kind="retirement_termination", position__in=positions, valuation_date=QUARTER_END
+    )
     fund_lines = text.split("By fund")[1].split("Retirement/Termination Account")[1]
     fund_line = next(line for line in fund_lines.splitlines() if "SV Stable Value" in line)
-    assert f"{row.units:,.6f}" in fund_line and f"{row.price:,.6f}" in fund_line and fmt(row.value) in fund_line
+    assert (
+        f"{row.units:,.6f}" in fund_line and f"{row.price:,.6f}" in fund_line and fmt(row.value) in fund_line
+    )
 
     # The return printed is the Modified Dietz return of the ledger's flows, and the formula is stated.
     flows = [(e.valuation_date, e.amount) for e in quarter_entries.exclude(kind="exchange")]
-    dietz = modified_dietz(beginning=begin, ending=end, flows=flows, start=dt.date(2026, 1, 1), end=QUARTER_END)
+    dietz = modified_dietz(
+        beginning=begin, ending=end, flows=flows, start=dt.date(2026, 1, 1), end=QUARTER_END
+    )
     assert dietz.percent in _line_text(text, "Quarter to Mar 31")
     assert "R = (E - B - F) / (B + sum of Wi x Fi)" in text
     assert statement.beginning_balance == begin and statement.ending_balance == end
@@ -150,7 +169,13 @@ def test_the_modified_dietz_return_worked_by_hand():
 
 
 def test_no_money_invested_has_no_return():
-    result = modified_dietz(beginning=Decimal("0"), ending=Decimal("0"), flows=[], start=dt.date(2026, 1, 1), end=dt.date(2026, 3, 31))
+    result = modified_dietz(
+        beginning=Decimal("0"),
+        ending=Decimal("0"),
+        flows=[],
+        start=dt.date(2026, 1, 1),
+        end=dt.date(2026, 3, 31),
+    )
     assert result.rate is None and result.percent == "n/a"
 
 
@@ -172,13 +197,17 @@ def test_a_rerun_makes_no_duplicate_and_the_same_bytes(quarter):
 def _reference(statement: Statement) -> str:
     from statements.services import statement_reference
 
-    return statement_reference(participation=statement.participation, kind="quarterly", period_end=statement.period_end)
+    return statement_reference(
+        participation=statement.participation, kind="quarterly", period_end=statement.period_end
+    )
 
 
 @slow_books
 def test_a_statement_that_does_not_tie_is_not_issued_and_the_job_names_the_account(quarter):
     participation = quarter["participation"]
-    position = Position.objects.get(account__participation=participation, account__kind="retirement_termination")
+    position = Position.objects.get(
+        account__participation=participation, account__kind="retirement_termination"
+    )
     # A ledger entry no crediting valued: the books no longer tie for this account.
     LedgerEntry.objects.create(
         position=position,
@@ -195,13 +224,20 @@ def test_a_statement_that_does_not_tie_is_not_issued_and_the_job_names_the_accou
         posted_at=timezone.now(),
     )
     batches: list = []
-    run = statements_period_start(kind=JOB_QUARTERLY, period_end=QUARTER_END, now=NOW, dispatch=batches.extend)
+    run = statements_period_start(
+        kind=JOB_QUARTERLY, period_end=QUARTER_END, now=NOW, dispatch=batches.extend
+    )
     assert run.status == "running" and len(batches) == 1
     kind, end, number, ids = batches[0]
-    statements_batch_run(kind=kind, period_end=dt.date.fromisoformat(end), number=number, participation_ids=ids, now=NOW)
+    statements_batch_run(
+        kind=kind, period_end=dt.date.fromisoformat(end), number=number, participation_ids=ids, now=NOW
+    )
     parent = JobRun.objects.get(kind=JOB_QUARTERLY, key=QUARTER_END.isoformat())
     assert parent.status == "failed"
-    assert "retirement_termination" in parent.message and str(participation.person.employee_number) in parent.message
+    assert (
+        "retirement_termination" in parent.message
+        and str(participation.person.employee_number) in parent.message
+    )
     assert JobRun.objects.get(kind=JOB_BATCH).status == "failed"
     assert not Statement.objects.exists()
 
@@ -212,18 +248,28 @@ def test_the_period_job_runs_in_batches_reports_progress_and_a_rerun_changes_not
 
     ParticipationFactory(plan=edcp)  # no account: no statement
     sent: list = []
-    statement_issued.connect(receiver := (lambda sender, statement, **kw: sent.append(statement.pk)), weak=False)
+    statement_issued.connect(
+        receiver := (lambda sender, statement, **kw: sent.append(statement.pk)), weak=False
+    )
     try:
         batches: list = []
         statements_period_start(kind=JOB_QUARTERLY, period_end=QUARTER_END, now=NOW, dispatch=batches.extend)
         for kind, end, number, ids in batches:
-            statements_batch_run(kind=kind, period_end=dt.date.fromisoformat(end), number=number, participation_ids=ids, now=NOW)
+            statements_batch_run(
+                kind=kind,
+                period_end=dt.date.fromisoformat(end),
+                number=number,
+                participation_ids=ids,
+                now=NOW,
+            )
         parent = JobRun.objects.get(kind=JOB_QUARTERLY, key=QUARTER_END.isoformat())
         assert parent.status == "done", parent.message
         assert parent.progress_done == parent.progress_total == 1
         assert parent.stats["issued"] == 1
         again: list = []
-        rerun = statements_period_start(kind=JOB_QUARTERLY, period_end=QUARTER_END, now=NOW, dispatch=again.extend)
+        rerun = statements_period_start(
+            kind=JOB_QUARTERLY, period_end=QUARTER_END, now=NOW, dispatch=again.extend
+        )
         assert rerun.status == "done" and again == []
         assert Statement.objects.count() == 1
     finally:
@@ -232,6 +278,7 @@ def test_the_period_job_runs_in_batches_reports_progress_and_a_rerun_changes_not
 
 @slow_books
 def test_a_quarter_not_yet_credited_is_refused(quarter):
-    run = statements_period_start(kind=JOB_QUARTERLY, period_end=dt.date(2026, 6, 30), now=NOW, dispatch=lambda b: None)
+    run = statements_period_start(
+        kind=JOB_QUARTERLY, period_end=dt.date(2026, 6, 30), now=NOW, dispatch=lambda b: None
+    )
     assert run.status == "refused" and "not credited" in run.message
-
