@@ -45,7 +45,9 @@ def add_arguments(parser) -> None:
 
 
 def _setup(n: int) -> None:
-    plan = Plan.objects.filter(kind=Plan.Kind.ACCOUNT_BALANCE).order_by("code").first()  # the first account plan
+    plan = (
+        Plan.objects.filter(kind=Plan.Kind.ACCOUNT_BALANCE).order_by("code").first()
+    )  # the first account plan
     assert plan is not None, "load the plan catalog first"
     funds = [
         Fund.objects.create(plan=plan, code="SV", name="Stable Value", is_default=True),
