@@ -31,6 +31,14 @@ def amount(value: Decimal | None) -> str:
     return f"({text})" if value < 0 else text
 
 
+def _figure(text: str) -> str:
+    """A step's amount as the pensions quote gives it (a string), printed as money when it is one."""
+    try:
+        return amount(Decimal(text))
+    except (ArithmeticError, ValueError, TypeError):
+        return text
+
+
 def units(value: Decimal) -> str:
     return f"{value:,.6f}"
 
@@ -325,7 +333,7 @@ def annual_benefit_pdf(*, data: dict, reference: str) -> bytes:
             )
             doc.table(
                 [Column("Step", 0.6), Column("Annual amount", 0.2, "R"), Column("Section", 0.2)],
-                [[what, value, cite] for what, value, cite in quote.steps],
+                [[what, _figure(value), cite] for what, value, cite in quote.steps],
             )
             doc.heading("Every form of benefit (Actuarially Equivalent)")
             rows = []
