@@ -13,6 +13,9 @@ from books.services.crediting import credit_valuation_date
 from core import valuation_calendar as cal
 from tests.factories import FundFactory, ParticipationFactory, price
 
+# The BRP's toy actuarial basis and Key Employee lists, for the annual benefit statement.
+from tests.pensions.conftest import no_key_employees, toy_basis  # noqa: F401
+
 OPENING = dt.date(2025, 12, 31)  # the Valuation Date that closes 2025
 QUARTER_END = dt.date(2026, 3, 31)
 

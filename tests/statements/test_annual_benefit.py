@@ -12,7 +12,6 @@ from pensions.selectors import brp_benefit_page
 from statements.models import Statement
 from statements.pdf import amount
 from statements.services import annual_statements_issue
-from tests.pensions.conftest import no_key_employees, toy_basis  # noqa: F401 (fixtures)
 from tests.pensions.factories import brp_participation
 
 pytestmark = pytest.mark.django_db
