@@ -27,20 +27,18 @@ def credit_through(day: dt.date, start: dt.date = OPENING) -> None:
 
 @pytest.fixture(scope="module")
 def quarter_books(django_db_setup, django_db_blocker):
-    """The quarter, credited once for the module (62 Valuation Dates through the real crediting job) and
-    committed; each test runs in its own transaction on top of it. Emptied (TRUNCATE) when the module ends."""
-    from django.core.management import call_command
-
-    from core.roles import role_groups_ensure
-    from plans.services import catalog_load
+    """The quarter, credited once for the module (62 Valuation Dates through the real crediting job) inside a
+    transaction that is rolled back when the module ends; each test runs in a savepoint of it."""
+    from django.db import transaction
 
     with django_db_blocker.unblock():
+        outer = transaction.atomic()
+        outer.__enter__()
         try:
             yield _build()
         finally:
-            call_command("flush", interactive=False, verbosity=0)
-            catalog_load()
-            role_groups_ensure()
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
 
 
 @pytest.fixture
