@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "claims",
     "payments",
     "conversion",
+    "statements",
     "operations",
 ]
 

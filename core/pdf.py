@@ -101,3 +101,49 @@ def document_bytes(document: Document) -> bytes:
     if hashlib.sha256(data).hexdigest() != document.sha256:
         raise ValueError(f"document {document.pk} does not match its recorded hash")
     return data
+
+
+def documents_store_bytes(*, items: list[dict], actor: str, now: dt.datetime | None = None) -> list[Document]:
+    """document_store_bytes for many PDFs at once (a batch of statements): one read for those already stored,
+    one insert for the rest. Each item: data, kind, title, template, person, obj. Returned in the items' order."""
+    now = now or timezone.now()
+    keyed = []
+    for item in items:
+        obj = item.get("obj")
+        digest = hashlib.sha256(item["data"]).hexdigest()
+        keyed.append(
+            (item, digest, obj._meta.label if obj is not None else "", str(obj.pk) if obj is not None else "")
+        )
+    existing = {
+        (d.kind, d.sha256, d.object_type, d.object_id): d
+        for d in Document.objects.filter(sha256__in=[k[1] for k in keyed])
+    }
+    out: list[Document] = []
+    new: list[Document] = []
+    for item, digest, object_type, object_id in keyed:
+        found = existing.get((item["kind"], digest, object_type, object_id))
+        if found is not None:
+            out.append(found)
+            continue
+        relative = Path("documents") / item["kind"] / digest[:2] / f"{digest}.pdf"
+        target = Path(settings.MEDIA_ROOT) / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not target.exists():
+            target.write_bytes(item["data"])
+        doc = Document(
+            kind=item["kind"],
+            title=item["title"],
+            person=item.get("person"),
+            object_type=object_type,
+            object_id=object_id,
+            path=str(relative),
+            sha256=digest,
+            size=len(item["data"]),
+            template=item["template"],
+            created_at=now,
+            created_by=actor,
+        )
+        new.append(doc)
+        out.append(doc)
+    Document.objects.bulk_create(new)
+    return out

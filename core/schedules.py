@@ -19,7 +19,7 @@ from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
 from core.dates import EASTERN_NAME
 
-APPS = ("books", "payments", "claims", "elections", "participants", "plans")
+APPS = ("books", "payments", "claims", "elections", "participants", "plans", "statements")
 
 
 @dataclass(frozen=True)

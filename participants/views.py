@@ -105,6 +105,10 @@ def participant_detail(request, pk: int):
                 account_id__in=account_ids, status=PendingTransaction.Status.PENDING
             ).select_related("account"),
             "forfeitures": Forfeiture.objects.filter(account_id__in=account_ids).select_related("account"),
+            # statements are core Documents of the person (kind statement_*): no import of the statements app
+            "statements": person.documents.filter(kind__startswith="statement_").order_by(
+                "-created_at", "-id"
+            )[:20],
             "ledger": ledger,
             "earnings": earnings,
             "chart": line_chart(

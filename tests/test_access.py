@@ -504,6 +504,7 @@ def population(edcp, settings, tmp_path):
     from participants.models import KeyEmployeeList, Participation, VestingServiceCredit
     from participants.services import beneficiaries_designate, employment_event_record
     from tests.factories import FundFactory, price
+    from tests.statements.factories import statement_for
 
     settings.MEDIA_ROOT = str(tmp_path)
     now = timezone.now()
@@ -609,6 +610,7 @@ def population(edcp, settings, tmp_path):
             person=person, kind="disability", effective_date=dt.date(2024, 6, 1), actor="t"
         )
         VestingServiceCredit.objects.create(person=person, through_year=2023, years=10)
+        statement_for(participation)  # a quarterly statement (statements app): its PDF names the person
         path_ = tmp_path / f"doc-{person.pk}.pdf"
         path_.write_bytes(b"%PDF-1.4 walker")
         Document.objects.create(

@@ -17,6 +17,7 @@ TARGETS = {
     "payments": "operations.bench.payments",
     "reports": "operations.bench.reports",
     "conversion": "operations.bench.conversion",
+    "statements": "operations.bench.statements",
 }
 
 
