@@ -44,3 +44,23 @@ def test_the_annual_statement_shows_the_benefit_and_every_form_of_the_pensions_q
         participation_ids=[participation.id], period_end=YEAR_END, now=timezone.now()
     )
     assert (again.issued, again.skipped) == (0, 1)
+
+
+def test_an_issued_statement_is_announced_once_by_the_notice_service(
+    toy_basis, no_key_employees, settings, tmp_path, django_capture_on_commit_callbacks
+):
+    from core.models import Notice
+
+    settings.MEDIA_ROOT = str(tmp_path)
+    participation = brp_participation(first_name="Nora", last_name="Notice")
+    for _ in range(2):  # a rerun of the period finds the statement made and announces nothing
+        with django_capture_on_commit_callbacks(execute=True):
+            annual_statements_issue(
+                participation_ids=[participation.id], period_end=YEAR_END, now=timezone.now()
+            )
+    statement = Statement.objects.get(participation=participation, kind="annual_benefit")
+    (notice,) = Notice.objects.filter(person=participation.person, kind="statement_available")
+    assert notice.document_id == statement.document_id
+    assert (
+        notice.channel == "paper"
+    )  # no consent to electronic delivery: the statement goes to the print queue
