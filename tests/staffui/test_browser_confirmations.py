@@ -1,6 +1,6 @@
 """Issue 11 in a real browser (Playwright, Chromium): the staff work queue counts what waits and leads to it; each
 hard-to-undo staff action shows its summary page first (run approval, emergency decision, claim denial with the letter
-previewed, a participant's Stop deferring), and only the confirming button acts."""
+previewed), and only the confirming button acts. (A participant's Stop deferring review is the portal's, on main.)"""
 
 from __future__ import annotations
 
