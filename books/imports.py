@@ -55,6 +55,20 @@ class PayrollImport(Importer):
         "Performance-Based Compensation), net_available (cash pay left after taxes and deductions, EDCP 1.14) "
         "and sequence (1, 2, ... for two lines of the same component on the same day)."
     )
+    sample = (
+        {
+            "employee_number": "S1001",
+            "pay_date": "2026-01-30",
+            "component": "base_salary",
+            "gross": "25000.00",
+        },
+        {
+            "employee_number": "S1001",
+            "pay_date": "2026-01-30",
+            "component": "monthly_bonus",
+            "gross": "1500.00",
+        },
+    )
 
     def check(self, rows: list[Row], problems: Problems, *, now: dt.datetime) -> PreparedPayroll:
         numbers = {r.text("employee_number") for r in rows} - {""}

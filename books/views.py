@@ -28,7 +28,7 @@ from books.models import (
     PendingTransaction,
 )
 from books.services import parallel
-from core.charts import line_chart
+from core.charts import line_chart_with_table
 from core.csv_export import CsvWriter
 from core.dates import date_in_range, out_of_range_message
 from core.decorators import capability_required, participant_required
@@ -63,7 +63,7 @@ def portal_overview(request):
             "participations": participations,
             "total": sum((p["total"] for p in participations), 0),
             "vested": sum((p["vested"] for p in participations), 0),
-            "chart": line_chart(
+            "chart": line_chart_with_table(
                 history, title="Balance of all your accounts", empty_text="No balance history yet"
             ),
             "ranges": [(k, label) for k, (label, _) in RANGES.items()],
@@ -105,7 +105,7 @@ def portal_account(request, pk: int):
             "entries": entries,
             "ranges": [(k, label) for k, (label, _) in RANGES.items()],
             "range": range_key,
-            "chart": line_chart(
+            "chart": line_chart_with_table(
                 selectors.value_history(account_ids=[account.id], start=start, end=today),
                 title=account.label,
                 empty_text="No balance history yet",

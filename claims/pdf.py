@@ -60,8 +60,9 @@ def _letter(claim: Claim, rules: ClaimsRules, *, on: dt.date, body: str, signer:
     borrowed = sorted({q.note for q in article.values() if q is not None and q.note})
     return {
         "title": title,
-        "sponsor": claim.plan.sponsor,
-        "plan_name": f"{claim.plan.sponsor} {claim.plan.name}",
+        "sponsor": claim.plan.sponsor,  # on the letterhead only: the sponsor's name once (issue 11)
+        "plan_name": claim.plan.name,
+        "contact": rules.version.provision("committee_contact", None),
         "committee": body[:1].upper() + body[1:],
         "claim": claim,
         "date": on,
@@ -86,18 +87,16 @@ def _kind(decision: ClaimDecision) -> str:
     return f"{level}_{'denial' if decision.outcome == Outcome.DENIED else 'approval'}"
 
 
-def decision_notice(decision: ClaimDecision, *, rules: ClaimsRules, now: dt.datetime, actor) -> Document:
-    """Denial notice (EDCP 11.2 (a)-(d)), approval letter, or decision on review (EDCP 11.4-11.6)."""
-    claim = decision.claim
-    deadlines = claim_deadlines(claim=claim)
+def _decision_template(decision: ClaimDecision) -> tuple[str, str]:
     if decision.level == Level.INITIAL:
-        template = (
-            "claims/pdf/denial.html" if decision.outcome == Outcome.DENIED else "claims/pdf/approval.html"
-        )
-        title = "Notice of denial of claim" if decision.outcome == Outcome.DENIED else "Approval of claim"
-    else:
-        template = "claims/pdf/review_decision.html"
-        title = "Decision on review of claim"
+        if decision.outcome == Outcome.DENIED:
+            return "claims/pdf/denial.html", "Notice of denial of claim"
+        return "claims/pdf/approval.html", "Approval of claim"
+    return "claims/pdf/review_decision.html", "Decision on review of claim"
+
+
+def _decision_context(decision: ClaimDecision, *, rules: ClaimsRules, title: str) -> dict[str, Any]:
+    claim = decision.claim
     context = _letter(
         claim,
         rules,
@@ -114,20 +113,32 @@ def decision_notice(decision: ClaimDecision, *, rules: ClaimsRules, now: dt.date
                 for s in decision.provisions.select_related("version__plan").order_by("sort_key")
             ],
             "records": list(decision.records_relied_on.all()),
-            "deadlines": deadlines,
+            "deadlines": claim_deadlines(claim=claim),
             "default_procedure": review_procedure_text(claim=claim),
         }
     )
+    return context
+
+
+def decision_notice(decision: ClaimDecision, *, rules: ClaimsRules, now: dt.datetime, actor) -> Document:
+    """Denial notice (EDCP 11.2 (a)-(d)), approval letter, or decision on review (EDCP 11.4-11.6)."""
+    template, title = _decision_template(decision)
     return document_store(
         kind=_kind(decision),
-        title=f"{title} {claim.number}",
+        title=f"{title} {decision.claim.number}",
         template=template,
-        context=context,
+        context=_decision_context(decision, rules=rules, title=title),
         actor=actor_label(actor),
-        person=claim.claimant,
+        person=decision.claim.claimant,
         obj=decision,
         now=now,
     )
+
+
+def decision_notice_bytes(decision: ClaimDecision, *, rules: ClaimsRules) -> bytes:
+    """The same letter rendered and not stored (the preview before a denial is issued)."""
+    template, title = _decision_template(decision)
+    return render_pdf(template, _decision_context(decision, rules=rules, title=title))
 
 
 def extension_notice(extension: ClaimExtension, *, rules: ClaimsRules, now: dt.datetime, actor) -> Document:

@@ -362,10 +362,8 @@ class QuotedSection:
 def quoted_section(*, section: PlanSection, in_force: PlanVersion) -> QuotedSection:
     note = ""
     if section.version_id != in_force.pk:
-        note = (
-            f"The catalog holds no text of {section.citation} for the version in force "
-            f"({in_force.title}); the text quoted is that of the {section.version.title}."
-        )
+        # Said as the reader needs it (which document the words come from), not how the catalog is kept (issue 11).
+        note = f"The text quoted is that of the {section.version.title}."
     return QuotedSection(section, in_force, note)
 
 
@@ -495,6 +493,23 @@ def claims_queue(*, today: dt.date, plan: Plan | None = None) -> list[QueueRow]:
     rows = []
     for claim in claims:
         nxt = claim_deadlines(claim=claim).next
+        rows.append(QueueRow(claim, nxt, nxt.days_left(today) if nxt else None))
+    return rows
+
+
+def claims_of_person(*, employee_number: str, today: dt.date) -> list[QueueRow]:
+    """Every claim about or by one person (open or not), newest first: the staff participant page links here."""
+    claims = (
+        Claim.objects.filter(
+            Q(participant__employee_number=employee_number) | Q(claimant__employee_number=employee_number)
+        )
+        .select_related("plan", "reviewer", "appeal")
+        .prefetch_related("extensions", "decisions")
+        .order_by("-received_on", "-id")
+    )
+    rows = []
+    for claim in claims:
+        nxt = claim_deadlines(claim=claim).next if claim.is_open else None
         rows.append(QueueRow(claim, nxt, nxt.days_left(today) if nxt else None))
     return rows
 

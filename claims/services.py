@@ -1184,6 +1184,80 @@ def claim_deny(
     delivery: str | None = None,
 ) -> ClaimDecision:
     """Deny in whole or in part with a notice that contains (a)-(d) of EDCP 11.2 / BRP 7.2 / RRP 7.02."""
+    decision, rules = _deny_rows(
+        claim=claim,
+        reasons=reasons,
+        provisions=provisions,
+        additional_material=additional_material,
+        review_procedure=review_procedure,
+        now=now,
+        actor=actor,
+        partial=partial,
+        records=records,
+        delivery=delivery,
+    )
+    decision.notice = pdf.decision_notice(decision, rules=rules, now=now, actor=actor)
+    decision.save(update_fields=["notice"])
+    _notify_claimant(decision.claim, "A decision on your claim", now=now)
+    return decision
+
+
+class _PreviewRendered(Exception):
+    """Leaves the preview's savepoint (rolling it back) with the letter's bytes."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__("preview rendered")
+        self.data = data
+
+
+def claim_deny_preview(
+    *,
+    claim: Claim,
+    reasons: str,
+    provisions: Iterable,
+    additional_material: str,
+    review_procedure: str,
+    now: dt.datetime,
+    actor: User,
+    partial: bool = False,
+    records: Iterable = (),
+    delivery: str | None = None,
+) -> bytes:
+    """The denial notice exactly as claim_deny would issue it now, and nothing kept (issue 11: the letter is read
+    before it is issued). The same checks and rows as claim_deny inside a savepoint that is rolled back; the
+    letter is rendered, not stored, and nobody is told. Refused exactly when claim_deny would be (ClaimRefused)."""
+    try:
+        with transaction.atomic():
+            decision, rules = _deny_rows(
+                claim=claim,
+                reasons=reasons,
+                provisions=provisions,
+                additional_material=additional_material,
+                review_procedure=review_procedure,
+                now=now,
+                actor=actor,
+                partial=partial,
+                records=records,
+                delivery=delivery,
+            )
+            raise _PreviewRendered(pdf.decision_notice_bytes(decision, rules=rules))
+    except _PreviewRendered as rendered:
+        return rendered.data
+
+
+def _deny_rows(
+    *,
+    claim: Claim,
+    reasons: str,
+    provisions: Iterable,
+    additional_material: str,
+    review_procedure: str,
+    now: dt.datetime,
+    actor: User,
+    partial: bool,
+    records: Iterable,
+    delivery: str | None,
+) -> tuple[ClaimDecision, ClaimsRules]:
     claim = _locked(claim)
     rules = claim_rules(claim=claim)
     cite = rules.cite("denial")
@@ -1225,10 +1299,7 @@ def claim_deny(
         reason=reasons.strip(),
         data={"late": decision.late, "claimant_receives_on": decision.claimant_receives_on.isoformat()},
     )
-    decision.notice = pdf.decision_notice(decision, rules=rules, now=now, actor=actor)
-    decision.save(update_fields=["notice"])
-    _notify_claimant(claim, "A decision on your claim", now=now)
-    return decision
+    return decision, rules
 
 
 # --- appeal -------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ staff_urlpatterns: list = [
     path("<int:pk>/extend/", views.staff_extend, name="extend"),
     path("<int:pk>/approve/", views.staff_approve, name="approve"),
     path("<int:pk>/deny/", views.staff_deny, name="deny"),
+    path("<int:pk>/deny/review/", views.staff_deny_review, name="deny_review"),
     path("<int:pk>/close/", views.staff_close, name="close"),
     path("<int:pk>/documents/", views.staff_add_document, name="add_document"),
     path("<int:pk>/information-received/", views.staff_information_received, name="information_received"),

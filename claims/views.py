@@ -12,11 +12,11 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from claims import services as S
 from claims.forms import (
@@ -36,13 +36,23 @@ from claims.forms import (
     StaffClaimForm,
     StaffInformationForm,
 )
-from claims.models import AWAITING_DECISION, AWAITING_REVIEW, Capacity, Claim, ClaimDocument, Level, State
+from claims.models import (
+    AWAITING_DECISION,
+    AWAITING_REVIEW,
+    Capacity,
+    Claim,
+    ClaimDocument,
+    Delivery,
+    Level,
+    State,
+)
 from claims.selectors import (
     average_days_to_decision,
     claim_deadlines,
     claim_notices,
     claim_rules,
     claims_by_status_and_plan,
+    claims_of_person,
     claims_queue,
     claims_visible_to,
     information_request_pending,
@@ -52,7 +62,7 @@ from claims.selectors import (
 )
 from core.decorators import capability_required, participant_required
 from core.models import Document
-from core.pdf import document_bytes
+from core.pdf import document_bytes, pdf_page_images, pdf_text
 from core.roles import Cap, is_staff_user
 from core.signin.decorators import fresh_second_factor_required
 from plans.models import Plan
@@ -94,14 +104,17 @@ def _serve_document(doc: Document) -> HttpResponse:
 @staff_page(Cap.VIEW_STAFF)
 def staff_queue(request):
     plan = Plan.objects.filter(code=request.GET.get("plan", "")).first()
+    number = request.GET.get("participant", "").strip()[:40]
+    today = timezone.localdate()
+    rows = (
+        claims_of_person(employee_number=number, today=today)
+        if number
+        else claims_queue(today=today, plan=plan)
+    )
     return render(
         request,
         "claims/staff_queue.html",
-        {
-            "rows": claims_queue(today=timezone.localdate(), plan=plan),
-            "plans": Plan.objects.all(),
-            "plan": plan,
-        },
+        {"rows": rows, "plans": Plan.objects.all(), "plan": plan, "participant": number},
     )
 
 
@@ -305,10 +318,71 @@ def staff_approve(request, pk: int):
     )
 
 
+DENY_DRAFT = "claims.deny_draft.{pk}"  # the session key of a denial being reviewed
+
+
+def _draft_data(draft: dict[str, list[str]]) -> QueryDict:
+    data = QueryDict(mutable=True)
+    for name, values in draft.items():
+        data.setlist(name, values)
+    return data
+
+
+@require_http_methods(["GET", "POST"])
+@staff_page(Cap.DECIDE_CLAIMS)
+def staff_deny_review(request, pk: int):
+    """Issue 11: a denial is read as the claimant will read it before it is issued. POST keeps the filled-in
+    form (nothing is decided) and redirects; GET shows the notice rendered from it, then "Issue" posts to deny."""
+    claim = get_object_or_404(Claim, pk=pk)
+    key = DENY_DRAFT.format(pk=pk)
+    if request.method == "POST":
+        form = DenyForm(request.POST, claim=claim)
+        if not form.is_valid():
+            return _claim_page(
+                request, claim, {"deny_form": form}, refusal="The form is incomplete: see below.", status=400
+            )
+        request.session[key] = {name: request.POST.getlist(name) for name in form.fields}
+        return redirect("claims_staff:deny_review", pk=pk)
+    draft = request.session.get(key)
+    reviewed = DenyForm(_draft_data(draft), claim=claim) if draft else None
+    if reviewed is None or not reviewed.is_valid():
+        messages.info(request, "Fill in the denial form first: its notice is shown before it is issued.")
+        return redirect("claims_staff:detail", pk=pk)
+    d = reviewed.cleaned_data
+    try:
+        letter = S.claim_deny_preview(
+            claim=claim,
+            reasons=d["reasons"],
+            provisions=_ids(d["provisions"]),
+            additional_material=d["additional_material"],
+            review_procedure=d["review_procedure"],
+            partial=d["partial"],
+            records=_ids(d["records"]),
+            delivery=d["delivery"],
+            now=timezone.now(),
+            actor=request.user,
+        )
+    except S.ClaimRefused as exc:
+        return _claim_page(request, claim, {"deny_form": reviewed}, refusal=str(exc), status=400)
+    return render(
+        request,
+        "claims/staff_deny_review.html",
+        {
+            "claim": claim,
+            "pages": pdf_page_images(letter),
+            "text": pdf_text(letter),
+            "hidden": [(name, value) for name, values in draft.items() for value in values],
+            "partial": d["partial"],
+            "delivery": Delivery(d["delivery"]).label if d["delivery"] in Delivery.values else d["delivery"],
+        },
+    )
+
+
 @require_POST
 @staff_page(Cap.DECIDE_CLAIMS)
 def staff_deny(request, pk: int):
     claim = get_object_or_404(Claim, pk=pk)
+    request.session.pop(DENY_DRAFT.format(pk=pk), None)
     return _act(
         request,
         pk,

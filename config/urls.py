@@ -23,6 +23,9 @@ def _section(kind: str):
     return patterns
 
 
+# The 403 page names the missing capability and links back (issue 11).
+handler403 = "core.views.permission_denied"
+
 urlpatterns = [
     path("", core_views.home, name="home"),
     path("healthz", core_views.healthz, name="healthz"),

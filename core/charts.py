@@ -229,3 +229,52 @@ def line_chart(
             parts.append(f'<text x="{_fmt(x + 22)}" y="{_fmt(box.top + 10)}">{escape(s.label)}</text>')
     parts.append("</svg>")
     return mark_safe("".join(parts))
+
+
+def chart_table(
+    data: Sequence[Point] | Sequence[Series],
+    *,
+    title: str = "",
+    value_format: Callable[[Decimal], str] = plain_number,
+    max_rows: int = 24,
+) -> SafeString:
+    """The text alternative of a chart (WCAG 1.1.1): its figures as a table in a <details>, the last point of each
+    month when there are more than `max_rows`, newest first."""
+    series = (
+        [s for s in data if isinstance(s, Series)]
+        if data and isinstance(data[0], Series)
+        else [Series(title or "Value", list(cast(Sequence[tuple[dt.date, Decimal]], data)))]
+    )
+    days = sorted({p[0] for s in series for p in s.points})
+    if not days:
+        return mark_safe("")
+    if len(days) > max_rows:
+        month_ends: dict[tuple[int, int], dt.date] = {}
+        for day in days:
+            month_ends[(day.year, day.month)] = day
+        days = sorted(month_ends.values())[-max_rows:]
+    values = [dict(s.points) for s in series]
+    head = "".join(f'<th scope="col" class="num">{escape(s.label)}</th>' for s in series)
+    rows = "".join(
+        f'<tr><th scope="row">{day:%Y-%m-%d}</th>'
+        + "".join(
+            f'<td class="num">{escape(value_format(Decimal(v[day]))) if day in v else ""}</td>'
+            for v in values
+        )
+        + "</tr>"
+        for day in reversed(days)
+    )
+    return mark_safe(
+        f'<details class="chart-table"><summary>{escape(title or "Chart")}: the figures as a table</summary>'
+        f'<div class="scroll"><table class="data compact"><thead><tr><th scope="col">Date</th>{head}</tr></thead>'
+        f"<tbody>{rows}</tbody></table></div></details>"
+    )
+
+
+def line_chart_with_table(data: Sequence[Point] | Sequence[Series], **kwargs) -> SafeString:
+    """line_chart, then its figures as a table (the chart's text alternative, for screen readers and anyone)."""
+    table_format = kwargs.pop("table_format", plain_number)
+    svg = line_chart(data, **kwargs)
+    return mark_safe(
+        str(svg) + str(chart_table(data, title=kwargs.get("title", ""), value_format=table_format))
+    )

@@ -14,7 +14,9 @@ def capability_required(cap: Cap):
         @functools.wraps(view)
         def wrapped(request, *args, **kwargs):
             if not has_cap(request.user, cap):
-                raise PermissionDenied(f"this page needs the {cap.value} capability")
+                denied = PermissionDenied(f"this page needs the {cap.value} capability")
+                denied.capability = cap  # the 403 page names it (core.views)
+                raise denied
             return view(request, *args, **kwargs)
 
         wrapped.required_capability = cap

@@ -6,9 +6,11 @@ Rendering is deterministic: the same context gives the same bytes, so regenerati
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import hashlib
 import subprocess
+import tempfile
 from pathlib import Path
 
 from django.conf import settings
@@ -30,6 +32,18 @@ def pdf_text(data: bytes) -> str:
     """The text of a PDF (pdftotext), for tests and checks."""
     result = subprocess.run(["pdftotext", "-layout", "-", "-"], input=data, capture_output=True, check=True)
     return result.stdout.decode("utf-8")
+
+
+def pdf_page_images(data: bytes, *, dpi: int = 72) -> list[str]:
+    """Each page of a PDF as a PNG data URI (pdftoppm), to show a letter on a page before it is issued."""
+    with tempfile.TemporaryDirectory() as folder:
+        source = Path(folder) / "letter.pdf"
+        source.write_bytes(data)
+        subprocess.run(
+            ["pdftoppm", "-png", "-r", str(dpi), str(source), str(Path(folder) / "page")], check=True
+        )
+        pages = sorted(Path(folder).glob("page*.png"), key=lambda p: int(p.stem.rsplit("-", 1)[-1]))
+        return ["data:image/png;base64," + base64.b64encode(p.read_bytes()).decode("ascii") for p in pages]
 
 
 def document_store(

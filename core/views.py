@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from core.audit_links import events_about_person, object_url, person_by_number
 from core.decorators import capability_required
 from core.errors import ApplicationError
 from core.inputs import date_or_none
 from core.jobs import job_is_stale, job_retry, job_run_now, job_runs_for_staff, job_runs_marked
 from core.models import AuditEvent, Document, ImportBatch, JobRun
 from core.pdf import document_bytes
-from core.roles import Cap, has_cap, is_participant_user, is_staff_user
+from core.roles import ROLE_CAPABILITIES, Cap, has_cap, is_participant_user, is_staff_user
 from core.schedules import job_kinds
+from core.templatetags.nav import link_allowed
+from core.workqueue import work_queue
 from plans.models import Plan
 
 
@@ -38,10 +44,16 @@ def healthz(request):
 def dashboard(request):
     now = timezone.now()
     can_run = has_cap(request.user, Cap.RUN_JOBS)
+    queue = [
+        # a line whose page this user may not open keeps its count and loses its link (no link to a 403)
+        line if link_allowed(request.user, line.url.split("?")[0]) else replace(line, url="")
+        for line in work_queue(today=timezone.localdate(now), now=now)
+    ]
     return render(
         request,
         "core/dashboard.html",
         {
+            "queue": queue,
             "plans": Plan.objects.prefetch_related("versions").all(),
             "runs": job_runs_marked(job_runs_for_staff(now=now)[:10], now=now, retry_allowed=can_run),
             "imports": ImportBatch.objects.defer("errors")[:10],  # a refused file's errors are not read here
@@ -158,10 +170,44 @@ def job_run_now_view(request):
     return redirect(reverse("core:job_detail", args=[kind, day.isoformat()]))
 
 
+AUDIT_PAGE_SIZE = 50
+
+
 @capability_required(Cap.VIEW_STAFF)
 def audit_log(request):
+    """Every audit event, newest first, filtered by actor, action, participant and date range, paged on the
+    server; each event links to the staff page of its object."""
+    events = AuditEvent.objects.select_related("actor")
+    actor = request.GET.get("actor", "").strip()[:200]
+    action = request.GET.get("action", "").strip()[:80]
+    number = request.GET.get("participant", "").strip()[:40]
+    since, until = date_or_none(request.GET.get("from")), date_or_none(request.GET.get("to"))
+    person = person_by_number(number) if number else None
+    if actor:
+        events = events.filter(actor_label__iexact=actor)
+    if action:
+        events = events.filter(action=action)
+    if number:
+        events = events_about_person(events, person_pk=person.pk) if person else events.none()
+    if since:
+        events = events.filter(at__date__gte=since)
+    if until:
+        events = events.filter(at__date__lte=until)
+    page = Paginator(events, AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
+    for event in page.object_list:
+        event.url = object_url(event.object_type, event.object_id)
+    query = request.GET.copy()
+    query.pop("page", None)
     return render(
-        request, "core/audit_log.html", {"events": AuditEvent.objects.select_related("actor")[:500]}
+        request,
+        "core/audit_log.html",
+        {
+            "page": page,
+            "actions": AuditEvent.objects.order_by("action").values_list("action", flat=True).distinct(),
+            "filters": {"actor": actor, "action": action, "participant": number, "from": since, "to": until},
+            "person": person,
+            "query": query.urlencode(),
+        },
     )
 
 
@@ -176,3 +222,42 @@ def document_download(request, pk: int):
     response["Content-Disposition"] = f'inline; filename="{doc.kind}-{doc.pk}.pdf"'
     response["X-Content-SHA256"] = doc.sha256
     return response
+
+
+CAPABILITY_WORDS = {
+    Cap.VIEW_STAFF: "read the staff pages",
+    Cap.IMPORT_DATA: "import participant, price and payroll files",
+    Cap.RUN_JOBS: "start and retry batch jobs",
+    Cap.MANAGE_PLANS: "manage the plan catalog, funds and windows",
+    Cap.MAINTAIN_TABLES: "maintain dated figures, rates and lists",
+    Cap.DECLARE_CONTRIBUTIONS: "declare company contributions",
+    Cap.RECORD_EVENTS: "record separations, deaths and paper elections",
+    Cap.PREPARE_PAYMENTS: "prepare payment runs",
+    Cap.APPROVE_PAYMENTS: "approve and release payment runs",
+    Cap.APPROVE_EMERGENCY: "decide emergency withdrawals",
+    Cap.DECIDE_CLAIMS: "decide claims",
+    Cap.DECIDE_APPEALS: "decide appeals",
+    Cap.UNLOCK_ACCOUNTS: "lift sign-in lockouts",
+    Cap.ISSUE_DOCUMENTS: "issue stored documents",
+    Cap.DIRECT_DISTRIBUTIONS: "direct discretionary distributions",
+}
+
+
+def permission_denied(request, exception=None):
+    """The 403 page (config.urls handler403): what is missing, who holds it, and the way back."""
+    cap = getattr(exception, "capability", None)
+    if cap is None:
+        cap = next((c for c in Cap if exception is not None and f" {c.value} " in f" {exception} "), None)
+    back = request.META.get("HTTP_REFERER", "")
+    if not back or not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+        back = reverse("home")
+    context = {
+        "capability": cap,
+        "capability_words": CAPABILITY_WORDS.get(cap, "") if cap else "",
+        "holders": sorted(role.value for role, caps in ROLE_CAPABILITIES.items() if cap in caps)
+        if cap
+        else [],
+        "reason": str(exception or ""),
+        "back": back,
+    }
+    return render(request, "403.html", context, status=403)

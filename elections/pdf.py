@@ -41,6 +41,56 @@ def _account_label(version: PlanVersion, kind: str, month: dt.date | None) -> st
     return f"{base} ({month:%B %Y})" if month else base
 
 
+def version_label(version: PlanVersion) -> str:
+    """The plan document without the plan's name, which the letterhead already gives (the name once, issue 11):
+    'Executive Deferred Compensation Plan, as amended and restated effective January 1, 2011' -> 'as amended and
+    restated effective January 1, 2011'."""
+    name = version.plan.name
+    title = version.title
+    if title.startswith(name):
+        title = title[len(name) :].lstrip(" ,:")
+    return title[:1].upper() + title[1:] if title else ""
+
+
+def _replaced(election) -> str:
+    """Which election this one replaces: the latest earlier one of the same kind and slot that was in force
+    (accepted, or since superseded), told by its date and reference; '' when it replaces none."""
+    model = type(election)
+    same = {"participation_id": election.participation_id}
+    if isinstance(election, DeferralElection):
+        same.update(plan_year=election.plan_year, kind=election.kind)
+        same["performance_period_end"] = election.performance_period_end
+    elif isinstance(election, DistributionElection):
+        same.update(account_kind=election.account_kind, specified_month=election.specified_month)
+    elif isinstance(election, InvestmentElection):
+        same.update(applies_to=election.applies_to)
+    elif not isinstance(election, AnnuityElection):
+        return ""
+    earlier = (
+        model.objects.filter(**same, submitted_at__lt=election.submitted_at)
+        .filter(status__in=["accepted", "superseded"])
+        .exclude(pk=election.pk)
+        .order_by("-submitted_at", "-pk")
+        .first()
+    )
+    if earlier is None and isinstance(election, DeferralElection) and election.kind == "annual":
+        # an evergreen election of an earlier plan year carried into this one
+        earlier = (
+            DeferralElection.objects.filter(
+                participation_id=election.participation_id,
+                kind="annual",
+                plan_year__lt=election.plan_year,
+                status="accepted",
+                submitted_at__lt=election.submitted_at,
+            )
+            .order_by("-plan_year", "-submitted_at")
+            .first()
+        )
+    if earlier is None:
+        return ""
+    return f"Your election received {when(earlier.submitted_at)} (reference {earlier._meta.model_name}-{earlier.pk})"
+
+
 def _common(election, version: PlanVersion, title: str, template: str) -> dict:
     person = election.participation.person
     return {
@@ -48,7 +98,8 @@ def _common(election, version: PlanVersion, title: str, template: str) -> dict:
         "template": template,
         "plan_name": version.plan.name,
         "sponsor": version.plan.sponsor,
-        "version_title": version.title,
+        "version_title": version_label(version),
+        "replaces": _replaced(election),
         "participant_name": person.full_name,
         "employee_number": person.employee_number,
         "reference": f"{election._meta.model_name}-{election.pk}",
@@ -304,7 +355,8 @@ def blank_form_context(plan: Plan, plan_year: int) -> dict:
         "title": f"{plan.code} Compensation Deferral Agreement for {plan_year}",
         "plan_name": plan.name,
         "sponsor": plan.sponsor,
-        "version_title": v.title,
+        "version_title": version_label(v),
+        "contact": v.provision("committee_contact", None),
         "plan_year": plan_year,
         "components": components,
         "deferral_accounts": deferral_accounts,

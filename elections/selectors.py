@@ -726,5 +726,12 @@ def provision_quotes(*, version: PlanVersion, citations: list[str]) -> list[Quot
         if quote is not None:
             out.append(quote)
         else:
-            out.append(Quote(citation, "", "(The text of this provision is not in the plan catalog.)", ""))
+            out.append(
+                Quote(
+                    citation,
+                    "",
+                    "(The text of this provision is available from the Committee on request.)",
+                    "",
+                )
+            )
     return out

@@ -72,6 +72,34 @@ class ParticipantsImport(Importer):
         "record an employment event. Names and dates already on file are never changed by a file; contact "
         "details (marital status, email, address) are updated."
     )
+    sample = (
+        {
+            "employee_number": "S1001",
+            "first_name": "Alex",
+            "last_name": "Sample",
+            "birth_date": "1975-04-12",
+            "hire_date": "2015-06-01",
+            "marital_status": "married",
+            "email": "alex.sample@example.com",
+            "address_line1": "1 Main Street",
+            "city": "Richmond",
+            "state": "VA",
+            "postal_code": "23219",
+            "plan": "EDCP",
+            "entered_on": "2016-01-01",
+            "eligible_on": "2015-12-01",
+        },
+        {
+            "employee_number": "S1002",
+            "first_name": "Pat",
+            "last_name": "Example",
+            "birth_date": "1958-03-02",
+            "hire_date": "1990-01-08",
+            "marital_status": "single",
+            "plan": "BRP",
+            "entered_on": "2001-01-01",
+        },
+    )
 
     def _person_data(self, rows: list[Row]) -> tuple[dict[str, tuple[int, dict]], dict[str, int]]:
         """Each employee's person columns, gathered over their lines (a later line fills what an earlier left
@@ -405,6 +433,7 @@ class KeyEmployeesImport(Importer):
         "employee number records that the year's list is known and empty. A file adds to a year's list; "
         "people already on it are skipped."
     )
+    sample = ({"identification_year": "2025", "employee_number": "S1001"},)
 
     def check(self, rows: list[Row], problems: Problems, *, now: dt.datetime) -> PreparedKeyEmployees:
         people = _people_by_number({r.text("employee_number") for r in rows} - {""})

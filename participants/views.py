@@ -13,9 +13,11 @@ from django.views.decorators.http import require_POST
 from books import selectors as books
 from books.models import Forfeiture, LedgerEntry, PendingTransaction
 from core import notices
-from core.charts import line_chart
+from core.audit_links import events_about_person
+from core.charts import line_chart_with_table
 from core.dates import add_months
 from core.decorators import capability_required
+from core.models import AuditEvent, Document
 from core.roles import Cap, has_cap
 from participants import selectors
 from participants.forms import KeyEmployeeListForm, SearchForm
@@ -111,7 +113,10 @@ def participant_detail(request, pk: int):
             )[:20],
             "ledger": ledger,
             "earnings": earnings,
-            "chart": line_chart(
+            # issue 11: the page links everything about the person
+            "documents": Document.objects.filter(person=person).order_by("-created_at", "-id")[:20],
+            "events_about": events_about_person(AuditEvent.objects.all(), person_pk=person.pk)[:10],
+            "chart": line_chart_with_table(
                 books.value_history(account_ids=account_ids, start=today - dt.timedelta(days=730), end=today),
                 title="Balance, all plans",
             ),

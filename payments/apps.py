@@ -9,8 +9,10 @@ class PaymentsConfig(AppConfig):
         # books registers its forfeiture reaction first (earlier in INSTALLED_APPS): schedules see the vested value.
         # In ready(): these modules import models, which Django allows only once the app registry is ready.
         from core import hooks
+        from core.workqueue import work_queue_register
         from payments import liability, selectors
         from payments.services import annuities, schedules
+        from payments.workqueue import payments_work_queue
 
         hooks.register(
             "employment_event", annuities.accounts_open_on_event
@@ -25,3 +27,4 @@ class PaymentsConfig(AppConfig):
         hooks.register("benefit_survivor_death", annuities.on_survivor_death)
         hooks.register("benefit_pre_2005_cash_out_read", annuities.pre_2005_cash_out_read)
         hooks.register("benefit_pre_2005_cash_out", annuities.on_pre_2005_cash_out)
+        work_queue_register(payments_work_queue)  # the staff dashboard's work queue lines

@@ -6,7 +6,9 @@ import copy
 import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from django.db.models import Count, Sum
 
 from core.dates import add_months, add_years
 from core.money import ZERO, installment, money, percent_of
@@ -16,6 +18,7 @@ from payments.models import (
     Annuity,
     DomesticRelationsOrder,
     EmergencyWithdrawal,
+    PaymentRun,
     PaymentSchedule,
     ScheduledPayment,
 )
@@ -312,3 +315,19 @@ def order_payments(*, order: DomesticRelationsOrder) -> list[ScheduledPayment]:
     return list(
         ScheduledPayment.objects.filter(schedule__dro=order).select_related("account", "run").order_by("id")
     )
+
+
+def run_totals_by_plan(*, run: PaymentRun) -> list[dict[str, Any]]:
+    """A run's count, gross, withholding and net by plan (the approver's summary)."""
+    rows = (
+        run.payments.values("participation__plan__code", "participation__plan__name")
+        .annotate(
+            count=Count("id"),
+            gross=Sum("amount"),
+            federal=Sum("federal_withholding"),
+            state=Sum("state_withholding"),
+            net=Sum("net_amount"),
+        )
+        .order_by("participation__plan__code")
+    )
+    return [dict(row) for row in rows]

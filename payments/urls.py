@@ -23,6 +23,7 @@ staff_urlpatterns: list = [
     path("emergencies/record", views.emergency_record, name="emergency_record"),
     path("emergencies/<int:pk>/", views.emergency_detail, name="emergency"),
     path("emergencies/<int:pk>/decide", views.emergency_decide, name="emergency_decide"),
+    path("emergencies/<int:pk>/review", views.emergency_review, name="emergency_review"),
     path("orders/", views.order_list, name="orders"),
     path("orders/record", views.order_record, name="order_record"),
     path("orders/<int:pk>/", views.order_detail, name="order"),

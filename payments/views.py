@@ -11,7 +11,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.html import escape
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from core.csv_export import CsvWriter
 from core.dates import date_in_range, parse_date
@@ -139,11 +139,42 @@ def run_prepare(request):
     return redirect("payments_staff:run", pk=run.pk)
 
 
-@require_POST
+def _run_reviewed(run: PaymentRun) -> str:
+    """What the approver saw on the review page: a run whose totals differ since is reviewed again."""
+    return "|".join(
+        str(v)
+        for v in (run.payments_count, run.gross_total, run.federal_total, run.state_total, run.net_total)
+    )
+
+
+@require_http_methods(["GET", "POST"])
 @capability_required(Cap.APPROVE_PAYMENTS)
 @fresh_second_factor_required
 def run_approve(request, pk: int):
-    run = get_object_or_404(PaymentRun, pk=pk)
+    """GET: the summary to approve (count, gross, withholding, net, by plan); POST: approve and release it."""
+    run = get_object_or_404(PaymentRun.objects.select_related("prepared_by"), pk=pk)
+    if request.method == "GET":
+        if run.status != PaymentRun.Status.PREPARED:
+            messages.info(
+                request, f"Payment run {run.pk} is {run.get_status_display().lower()}: nothing to approve."
+            )
+            return redirect("payments_staff:run", pk=pk)
+        return render(
+            request,
+            "payments/staff_run_approve.html",
+            {
+                "run": run,
+                "reviewed": _run_reviewed(run),
+                "withholding": run.federal_total + run.state_total,
+                "by_plan": selectors.run_totals_by_plan(run=run),
+                "own_run": run.prepared_by_id == request.user.pk,
+            },
+        )
+    if run.prepared_by_id != request.user.pk and request.POST.get("reviewed") != _run_reviewed(run):
+        messages.error(
+            request, f"Review payment run {run.pk}'s totals before approving it (they are shown here)."
+        )
+        return redirect("payments_staff:run_approve", pk=pk)
     try:
         payment_run_approve(run=run, actor=request.user, now=timezone.now())
     except PaymentRunError as exc:
@@ -344,6 +375,36 @@ def emergency_detail(request, pk: int):
             "form": EmergencyDecisionForm(
                 initial={"decided_on": today, "amount": emergency.requested_amount}
             ),
+        },
+    )
+
+
+@capability_required(Cap.APPROVE_EMERGENCY)
+@fresh_second_factor_required
+def emergency_review(request, pk: int):
+    """Issue 11: the Committee's decision summarised before it is recorded (GET, nothing changes); the page's
+    button posts the same fields to emergency_decide."""
+    emergency = get_object_or_404(selectors.emergencies(), pk=pk)
+    if emergency.status != EmergencyWithdrawal.Status.REQUESTED:
+        messages.info(
+            request, f"Emergency request {emergency.pk} is already {emergency.get_status_display().lower()}."
+        )
+        return redirect("payments_staff:emergency", pk=pk)
+    form = EmergencyDecisionForm(request.GET)
+    if not form.is_valid():
+        messages.error(request, f"Not decided: {_errors(form)}")
+        return redirect("payments_staff:emergency", pk=pk)
+    d = form.cleaned_data
+    available, accounts = emergency_available(participation=emergency.participation, on=timezone.localdate())
+    return render(
+        request,
+        "payments/staff_emergency_review.html",
+        {
+            "emergency": emergency,
+            "decision": d,
+            "available": available,
+            "accounts": accounts,
+            "hidden": [(name, value) for name, value in request.GET.items() if name in form.fields],
         },
     )
 
@@ -568,6 +629,6 @@ def portal_whatif(request):
 
 
 participant_recompute.access_model = Person
-for _view in (emergency_detail, emergency_decide, portal_emergency):
+for _view in (emergency_detail, emergency_decide, emergency_review, portal_emergency):
     _view.access_model = EmergencyWithdrawal
 order_detail.access_model = DomesticRelationsOrder

@@ -73,6 +73,16 @@ class PensionFiguresImport(Importer):
         "spouse_name and spouse_birth_date (the joint and survivor forms, 4.2(c), and 5.1). A line already on "
         "file is skipped when identical and refused when it differs."
     )
+    sample = (
+        {
+            "employee_number": "S1002",
+            "as_of": "2026-03-31",
+            "unlimited_annual_benefit": "180000.00",
+            "payable_annual_benefit": "110000.00",
+            "benefit_service_years": "35.25",
+            "normal_retirement_date": "2023-04-01",
+        },
+    )
 
     def check(self, rows: list[Row], problems: Problems, *, now: dt.datetime) -> PreparedFigures:
         numbers = {r.text("employee_number") for r in rows} - {""}

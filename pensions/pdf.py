@@ -6,6 +6,7 @@ same data gives the same bytes.
 
 from __future__ import annotations
 
+from elections.pdf import version_label
 from elections.selectors import provision_quotes
 from pensions.services.benefit import BenefitQuote
 
@@ -33,10 +34,10 @@ def quote_context(quote: BenefitQuote, *, as_of) -> dict:
             sections.append(base)
     members = version.provision("committee_min_members", 3)
     return {
-        "title": f"Statement of Supplemental Benefit: {person.full_name}",
+        "title": f"Supplemental Benefit estimate, {quote.separation_date:%Y-%m-%d}",
         "plan_name": version.plan.name,
         "sponsor": version.plan.sponsor,
-        "version_title": version.title,
+        "version_title": version_label(version),
         "quote": quote,
         "person": person,
         "as_of": _day(as_of),

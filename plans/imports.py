@@ -29,6 +29,10 @@ class PricesImport(Importer):
         "value per unit, up to 6 decimal places). Add a plan column when the same fund code is on two plans' "
         "menus. A price already loaded is skipped if it is the same and refused if it differs."
     )
+    sample = (
+        {"fund": "SV", "date": "2026-03-02", "price": "12.345678", "plan": "EDCP"},
+        {"fund": "SV", "date": "2026-03-03", "price": "12.351204", "plan": "EDCP"},
+    )
 
     def check(self, rows: list[Row], problems: Problems, *, now: dt.datetime) -> PreparedPrices:
         by_code: dict[str, list[Fund]] = {}

@@ -348,6 +348,11 @@ spec(
 )
 # --- defined benefit (BRP) --------------------------------------------------------------------
 spec("funding", "Unfunded plan; rabbi trust", v_object("unfunded", "trust"))
+spec(
+    "committee_contact",
+    "Where claims, appeals and paper forms are sent: the Committee's postal address and email",
+    v_optional(v_object("name", "address", "email")),
+)
 spec("db_benefit", "Supplemental Benefit formula", v_optional(v_object("formula")))
 spec("db_maximum_benefit", "Maximum Benefit", v_optional(v_object("base_year", "base_amount", "indexed_by")))
 spec("db_forms", "Annuity forms", v_optional(v_object("forms", "default_married", "default_single")))

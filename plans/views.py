@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from core.charts import line_chart, plain_number
+from core.charts import line_chart_with_table, plain_number
 from core.decorators import capability_required
 from core.models import MarketClosure
 from core.roles import Cap, has_cap
@@ -81,7 +81,7 @@ def funds(request, code: str):
             {
                 "fund": fund,
                 "latest": latest.get(fund.id),
-                "chart": line_chart(
+                "chart": line_chart_with_table(
                     series,
                     title=f"{fund.code} price",
                     y_format=plain_number,

@@ -97,6 +97,7 @@ URL_MODELS.update(
                 "extend",
                 "approve",
                 "deny",
+                "deny_review",
                 "close",
                 "add_document",
                 "record_appeal",

@@ -11,9 +11,11 @@ Imports run one at a time (a transaction-level advisory lock on PostgreSQL).
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import hashlib
 import importlib
+import io
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +51,8 @@ class Importer:
     required: tuple[str, ...] = ()
     optional: tuple[str, ...] = ()
     help: str = ""
+    # Example lines for the downloadable sample file (issue 11): column -> value; absent columns are empty.
+    sample: tuple[dict[str, str], ...] = ()
 
     def check(self, rows: list[Row], problems: Problems, *, now: dt.datetime) -> Any:
         """Validate every row; return what `apply` needs (nothing is written here)."""
@@ -58,6 +62,17 @@ class Importer:
         self, prepared: Any, *, batch: ImportBatch, actor, now: dt.datetime, problems: Problems
     ) -> Applied:
         raise NotImplementedError
+
+
+def sample_csv(importer: Importer) -> str:
+    """The sample file of an importer: a header of every column it reads, then its example lines."""
+    out = io.StringIO()
+    columns = [*importer.required, *importer.optional]
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for line in importer.sample:
+        writer.writerow({column: line.get(column, "") for column in columns})
+    return out.getvalue()
 
 
 def importer_for(kind: str) -> Importer:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from django import forms
 from django.conf import settings
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 
 from core.decorators import capability_required
-from core.imports.runner import IMPORTERS, import_file, importer_for
+from core.imports.runner import IMPORTERS, import_file, importer_for, sample_csv
 from core.models import ImportBatch
 from core.roles import Cap
 
@@ -47,11 +48,31 @@ def imports(request):
             now=timezone.now(),
         )
         return redirect("core:import_detail", pk=batch.pk)
+    status = request.GET.get("status", "")
+    batches = ImportBatch.objects.defer("errors")
+    if status in ImportBatch.Status.values:  # the work queue links the refused files
+        batches = batches.filter(status=status)
     return render(
         request,
         "core/imports.html",
-        {"form": form, "kinds": _kinds(), "batches": ImportBatch.objects.defer("errors")[:50]},
+        {"form": form, "kinds": _kinds(), "batches": batches[:50], "status": status},
     )
+
+
+@capability_required(Cap.VIEW_STAFF)
+def import_samples(request):
+    """Every import kind with its columns and a sample file to download."""
+    return render(request, "core/import_samples.html", {"kinds": _kinds()})
+
+
+@capability_required(Cap.VIEW_STAFF)
+def import_sample(request, kind: str):
+    """A sample CSV of one import kind: every column the importer reads, and example lines."""
+    if kind not in IMPORTERS:
+        raise Http404("no such import")
+    response = HttpResponse(sample_csv(importer_for(kind)), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="sample-{kind}.csv"'
+    return response
 
 
 @capability_required(Cap.VIEW_STAFF)

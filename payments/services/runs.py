@@ -289,6 +289,10 @@ def _fmt(value: Decimal | None) -> str:
     return "" if value is None else f"{value:.2f}"
 
 
+def _person_name(user: User) -> str:
+    return user.get_full_name() or "a staff member with no name on file"
+
+
 def payment_run_register(*, run: PaymentRun, actor: Actor, now: dt.datetime | None = None) -> Document:
     """The register PDF of a run (stored by content hash; rendering again gives the same document)."""
     payments = list(
@@ -305,6 +309,10 @@ def payment_run_register(*, run: PaymentRun, actor: Actor, now: dt.datetime | No
             "payments": payments,
             "title": f"Payment register, run {run.pk}",
             "plan_name": "Nonqualified deferred compensation plans",
+            "sponsor": payments[0].participation.plan.sponsor if payments else "",
+            # names, never user names (issue 11): a payee or auditor reads this register
+            "preparer": _person_name(run.prepared_by),
+            "approver": _person_name(run.approved_by) if run.approved_by else "",
         },
         actor=actor_label(actor),
         obj=run,

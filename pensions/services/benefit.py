@@ -110,6 +110,9 @@ class BenefitQuote:
     maximum_benefit_ceiling: Decimal = ZERO
     provisional: list[str] = field(default_factory=list)  # figures not yet recorded: the quote may change
     cites: dict[str, str] = field(default_factory=dict)
+    # How the catalog supplied the actuarial basis (a table or rate carried from another year): for staff,
+    # never in what a participant reads (issue 11).
+    basis_notes: list[str] = field(default_factory=list)
     # Appendix A: the Pre-2005 Supplemental Benefit, paid apart (None without one); the form amounts above
     # (annual, monthly, forms, lump_sum_value) are then those of the Post-2004 Supplemental Benefit.
     pre_2005: Pre2005Part | None = None
@@ -152,6 +155,7 @@ class SurvivorQuote:
     notes: list[str] = field(default_factory=list)
     cite: str = ""
     record: DefinedBenefitRecord | None = None
+    basis_notes: list[str] = field(default_factory=list)  # for staff only, as BenefitQuote's
 
 
 # --- figures ----------------------------------------------------------------------------------------
@@ -428,7 +432,6 @@ def brp_benefit_sheet(
         raise BenefitError(f"{form!r} is not a form of benefit under {cites['forms']}")
     spouse_birth_date = spouse_birth_date or record.spouse_birth_date
     table, interest, basis, basis_notes = _basis(version, commencement, person)
-    notes += basis_notes
     life = actuarial.Life.on(person.birth_date, commencement)
     spouse = actuarial.Life.on(spouse_birth_date, commencement) if spouse_birth_date else None
     pre_2005, post_sla = None, None
@@ -505,6 +508,7 @@ def brp_benefit_sheet(
         certain_months=chosen.certain_months,
         maximum_benefit_ceiling=ceiling,
         provisional=provisional,
+        basis_notes=basis_notes,
         cites=cites,
         pre_2005=pre_2005,
         post_2004_single_life_annual=post_sla,
@@ -743,7 +747,6 @@ def brp_survivor_quote(*, participation: Participation, death_date: dt.date, as_
         )
     )
     steps.append((f"survivor part ({percent}%), annual", str(annual), cite + "(b)"))
-    notes += basis_notes
     notes.append(
         f"starts the later of the 1st of the month after the earliest Early Retirement Date "
         f"({_day(day_of_month_after(earliest_retirement, 1, 1))}) and the 1st of the second month after the "
@@ -763,6 +766,7 @@ def brp_survivor_quote(*, participation: Participation, death_date: dt.date, as_
         notes=notes,
         cite=cite,
         record=record,
+        basis_notes=basis_notes,
     )
 
 

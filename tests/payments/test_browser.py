@@ -72,7 +72,12 @@ def test_a_run_prepared_by_one_staff_member_is_approved_by_another_in_the_browse
         other = _login(browser, live_server.url, "bob")
         other.goto(run_url)
         with other.expect_navigation():
-            other.click("#approve-run")
+            other.click("#approve-run")  # the summary step first (issue 11), then the approval
+        assert int(other.inner_text("[data-summary=count]")) > 0 and "net" in other.inner_text(
+            "#confirm-approve"
+        )
+        with other.expect_navigation():
+            other.click("#confirm-approve")
         assert other.inner_text("#run-status") == "Approved and released"
         assert "Payroll file (CSV)" in other.content()
         browser.close()
