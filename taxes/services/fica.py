@@ -148,7 +148,10 @@ def _account_facts(account: Account, through: dt.date) -> list[FicaFact]:
             assert isinstance(item, PendingTransaction)
             percent, cite = vested_percent(account=account, on=day) if not immediate else (HUNDRED, "")
             if not immediate and percent > taken:
-                out += _vesting(account, day, percent, taken, credits, through)
+                # what vests today is what the account held before today's credits; those follow at the new
+                # percentage (each counted once)
+                today = sum((c.amount for c in credits if c.effective_date == day), ZERO)
+                out += _vesting(account, day, percent, taken, credits, through, excluding=today)
                 taken = percent
             cite = cite or vesting_rule(participation=participation, kind=account.kind, on=day)["cite"]
             amount = money(item.amount * taken / HUNDRED) if not immediate else item.amount
@@ -181,18 +184,20 @@ def _vesting(
     taken: Decimal,
     credits: list[PendingTransaction],
     through: dt.date,
+    excluding: Decimal = ZERO,
 ) -> list[FicaFact]:
-    """The newly vested percentage of the account's value on `day`; the part for earlier years' services apart."""
+    """The newly vested percentage of the account's value on `day` (less `excluding`: credits of the day counted
+    apart); the part for earlier years' services apart."""
     participation = account.participation
     newly = percent - taken
-    amount = money(account_value(account=account, on=day) * newly / HUNDRED)
+    amount = money(max(ZERO, account_value(account=account, on=day) - excluding) * newly / HUNDRED)
     if amount <= 0:
         return []
     current = sum(
         (
             _credit_value(c, day)
             for c in credits
-            if c.effective_date <= day and _service_year(c) >= day.year and c.status != "cancelled"
+            if (c.effective_date < day or (c.effective_date == day and not excluding)) and _service_year(c) >= day.year
         ),
         ZERO,
     )
