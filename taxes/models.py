@@ -35,7 +35,9 @@ class FicaWage(models.Model):
         help_text="The part that vested for services of earlier years (Form W-2 box 11 without distributions)",
     )
     feed_date = models.DateField(
-        null=True, blank=True, help_text="The pay date whose FICA feed carries it (the first on or after `date`)"
+        null=True,
+        blank=True,
+        help_text="The pay date whose FICA feed carries it (the first on or after `date`)",
     )
     key = models.CharField(max_length=200)
     cite = models.CharField(max_length=80)

@@ -18,7 +18,9 @@ from payments.models import ScheduledPayment
 from taxes.models import FeedTake, FicaWage
 from taxes.services.fica import CREDIT_SOURCES
 
-W2_CITE = "Form W-2 instructions, boxes 1, 3, 5 and 11; RULES.md FICA special timing and year-end tax reporting"
+W2_CITE = (
+    "Form W-2 instructions, boxes 1, 3, 5 and 11; RULES.md FICA special timing and year-end tax reporting"
+)
 
 
 def feed_rows(*, feed_date: dt.date) -> QuerySet[FicaWage]:
@@ -98,7 +100,9 @@ class PersonYear:
         return self.vested_prior_years
 
     def _plan(self, code: str) -> dict[str, Decimal]:
-        return self.by_plan.setdefault(code, {"fica_wages": ZERO, "w2_box_1": ZERO, "form_1099_misc_box_3": ZERO})
+        return self.by_plan.setdefault(
+            code, {"fica_wages": ZERO, "w2_box_1": ZERO, "form_1099_misc_box_3": ZERO}
+        )
 
 
 def payment_recipient(payment: ScheduledPayment, death: dt.date | None) -> str:
@@ -138,7 +142,9 @@ def year_figures(*, year: int, person_ids: list[int] | None = None) -> dict[int,
         if row["kind"] in (FicaWage.Kind.VESTING, FicaWage.Kind.RESOLUTION):
             fig.vested_prior_years += row["prior"] or ZERO
     deaths = dict(
-        EmploymentEvent.objects.filter(kind=EmploymentEvent.Kind.DEATH).values_list("person_id", "effective_date")
+        EmploymentEvent.objects.filter(kind=EmploymentEvent.Kind.DEATH).values_list(
+            "person_id", "effective_date"
+        )
     )
     for p in payments.select_related("participation__plan").order_by("paid_on", "id"):
         pid = p.participation.person_id
@@ -236,7 +242,9 @@ def reconciliation(*, year: int) -> list[dict]:
         key = "credits_deferral" if row["source"] == "deferral" else "credits_other"
         plans[row["account__participation__plan__code"]][key] += row["total"]
     for row in (
-        ScheduledPayment.objects.filter(status=ScheduledPayment.Status.PAID, paid_on__gte=start, paid_on__lte=end)
+        ScheduledPayment.objects.filter(
+            status=ScheduledPayment.Status.PAID, paid_on__gte=start, paid_on__lte=end
+        )
         .values("participation__plan__code")
         .annotate(total=Sum("amount"))
     ):

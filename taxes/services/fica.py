@@ -24,7 +24,15 @@ from decimal import Decimal
 
 from django.db import transaction
 
-from books.models import Account, DailyValuation, EntryKind, LedgerEntry, PayrollRecord, PendingTransaction, Source
+from books.models import (
+    Account,
+    DailyValuation,
+    EntryKind,
+    LedgerEntry,
+    PayrollRecord,
+    PendingTransaction,
+    Source,
+)
 from books.selectors import account_value
 from books.services.vesting import vested_percent, vesting_rule
 from core.money import HUNDRED, ZERO, money
@@ -134,12 +142,15 @@ def _account_facts(account: Account, through: dt.date) -> list[FicaFact]:
     if not credits:
         return []
     immediate = all(
-        vesting_rule(participation=participation, kind=account.kind, on=c.effective_date)["rule"] == "immediate"
+        vesting_rule(participation=participation, kind=account.kind, on=c.effective_date)["rule"]
+        == "immediate"
         for c in credits
     )
     events: list[tuple[dt.date, int, object]] = [(c.effective_date, 0, c) for c in credits]
     if not immediate:
-        events += [(day, 1, decide) for day, decide in _vesting_days(account, credits[0].effective_date, through)]
+        events += [
+            (day, 1, decide) for day, decide in _vesting_days(account, credits[0].effective_date, through)
+        ]
     events.sort(key=lambda e: (e[0], e[1]))
     taken = ZERO  # the vested percentage already taken into account
     out: list[FicaFact] = []
@@ -197,7 +208,8 @@ def _vesting(
         (
             _credit_value(c, day)
             for c in credits
-            if (c.effective_date < day or (c.effective_date == day and not excluding)) and _service_year(c) >= day.year
+            if (c.effective_date < day or (c.effective_date == day and not excluding))
+            and _service_year(c) >= day.year
         ),
         ZERO,
     )
@@ -273,7 +285,9 @@ def _feed_date(day: dt.date, taken: set[dt.date]) -> dt.date | None:
     """The first pay date on or after `day` whose feed has not been taken (vesting between pay dates goes to the
     next feed; an amount found after its feed was taken goes to the next one still open)."""
     for pay_date in (
-        PayrollRecord.objects.filter(pay_date__gte=day).order_by("pay_date").values_list("pay_date", flat=True)
+        PayrollRecord.objects.filter(pay_date__gte=day)
+        .order_by("pay_date")
+        .values_list("pay_date", flat=True)
     ).distinct()[:400]:
         if pay_date not in taken:
             return pay_date
@@ -366,4 +380,3 @@ def fica_wages_record(
             if feed is not None:
                 FicaWage.objects.filter(pk=row.pk, feed_date__isnull=True).update(feed_date=feed)
     return RecordResult(written=written, corrections=corrections, unchanged=unchanged)
-
