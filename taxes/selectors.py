@@ -42,6 +42,8 @@ def feed_dates(*, limit: int = 60) -> list[dict]:
     )
     for row in dates:
         day = row["feed_date"]
+        if day is None:
+            continue
         last = FeedTake.objects.filter(feed_date=day).first()
         ids = set(FicaWage.objects.filter(feed_date=day).values_list("id", flat=True))
         new = ids - set(last.row_ids) if last else ids
@@ -170,6 +172,7 @@ def person_years(*, person: Person) -> list[tuple[int, PersonYear]]:
         for d in ScheduledPayment.objects.filter(
             participation__person=person, status=ScheduledPayment.Status.PAID, paid_on__isnull=False
         ).values_list("paid_on", flat=True)
+        if d is not None
     }
     out = []
     for year in sorted(years, reverse=True):
@@ -227,7 +230,7 @@ def reconciliation(*, year: int) -> list[dict]:
         .annotate(total=Sum("amount"))
     ):
         plans[row["participation__plan__code"]]["fica"][row["kind"]] += row["total"]
-    for row in (
+    for credit in (
         PendingTransaction.objects.filter(
             kind=EntryKind.CREDIT,
             source__in=CREDIT_SOURCES,
@@ -239,24 +242,24 @@ def reconciliation(*, year: int) -> list[dict]:
         .values("account__participation__plan__code", "source")
         .annotate(total=Sum("amount"))
     ):
-        key = "credits_deferral" if row["source"] == "deferral" else "credits_other"
-        plans[row["account__participation__plan__code"]][key] += row["total"]
-    for row in (
+        key = "credits_deferral" if credit["source"] == "deferral" else "credits_other"
+        plans[credit["account__participation__plan__code"]][key] += credit["total"]
+    for paid in (
         ScheduledPayment.objects.filter(
             status=ScheduledPayment.Status.PAID, paid_on__gte=start, paid_on__lte=end
         )
         .values("participation__plan__code")
         .annotate(total=Sum("amount"))
     ):
-        plans[row["participation__plan__code"]]["reported_distributions"] += row["total"] or ZERO
-    for row in (
+        plans[paid["participation__plan__code"]]["reported_distributions"] += paid["total"] or ZERO
+    for posted in (
         LedgerEntry.objects.filter(
             kind=EntryKind.DISTRIBUTION, effective_date__gte=start, effective_date__lte=end
         )
         .values("account__participation__plan__code")
         .annotate(total=Sum("amount"))
     ):
-        plans[row["account__participation__plan__code"]]["ledger_distributions"] += -(row["total"] or ZERO)
+        plans[posted["account__participation__plan__code"]]["ledger_distributions"] += -(posted["total"] or ZERO)
     out = []
     for code in sorted(plans):
         p = plans[code]

@@ -246,11 +246,11 @@ def _resolution_facts(participation: Participation, through: dt.date) -> list[Fi
             amount = annuity.monthly
         else:
             line = defined_benefit_value(participation=participation, as_of=start)
-            if line.amount is None:
+            if line.value is None:
                 continue
             # the value on the day excludes the payment due that day (paid): add it back, it follows too
             first = annuity.first_payment_date or start
-            amount = line.amount + (annuity.monthly if first <= start else ZERO)
+            amount = line.value + (annuity.monthly if first <= start else ZERO)
         out.append(
             FicaFact(
                 participation,
