@@ -259,7 +259,9 @@ def reconciliation(*, year: int) -> list[dict]:
         .values("account__participation__plan__code")
         .annotate(total=Sum("amount"))
     ):
-        plans[posted["account__participation__plan__code"]]["ledger_distributions"] += -(posted["total"] or ZERO)
+        plans[posted["account__participation__plan__code"]]["ledger_distributions"] += -(
+            posted["total"] or ZERO
+        )
     out = []
     for code in sorted(plans):
         p = plans[code]

@@ -158,6 +158,9 @@ def beneficiary_tax_info(request, pk: int):
     )
 
 
+beneficiary_tax_info.access_model = Beneficiary  # type: ignore[attr-defined]  # tests/test_access.py's walk
+
+
 @participant_required
 def portal_tax(request):
     person = request.user.person
