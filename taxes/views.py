@@ -11,6 +11,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from core.decorators import capability_required, participant_required
+from core.jobs import JobBusy, job_lock
 from core.roles import Cap, has_cap
 from participants.models import Beneficiary, Person
 from participants.services import ParticipantError, beneficiary_tax_info_record
@@ -46,7 +47,12 @@ def feed_list(request):
 @capability_required(Cap.TAX_FILES)
 def feed_record(request):
     """Bring the FICA rows up to date with the books, through today (the job is idempotent)."""
-    result = fica_wages_record(through=timezone.localdate(), now=timezone.now())
+    try:
+        with job_lock("taxes.record_fica_wages"):  # the task's lock: never two at once
+            result = fica_wages_record(through=timezone.localdate(), now=timezone.now())
+    except JobBusy as exc:
+        messages.error(request, str(exc))
+        return redirect("taxes_staff:feeds")
     messages.success(
         request,
         f"FICA wages recorded: {result.written} new, {result.corrections} corrections, {result.unchanged} unchanged.",
