@@ -27,6 +27,7 @@ def test_staff_take_the_fica_feed_and_the_year_end_file_and_a_participant_finds_
     year.user.set_password(PARTICIPANT_PASSWORD)
     year.user.save()
     page = browser_page
+    page.set_default_timeout(60_000)  # a shared machine: the first request of a live server can be slow
     base = live_server.url
 
     browser_sign_in(page, base, "payroll-liaison", PASSWORD)
