@@ -18,6 +18,7 @@ writes nothing new unless the books changed, and then only the difference, as a 
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
@@ -281,14 +282,10 @@ def fica_facts(*, participations: list[Participation], through: dt.date) -> list
     return out
 
 
-def _feed_date(day: dt.date, taken: set[dt.date]) -> dt.date | None:
+def _feed_date(day: dt.date, taken: set[dt.date], pay_dates: list[dt.date]) -> dt.date | None:
     """The first pay date on or after `day` whose feed has not been taken (vesting between pay dates goes to the
     next feed; an amount found after its feed was taken goes to the next one still open)."""
-    for pay_date in (
-        PayrollRecord.objects.filter(pay_date__gte=day)
-        .order_by("pay_date")
-        .values_list("pay_date", flat=True)
-    ).distinct()[:400]:
+    for pay_date in pay_dates[bisect.bisect_left(pay_dates, day) :]:
         if pay_date not in taken:
             return pay_date
     return None
@@ -313,6 +310,8 @@ def fica_wages_record(
     )
     facts = fica_facts(participations=chosen, through=through)
     taken = set(FeedTake.objects.values_list("feed_date", flat=True))
+    # every pay date once (a few hundred a decade), for the feed each row goes to
+    pay_dates = sorted(set(PayrollRecord.objects.values_list("pay_date", flat=True).distinct()))
     written = corrections = unchanged = 0
     with transaction.atomic():
         existing: dict[str, Decimal] = {}
@@ -344,7 +343,7 @@ def fica_wages_record(
                 prior_years_amount=fact.prior_years_amount
                 if had is None
                 else money(fact.prior_years_amount * delta / fact.amount if fact.amount else ZERO),
-                feed_date=_feed_date(fact.date, taken),
+                feed_date=_feed_date(fact.date, taken, pay_dates),
                 key=key,
                 cite=fact.cite,
                 recorded_at=now,
@@ -368,7 +367,7 @@ def fica_wages_record(
                 kind=first.kind,
                 source=f"Correction: no longer in the books: {first.source}"[:200],
                 prior_years_amount=-first.prior_years_amount,
-                feed_date=_feed_date(first.date, taken),
+                feed_date=_feed_date(first.date, taken, pay_dates),
                 key=f"{base}#{counts.get(base, 0) + 1}",
                 cite=first.cite,
                 recorded_at=now,
@@ -376,7 +375,7 @@ def fica_wages_record(
             corrections += 1
         # rows that had no pay date yet go to the first open one now known
         for row in FicaWage.objects.filter(participation__in=chosen, feed_date__isnull=True):
-            feed = _feed_date(row.date, taken)
+            feed = _feed_date(row.date, taken, pay_dates)
             if feed is not None:
                 FicaWage.objects.filter(pk=row.pk, feed_date__isnull=True).update(feed_date=feed)
     return RecordResult(written=written, corrections=corrections, unchanged=unchanged)
