@@ -164,7 +164,7 @@ def beneficiary_tax_info(request, pk: int):
     )
 
 
-beneficiary_tax_info.access_model = Beneficiary  # type: ignore[attr-defined]  # tests/test_access.py's walk
+beneficiary_tax_info.access_model = Beneficiary  # tests/test_access.py's walk
 
 
 @participant_required
