@@ -107,7 +107,7 @@ class PersonYear:
         )
 
 
-def payment_recipient(payment: ScheduledPayment, death: dt.date | None) -> str:
+def payment_recipient(*, payment: ScheduledPayment, death: dt.date | None) -> str:
     """Who a paid payment is reported for: "employee" (W-2 box 1), "beneficiary" (1099-MISC box 3, paid after the
     participant's death) or "alternate_payee" (a domestic relations order: not the employee's figures here)."""
     if payment.trigger == "domestic_relations_order":
@@ -151,7 +151,7 @@ def year_figures(*, year: int, person_ids: list[int] | None = None) -> dict[int,
     for p in payments.select_related("participation__plan").order_by("paid_on", "id"):
         pid = p.participation.person_id
         fig = get(pid)
-        who = payment_recipient(p, deaths.get(pid))
+        who = payment_recipient(payment=p, death=deaths.get(pid))
         plan = fig._plan(p.participation.plan.code)
         if who == "employee":
             fig.w2_box_1 += p.amount or ZERO
