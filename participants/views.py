@@ -12,8 +12,7 @@ from django.views.decorators.http import require_POST
 
 from books import selectors as books
 from books.models import Forfeiture, LedgerEntry, PendingTransaction
-from core import hooks
-from core import notices
+from core import hooks, notices
 from core.charts import line_chart
 from core.dates import add_months
 from core.decorators import capability_required
