@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "payments",
     "conversion",
     "statements",
+    "taxes",
     "operations",
 ]
 

@@ -10,7 +10,17 @@ from core.converters import YearConverter
 
 register_converter(YearConverter, "year")  # before the apps' urls are read below
 
-APPS = ["plans", "participants", "books", "elections", "pensions", "claims", "payments", "statements"]
+APPS = [
+    "plans",
+    "participants",
+    "books",
+    "elections",
+    "pensions",
+    "claims",
+    "payments",
+    "statements",
+    "taxes",
+]
 
 
 def _section(kind: str):

@@ -35,6 +35,8 @@ class Cap(StrEnum):
     ISSUE_DOCUMENTS = "issue_documents"  # store a document (BRP statement, run register): never the auditor
     DIRECT_DISTRIBUTIONS = "direct_distributions"  # the Company's discretionary cash-out (BRP App. A 4)
     PRINT_NOTICES = "print_notices"  # the paper notices' print queue: download the day's PDF, mark it printed
+    TAX_FILES = "tax_files"  # take the FICA feed and the year-end files for payroll
+    VIEW_TAX_IDS = "view_tax_ids"  # beneficiaries' taxpayer numbers and addresses (the 1099-MISC file only)
 
 
 ROLE_CAPABILITIES: dict[Role, frozenset[Cap]] = {
@@ -64,6 +66,8 @@ ROLE_CAPABILITIES: dict[Role, frozenset[Cap]] = {
             Cap.UNLOCK_ACCOUNTS,
             Cap.ISSUE_DOCUMENTS,
             Cap.PRINT_NOTICES,
+            Cap.TAX_FILES,
+            Cap.VIEW_TAX_IDS,
         }
     ),
     Role.AUDITOR: frozenset({Cap.VIEW_STAFF}),

@@ -232,3 +232,29 @@ class Beneficiary(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.tier} {self.percent}%)"
+
+
+class BeneficiaryTaxInfo(models.Model):
+    """A beneficiary's taxpayer identification number and mailing address, for Form 1099-MISC after a death.
+
+    Kept apart from Beneficiary (whose history table copies every field) and without a history of its own: it
+    is read only by the year-end 1099 file (taxes app), by staff holding the view_tax_ids capability, and
+    shown masked everywhere else (RULES.md "FICA special timing and year-end tax reporting").
+    """
+
+    beneficiary = models.OneToOneField(Beneficiary, on_delete=models.CASCADE, related_name="tax_info")
+    taxpayer_number = models.CharField(max_length=11, help_text="SSN or ITIN, 9 digits")
+    address_line1 = models.CharField(max_length=200)
+    address_line2 = models.CharField(max_length=200, blank=True)
+    city = models.CharField(max_length=100)
+    state = models.CharField(max_length=2)
+    postal_code = models.CharField(max_length=10)
+    recorded_by = models.CharField(max_length=200)
+    recorded_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"Tax information of {self.beneficiary.name} ({self.masked_number})"
+
+    @property
+    def masked_number(self) -> str:
+        return f"***-**-{self.taxpayer_number[-4:]}"

@@ -14,6 +14,7 @@ from core.errors import ApplicationError
 from participants.models import (
     Beneficiary,
     BeneficiaryDesignation,
+    BeneficiaryTaxInfo,
     ChangeInControl,
     EmploymentEvent,
     KeyEmployeeList,
@@ -215,3 +216,53 @@ def beneficiaries_designate(
         )
     audit_record(action="beneficiaries.designate", actor=actor, at=now or timezone.now(), obj=designation)
     return designation
+
+
+def beneficiary_tax_info_record(
+    *,
+    beneficiary: Beneficiary,
+    taxpayer_number: str,
+    address_line1: str,
+    address_line2: str = "",
+    city: str,
+    state: str,
+    postal_code: str,
+    actor: Actor,
+    now: dt.datetime,
+) -> BeneficiaryTaxInfo:
+    """Record (or replace) a beneficiary's taxpayer number and mailing address for Form 1099-MISC (RULES.md
+    "FICA special timing and year-end tax reporting": payments to a beneficiary after death). Every field is
+    checked; a bad one changes nothing and is named. The audit event carries only the masked number."""
+    digits = "".join(ch for ch in taxpayer_number if ch.isdigit())
+    problems = []
+    if len(digits) != 9 or len(taxpayer_number.replace("-", "").strip()) != 9:
+        problems.append("taxpayer number: 9 digits (SSN or ITIN), dashes allowed")
+    for name, value in (("address line 1", address_line1), ("city", city), ("postal code", postal_code)):
+        if not value.strip():
+            problems.append(f"{name}: required")
+    if len(state.strip()) != 2 or not state.strip().isalpha():
+        problems.append("state: the two-letter code")
+    if problems:
+        raise ParticipantError("Form 1099-MISC information refused: " + "; ".join(problems))
+    with transaction.atomic():
+        info, _ = BeneficiaryTaxInfo.objects.update_or_create(
+            beneficiary=beneficiary,
+            defaults={
+                "taxpayer_number": digits,
+                "address_line1": address_line1.strip(),
+                "address_line2": address_line2.strip(),
+                "city": city.strip(),
+                "state": state.strip().upper(),
+                "postal_code": postal_code.strip(),
+                "recorded_by": actor_label(actor),
+                "recorded_at": now,
+            },
+        )
+        audit_record(
+            action="beneficiary_tax_info_record",
+            actor=actor,
+            at=now,
+            obj=beneficiary,
+            data={"taxpayer_number": info.masked_number},
+        )
+    return info

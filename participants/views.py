@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from books import selectors as books
 from books.models import Forfeiture, LedgerEntry, PendingTransaction
-from core import notices
+from core import hooks, notices
 from core.audit_links import events_about_person
 from core.charts import line_chart_with_table
 from core.dates import add_months
@@ -80,12 +80,17 @@ def participant_detail(request, pk: int):
     ).get_page(request.GET.get("page"))
     earnings = Paginator(books.daily_earnings(account_ids=account_ids), 30).get_page(request.GET.get("epage"))
     month, day = _key_effective([p["plan"] for p in participations] or Plan.objects.all(), today)
+    try:
+        tax_years = hooks.ask("tax_years", person=person)
+    except LookupError:  # the taxes app is not installed
+        tax_years = []
     return render(
         request,
         "participants/detail.html",
         {
             "person": person,
             "today": today,
+            "tax_years": tax_years,
             "participations": participations,
             "events": person.employment_events.all(),
             "key_years": selectors.key_employee_years(

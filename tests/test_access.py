@@ -149,6 +149,7 @@ A = {
     "email": "araminta.quillfeather@example.org",
     "address_line1": "77 Wisteria Lane",
 }
+A_TAXPAYER_NUMBER = "987654329"  # A's beneficiary's: never on a participant's page
 B = {
     "employee_number": "ZQB-5582",
     "first_name": "Bartholomew",
@@ -778,8 +779,24 @@ def population(edcp, settings, tmp_path):
     from payments.models import Annuity
 
     assert Annuity.objects.filter(participation__person=a, status=Annuity.Status.IN_PAY).exists()
+    # FICA wages of both (the portal's Tax section) and A's beneficiary's taxpayer number (the 1099-MISC file only)
+    from participants.models import Beneficiary
+    from participants.services import beneficiary_tax_info_record
+    from taxes.services.fica import fica_wages_record
+
+    fica_wages_record(through=dt.date(2024, 12, 31), now=now)
+    beneficiary_tax_info_record(
+        beneficiary=Beneficiary.objects.filter(designation__person=a).first(),
+        taxpayer_number=A_TAXPAYER_NUMBER,
+        address_line1="9 Heron Row",
+        city="Richmond",
+        state="VA",
+        postal_code="23219",
+        actor="t",
+        now=now,
+    )
     assert PendingTransaction.objects.filter(account__participation__person=a).exists()
-    return Population(a=a, b=b, strings_a=list(A.values()))
+    return Population(a=a, b=b, strings_a=[*A.values(), A_TAXPAYER_NUMBER])
 
 
 def _claims_of(*people: Person) -> None:

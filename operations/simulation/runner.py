@@ -28,6 +28,7 @@ PLUGINS = (
     "elections.simulation",
     "pensions.simulation",
     "payments.simulation",
+    "taxes.simulation",
 )
 
 
@@ -226,13 +227,53 @@ def _check_balances(expect: dict, result: dict) -> list[str]:
     return problems
 
 
-# What --check compares (FORMAT.md, `expect`), in report order. `fica` and `tax_years` are not compared yet:
-# the tax figures are another issue's work (the tax/ scenarios run here for parity only).
+def _check_fica(expect: dict, result: dict) -> list[str]:
+    """FORMAT.md `fica`: the total per participant and date (every expected date present, none unexpected)."""
+    if "fica" not in expect:
+        return []
+    problems: list[str] = []
+
+    def totals(rows: list[dict]) -> dict[tuple[str, str], Decimal]:
+        out: dict[tuple[str, str], Decimal] = {}
+        for r in rows:
+            key = (r["participant"], r["date"])
+            out[key] = out.get(key, Decimal(0)) + Decimal(r["amount"])
+        return out
+
+    want, got = totals(expect["fica"]), totals(result.get("fica", []))
+    for key in sorted(set(want) | set(got)):
+        if key not in got:
+            problems.append(f"fica {key[0]} {key[1]}: missing, expected {want[key]}")
+        elif key not in want:
+            if got[key] != 0:
+                problems.append(f"fica {key[0]} {key[1]}: {got[key]} taken into account, none expected")
+        elif want[key] != got[key]:
+            problems.append(f"fica {key[0]} {key[1]}: {got[key]}, expected {want[key]}")
+    return problems
+
+
+def _check_tax_years(expect: dict, result: dict) -> list[str]:
+    """FORMAT.md `tax_years`: each listed figure to the cent (a participant or year not reported counts as 0.00)."""
+    problems: list[str] = []
+    got_years = result.get("tax_years", {})
+    for year, people in (expect.get("tax_years") or {}).items():
+        for pid, figures in people.items():
+            have = got_years.get(year, {}).get(pid, {})
+            for name, amount in figures.items():
+                value = Decimal(have.get(name, "0.00"))
+                if value != Decimal(amount):
+                    problems.append(f"tax_years {year} {pid} {name}: {value}, expected {amount}")
+    return problems
+
+
+# What --check compares (FORMAT.md, `expect`), in report order.
 CHECKS: tuple[Callable[[dict, dict], list[str]], ...] = (
     _check_events,
     _check_payments,
     _check_paid_on,
     _check_balances,
+    _check_fica,
+    _check_tax_years,
 )
 
 

@@ -16,7 +16,8 @@ from operations.simulation.scenario import ScenarioError, load_scenario, parse_s
 SCENARIOS = Path(settings.BASE_DIR) / "scenarios"
 # Every shipped sample: ours and the generated ones (copies of ../shared/scenarios), with the same check as --check.
 OURS = sorted(
-    str(p.relative_to(SCENARIOS)) for p in [*SCENARIOS.glob("*.json"), *SCENARIOS.glob("generated/*.json")]
+    str(p.relative_to(SCENARIOS))
+    for p in [*SCENARIOS.glob("*.json"), *SCENARIOS.glob("generated/*.json"), *SCENARIOS.glob("tax/*.json")]
 )
 
 
@@ -44,6 +45,7 @@ def test_our_scenarios_pass_check(name):
 
 def test_every_scenario_file_is_in_the_list():
     assert len(OURS) >= 15 and "generated/gen_42_003_edcp.json" in OURS
+    assert {"tax/tax_edcp_company_contribution_vesting.json", "tax/tax_ours_brp_resolution.json"} <= set(OURS)
 
 
 @pytest.mark.django_db
