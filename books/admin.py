@@ -11,6 +11,10 @@ from books.models import (
     DefinedBenefitRecord,
     Forfeiture,
     LedgerEntry,
+    ParallelRun,
+    ParallelRunDay,
+    ParallelRunDifference,
+    ParallelRunTolerance,
     PayrollDeferral,
     PayrollRecord,
     PendingTransaction,
@@ -171,3 +175,40 @@ class DefinedBenefitRecordAdmin(SimpleHistoryAdmin):
     )
     search_fields = ("participation__person__employee_number", "participation__person__last_name")
     list_filter = ("participation__plan",)
+
+
+@admin.register(ParallelRunTolerance)
+class ParallelRunToleranceAdmin(ReadOnlyAdmin):
+    """Set by the Committee on the parallel-run page (each setting kept)."""
+
+    list_display = ("set_at", "amount", "set_by", "note")
+
+
+@admin.register(ParallelRun)
+class ParallelRunAdmin(ReadOnlyAdmin):
+    """Kept comparisons of the parallel run (books.services.parallel): made on the staff page or by command."""
+
+    list_display = (
+        "run_at",
+        "file_name",
+        "first_date",
+        "last_date",
+        "rows",
+        "tolerance",
+        "differences",
+        "run_by",
+    )
+
+
+@admin.register(ParallelRunDay)
+class ParallelRunDayAdmin(ReadOnlyAdmin):
+    list_display = ("run", "valuation_date", "credited_here", "prior_value", "our_value", "differences")
+    list_select_related = ("run",)
+
+
+@admin.register(ParallelRunDifference)
+class ParallelRunDifferenceAdmin(ReadOnlyAdmin):
+    list_display = ("run", "valuation_date", "kind", "employee_number", "plan_code", "account", "fund_code")
+    list_filter = ("kind",)
+    search_fields = ("employee_number",)
+    list_select_related = ("run",)

@@ -4,7 +4,7 @@ records that are themselves a history (job runs, audit events, imports, document
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
-from core.models import AuditEvent, Document, ImportBatch, JobRun, MarketClosure
+from core.models import AuditEvent, DeliveryChoice, Document, ImportBatch, JobRun, MarketClosure, Notice
 from core.valuation_calendar import forget_closures
 
 
@@ -73,3 +73,23 @@ class DocumentAdmin(ReadOnlyAdmin):
     list_filter = ("kind",)
     search_fields = ("title", "sha256", "person__employee_number", "person__last_name")
     raw_id_fields = ("person",)
+
+
+@admin.register(Notice)
+class NoticeAdmin(ReadOnlyAdmin):
+    """Every notice sent or queued (core.notices): kept as it was sent."""
+
+    list_display = ("created_at", "kind", "person", "user", "channel", "status", "subject")
+    list_filter = ("kind", "channel", "status")
+    search_fields = ("person__employee_number", "person__last_name", "subject", "to")
+    list_select_related = ("person", "user")
+
+
+@admin.register(DeliveryChoice)
+class DeliveryChoiceAdmin(ReadOnlyAdmin):
+    """Delivery choices and consents (append-only): a person changes theirs in the portal."""
+
+    list_display = ("chosen_at", "person", "delivery", "consent_version")
+    list_filter = ("delivery",)
+    search_fields = ("person__employee_number", "person__last_name")
+    list_select_related = ("person",)

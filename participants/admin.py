@@ -4,9 +4,11 @@ recorded through participants.services (audited); the admin shows their history.
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
+from core.admin import ReadOnlyAdmin
 from participants.models import (
     Beneficiary,
     BeneficiaryDesignation,
+    BeneficiaryTaxInfo,
     ChangeInControl,
     EmploymentEvent,
     KeyEmployeeList,
@@ -97,3 +99,14 @@ class BeneficiaryAdmin(SimpleHistoryAdmin):
     list_display = ("name", "tier", "percent", "relationship", "designation")
     search_fields = ("name", "designation__person__employee_number")
     list_select_related = ("designation__person", "designation__plan")
+
+
+@admin.register(BeneficiaryTaxInfo)
+class BeneficiaryTaxInfoAdmin(ReadOnlyAdmin):
+    """Listed with the taxpayer number masked: the number itself is read only by the year-end 1099 file and by
+    staff holding view_tax_ids on the taxes pages (participants.services.beneficiary_tax_info_record writes it)."""
+
+    list_display = ("beneficiary", "masked_number", "city", "state", "recorded_at")
+    fields = ("beneficiary", "masked_number", "city", "state", "recorded_by", "recorded_at")
+    readonly_fields = fields
+    list_select_related = ("beneficiary",)

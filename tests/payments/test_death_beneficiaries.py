@@ -267,8 +267,8 @@ class TestP1Dies:
             ["EDCP 5.4", "Ben Heir", "40"],
         ]
         text = " ".join(pdf_text(document_bytes(payment_run_register(run=run, actor="test"))).split())
-        assert "P1 Ann Heir (60%)" in text and "P1 Ben Heir (40%)" in text and "(of Participant P1)" in text
-        assert "21675.00" in text  # the net total: the last columns fit on the (landscape) page
+        assert "Ann Heir (60%) (of" in text and "Ben Heir (40%) (of" in text and "Participant P1)" in text
+        assert "21,675.00" in text  # the net total: the last columns fit on the (landscape) page
 
     def test_a_designation_recorded_after_the_death_is_used_when_staff_compute_the_schedule_again(
         self, client, p1, edcp

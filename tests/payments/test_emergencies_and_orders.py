@@ -292,7 +292,7 @@ class TestP1sAccount:
             reason="Estimate less the insurance",
         )
         page = client.get(answer["Location"]).content.decode()
-        assert "Approved" in page and "7500.00" in page and "Estimate less the insurance" in page
+        assert "Approved" in page and "7,500.00" in page and "Estimate less the insurance" in page
         assert "Request " in client.get("/portal/payments/emergency/").content.decode()
 
     def test_another_participants_request_answers_404_in_the_portal_and_the_api(self, client, p1):

@@ -192,7 +192,7 @@ def test_the_portal_calendar_shows_the_post_2004_and_pre_2005_parts_apart(
     may = page[page.index("May 1, 2026") : page.index("June 1, 2026")]
     # App. A 3(b): on May 1, 2026 the Post-2004 part (4,166.67) and the Pre-2005 part (1,666.67) are paid apart
     post, pre_part = may.index("Post-2004 part"), may.index("Pre-2005 part")
-    assert post < may.index("4166.67") < pre_part < may.index("1666.67")
+    assert post < may.index("4,166.67") < pre_part < may.index("1,666.67")
     assert "BRP 1.3(o)" in may and "BRP App. A 3(b)" in may
     other = pre_2005_participant(first_name="Other")
     assert str(other.person.full_name) not in page
