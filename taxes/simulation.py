@@ -32,6 +32,9 @@ def tax_report(ctx) -> dict:
         }
         for r in rows
     ]
+    # One order on every database and in every process: rows of a day are written in the order the job meets
+    # them, which is not the same everywhere (the parity test compares the texts).
+    fica.sort(key=lambda f: (f["date"], f["participant"], f["plan"], f["kind"], f["amount"]))
     people = {pid: p.pk for pid, p in ctx.people.items()}
     tax_years: dict[str, dict] = {}
     for year in range(ctx.scenario.start.year, through.year + 1):
