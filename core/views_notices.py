@@ -14,14 +14,14 @@ from django.views.decorators.http import require_POST
 
 from core import notices
 from core.decorators import capability_required
+from core.inputs import date_or_none
 from core.roles import Cap
 
 
 def _day(value: str) -> dt.date:
-    try:
-        day = dt.date.fromisoformat(value)
-    except ValueError:
-        raise Http404("not a date") from None
+    day = date_or_none(value)
+    if day is None:
+        raise Http404("not a date")
     if not 1900 <= day.year <= 2199:
         raise Http404("date out of range")
     return day

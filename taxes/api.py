@@ -3,8 +3,6 @@ participant's own year-end figures."""
 
 from __future__ import annotations
 
-import datetime as dt
-
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
@@ -12,6 +10,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.inputs import date_or_none
 from core.permissions import HasCapability, IsParticipant
 from core.roles import Cap
 from taxes.selectors import person_years
@@ -40,9 +39,8 @@ class FicaFeed(APIView):
 
     @extend_schema(responses=FEED_ROW, operation_id="taxes_fica_feed")
     def get(self, request, day: str):
-        try:
-            feed_date = dt.date.fromisoformat(day)
-        except ValueError:
+        feed_date = date_or_none(day)
+        if feed_date is None:
             raise NotFound("not a date (YYYY-MM-DD)")
         _, rows = feed_take(feed_date=feed_date, actor=request.user, now=timezone.now(), via="api")
         return Response(

@@ -11,6 +11,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from core.decorators import capability_required, participant_required
+from core.inputs import date_or_none
 from core.jobs import JobBusy, job_lock
 from core.roles import Cap, has_cap
 from participants.models import Beneficiary, Person
@@ -92,10 +93,10 @@ def feed_download(request, day: str):
 
 
 def _date(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
+    day = date_or_none(text)
+    if day is None:
         raise Http404("not a date")
+    return day
 
 
 @capability_required(Cap.VIEW_STAFF)

@@ -11,7 +11,6 @@ Imports run one at a time (a transaction-level advisory lock on PostgreSQL).
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import hashlib
 import importlib
@@ -23,6 +22,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
 from core.audit import actor_label, audit_record
+from core.csv_export import CsvDictWriter
 from core.imports.csvfile import Problems, Row, read_rows
 from core.models import ImportBatch
 
@@ -68,7 +68,7 @@ def sample_csv(importer: Importer) -> str:
     """The sample file of an importer: a header of every column it reads, then its example lines."""
     out = io.StringIO()
     columns = [*importer.required, *importer.optional]
-    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+    writer = CsvDictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for line in importer.sample:
         writer.writerow({column: line.get(column, "") for column in columns})
