@@ -85,7 +85,7 @@ class ParticipantsImport(Importer):
             "city": "Richmond",
             "state": "VA",
             "postal_code": "23219",
-            "plan": "EDCP",
+            "plan": "account_balance",  # sample_lines(): the catalog's first plan of this kind
             "entered_on": "2016-01-01",
             "eligible_on": "2015-12-01",
         },
@@ -96,10 +96,17 @@ class ParticipantsImport(Importer):
             "birth_date": "1958-03-02",
             "hire_date": "1990-01-08",
             "marital_status": "single",
-            "plan": "BRP",
+            "plan": "defined_benefit",  # sample_lines(): the catalog's first plan of this kind
             "entered_on": "2001-01-01",
         },
     )
+
+    def sample_lines(self) -> tuple[dict[str, str], ...]:
+        """The sample's plan column names the catalog's first plan of each kind (plans are data)."""
+        first: dict[str, str] = {}
+        for kind, code in Plan.objects.order_by("code").values_list("kind", "code"):
+            first.setdefault(kind, code)
+        return tuple({**line, "plan": first.get(line["plan"], "")} for line in self.sample)
 
     def _person_data(self, rows: list[Row]) -> tuple[dict[str, tuple[int, dict]], dict[str, int]]:
         """Each employee's person columns, gathered over their lines (a later line fills what an earlier left

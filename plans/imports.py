@@ -30,9 +30,16 @@ class PricesImport(Importer):
         "menus. A price already loaded is skipped if it is the same and refused if it differs."
     )
     sample = (
-        {"fund": "SV", "date": "2026-03-02", "price": "12.345678", "plan": "EDCP"},
-        {"fund": "SV", "date": "2026-03-03", "price": "12.351204", "plan": "EDCP"},
+        {"fund": "SV", "date": "2026-03-02", "price": "12.345678"},
+        {"fund": "SV", "date": "2026-03-03", "price": "12.351204"},
     )
+
+    def sample_lines(self) -> tuple[dict[str, str], ...]:
+        """The sample names a fund of the catalog and its plan (plans are data: no code names one)."""
+        fund = Fund.objects.select_related("plan").order_by("-is_default", "plan__code", "code").first()
+        if fund is None:
+            return self.sample
+        return tuple({**line, "fund": fund.code, "plan": fund.plan.code} for line in self.sample)
 
     def check(self, rows: list[Row], problems: Problems, *, now: dt.datetime) -> PreparedPrices:
         by_code: dict[str, list[Fund]] = {}

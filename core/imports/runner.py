@@ -54,6 +54,10 @@ class Importer:
     # Example lines for the downloadable sample file (issue 11): column -> value; absent columns are empty.
     sample: tuple[dict[str, str], ...] = ()
 
+    def sample_lines(self) -> tuple[dict[str, str], ...]:
+        """The example lines as the sample file shows them (an importer fills in the catalog's codes here)."""
+        return self.sample
+
     def check(self, rows: list[Row], problems: Problems, *, now: dt.datetime) -> Any:
         """Validate every row; return what `apply` needs (nothing is written here)."""
         raise NotImplementedError
@@ -70,7 +74,7 @@ def sample_csv(importer: Importer) -> str:
     columns = [*importer.required, *importer.optional]
     writer = CsvDictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
-    for line in importer.sample:
+    for line in importer.sample_lines():
         writer.writerow({column: line.get(column, "") for column in columns})
     return out.getvalue()
 
