@@ -115,7 +115,13 @@ URL_MODELS.update(
     }
 )
 # Records about many participants at once (a payment run): any one will do.
-SHARED_MODELS = {"payments.PaymentRun", "books.ParallelRun"}
+SHARED_MODELS = {
+    "payments.PaymentRun",
+    "books.ParallelRun",
+    "books.ParallelRunDay",
+    "books.ParallelRunDifference",
+    "books.ParallelRunTolerance",
+}
 URL_MODELS.update(
     {
         "payments_staff:run": "payments.PaymentRun",
@@ -678,9 +684,9 @@ def population(edcp, settings, tmp_path):
         prepared_by=_user_in("administrator", "walker-preparer"),
         prepared_at=now,
     )
-    from books.models import ParallelRun
+    from books.models import ParallelRun, ParallelRunDay, ParallelRunDifference, ParallelRunTolerance
 
-    ParallelRun.objects.create(  # a kept comparison of the parallel run (staff data, shared)
+    parallel = ParallelRun.objects.create(  # a kept comparison of the parallel run (staff data, shared)
         file_name="walker.csv",
         sha256="0" * 64,
         rows=1,
@@ -690,6 +696,17 @@ def population(edcp, settings, tmp_path):
         run_by="walker",
         run_at=now,
     )
+    ParallelRunDay.objects.create(run=parallel, valuation_date=dt.date(2024, 7, 1), credited_here=False)
+    ParallelRunDifference.objects.create(
+        run=parallel,
+        valuation_date=dt.date(2024, 7, 1),
+        kind="missing_here",
+        employee_number="WALKER-PR",
+        plan_code="EDCP",
+        account="retirement_termination",
+        fund_code="WSV",
+    )
+    ParallelRunTolerance.objects.create(amount=Decimal("0.01"), set_by="walker", set_at=now)
     from pensions.services.benefit import pension_figures_record
     from plans.models import Plan
 
