@@ -242,6 +242,10 @@ if not DEBUG and not TESTING:
         "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
         "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
     }
+# `bench pages` starts gunicorn with QUERY_COUNT_HEADER=true: every response carries its query count (X-Queries).
+QUERY_COUNT_HEADER = _bool("QUERY_COUNT_HEADER", False)
+if QUERY_COUNT_HEADER:
+    MIDDLEWARE.insert(0, "core.middleware.QueryCountHeaderMiddleware")
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
 MEDIA_URL = "/media-not-served/"  # documents are served through permission-checked views only
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024

@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
+from django.db import connection
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 
@@ -52,3 +53,25 @@ class ApplicationErrorMiddleware:
             messages.error(request, exception.message)
             return redirect(back)
         return render(request, "core/refused.html", {"message": exception.message}, status=400)
+
+
+class QueryCountHeaderMiddleware:
+    """For `bench pages` only (settings.QUERY_COUNT_HEADER, off by default): each response says in `X-Queries` how
+    many SQL statements it took, sessions and sign-in checks included, so the load benchmark can show that a page's
+    queries do not grow with the population (issue 15). First in MIDDLEWARE when on."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        count = 0
+
+        def counted(execute, sql, params, many, context):
+            nonlocal count
+            count += 1
+            return execute(sql, params, many, context)
+
+        with connection.execute_wrapper(counted):
+            response = self.get_response(request)
+        response["X-Queries"] = str(count)
+        return response

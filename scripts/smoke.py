@@ -26,17 +26,23 @@ import os
 import re
 import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
-from http.cookiejar import Cookie, CookieJar
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from operations.stack import (  # noqa: E402 - after the project root is on the path
+    Browser,
+    Processes,
+    StackFailure,
+    free_port,
+    staff_session_cookie,
+    wait_for,
+    with_database,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -44,23 +50,11 @@ STARTUP_SECONDS = 60
 JOB_SECONDS = 120
 
 
-class SmokeFailure(Exception):
-    pass
+SmokeFailure = StackFailure
 
 
 def step(message: str) -> None:
     print(f"smoke: {message}", flush=True)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def with_database(url: str, name: str) -> str:
-    parts = urllib.parse.urlsplit(url)
-    return urllib.parse.urlunsplit(parts._replace(path=f"/{name}"))
 
 
 def compose_config() -> None:
@@ -86,99 +80,11 @@ def compose_config() -> None:
     step("docker compose config: docker-compose.yml is valid")
 
 
-class Processes:
-    """The processes the smoke test started, each in its own process group; stop() ends them all."""
-
-    def __init__(self, logs: Path, env: dict[str, str]):
-        self.logs, self.env, self.started = logs, env, {}
-
-    def start(self, name: str, command: list[str]) -> subprocess.Popen:
-        out = (self.logs / f"{name}.log").open("ab")
-        process = subprocess.Popen(
-            command, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
-        out.close()
-        self.started[name] = process
-        return process
-
-    def log(self, name: str) -> str:
-        path = self.logs / f"{name}.log"
-        return path.read_text(errors="replace") if path.exists() else ""
-
-    def check_alive(self) -> None:
-        for name, process in self.started.items():
-            if process.poll() is not None:
-                raise SmokeFailure(f"{name} exited with {process.returncode}:\n{self.log(name)[-3000:]}")
-
-    def stop(self) -> None:
-        for process in self.started.values():
-            if process.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 20
-        for name, process in self.started.items():
-            try:
-                process.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                step(f"{name} did not stop on SIGTERM: killed")
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=10)
-
-
 def manage(env: dict[str, str], *args: str) -> None:
     result = subprocess.run([PY, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True)
     if result.returncode != 0:
         raise SmokeFailure(
             f"manage.py {' '.join(args)} failed:\n{result.stdout[-2000:]}{result.stderr[-3000:]}"
-        )
-
-
-def wait_for(condition, *, timeout: float, what: str, processes: Processes, interval: float = 0.25):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        processes.check_alive()
-        if time.monotonic() > deadline:
-            raise SmokeFailure(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
-
-
-class Browser:
-    """A cookie-keeping HTTP client: what a person's browser does with the pages, without running scripts."""
-
-    def __init__(self, base: str):
-        self.base = base
-        self.jar = CookieJar()
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
-
-    def get(self, path: str) -> tuple[int, str, str]:
-        """(status, final URL, body); redirects are followed."""
-        try:
-            with self.opener.open(self.base + path, timeout=30) as response:
-                return response.status, response.url, response.read().decode("utf-8", "replace")
-        except urllib.error.HTTPError as exc:
-            return exc.code, exc.url, exc.read().decode("utf-8", "replace")
-        except (urllib.error.URLError, ConnectionError) as exc:  # not listening yet, or gone
-            return 0, self.base + path, str(exc)
-
-    def post(self, path: str, fields: dict[str, str]) -> tuple[int, str, str]:
-        data = urllib.parse.urlencode(fields).encode()
-        request = urllib.request.Request(self.base + path, data=data, headers={"Referer": self.base + path})
-        try:
-            with self.opener.open(request, timeout=30) as response:
-                return response.status, response.url, response.read().decode("utf-8", "replace")
-        except urllib.error.HTTPError as exc:
-            return exc.code, exc.url, exc.read().decode("utf-8", "replace")
-
-    def set_cookie(self, name: str, value: str) -> None:
-        host = urllib.parse.urlsplit(self.base).hostname
-        self.jar.set_cookie(
-            Cookie(
-                0, name, value, None, False, host, False, False, "/", True, False, None, False, None, None, {}
-            )
         )
 
 
@@ -192,30 +98,6 @@ def assets_load(browser: Browser, page: str, body: str) -> list[str]:
         if status != 200 or not content:
             raise SmokeFailure(f"{page}: {url} answered {status} ({len(content)} characters)")
     return urls
-
-
-def staff_session_cookie(user) -> tuple[str, str]:
-    """A signed-in session for a staff member that has passed the second factor, created on the server as the
-    tests' sign_in (tests/signin.py) does: force_login's keys, a confirmed TOTP authenticator, and the keys
-    django-otp and core.signin set when its code is accepted (the code itself cannot be typed by a script)."""
-    from django.conf import settings
-    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-    from django.contrib.sessions.backends.db import SessionStore
-    from django.utils import timezone
-    from django_otp import DEVICE_ID_SESSION_KEY
-    from django_otp.plugins.otp_totp.models import TOTPDevice
-
-    from core.signin.services import VERIFIED_AT_SESSION_KEY
-
-    device = TOTPDevice.objects.create(user=user, name="smoke authenticator", confirmed=True)
-    session = SessionStore()
-    session[SESSION_KEY] = str(user.pk)
-    session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[-1]
-    session[HASH_SESSION_KEY] = user.get_session_auth_hash()
-    session[DEVICE_ID_SESSION_KEY] = device.persistent_id
-    session[VERIFIED_AT_SESSION_KEY] = timezone.now().timestamp()
-    session.create()
-    return settings.SESSION_COOKIE_NAME, session.session_key
 
 
 def population_prepare(password: str) -> dict:

@@ -18,6 +18,7 @@ TARGETS = {
     "reports": "operations.bench.reports",
     "conversion": "operations.bench.conversion",
     "statements": "operations.bench.statements",
+    "pages": "operations.bench.pages",
 }
 
 

@@ -1,0 +1,299 @@
+"""The pages under load: portal and staff pages with many people signed in at once (issue 15).
+
+`python manage.py bench pages --participants N --users 20 [--seconds 60] [--workers 4] [--json]`, in a scratch
+PostgreSQL database:
+
+1. Population: `load_demo --participants N` (the demo built through the services, then copied set-based;
+   operations.population), then ANALYZE; collectstatic, as the image does.
+2. Sessions made on the server (operations.stack.session_cookie): three users in four are participants, each a
+   different person spread over the population; the others are staff (the administrator role, second factor
+   passed), each with a user of their own.
+3. gunicorn (`DEBUG=false`, whitenoise, QUERY_COUNT_HEADER so each response says its query count) with
+   `--workers` processes, started as docker-compose.yml starts the web service.
+4. Each user is a thread that loads its role's pages in turn, without pause, for `--seconds`.
+
+With `--json` it prints one object: `participants`, `users`, `seconds`, `errors`, `requests`, and `pages` mapping
+each page's name to `requests`, `p50_ms`, `p95_ms`, `p99_ms` and `queries` (the largest count seen). Targets on a
+two-core machine: portal p95 under 150 ms, staff p95 under 300 ms, no error, and queries per page that do not grow
+with the population (compare two runs at different N).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import os
+import secrets
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.core.management import call_command
+from django.db import connection, connections
+from django.test.utils import override_settings
+
+from core import valuation_calendar as cal
+from operations.simulation.sandbox import scratch_database
+from operations.stack import (
+    Browser,
+    Processes,
+    StackFailure,
+    free_port,
+    session_cookie,
+    wait_for,
+    with_database,
+)
+
+STARTUP_SECONDS = 90
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--users", type=int, default=20, help="people signed in at once (default 20)")
+    parser.add_argument("--seconds", type=int, default=60, help="how long the users load pages (default 60)")
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes (default 4)")
+    parser.add_argument("--as-of", type=dt.date.fromisoformat, default=dt.date(2026, 11, 30))
+    parser.add_argument("--history-days", type=int, default=21)
+
+
+def percentile(values: list[float], pct: float) -> float:
+    """The nearest-rank percentile (pct in 0-100) of the values; 0 for none."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * pct // 100))  # ceil(n * pct / 100), at least 1
+    return ordered[int(rank) - 1]
+
+
+@dataclass
+class Tally:
+    """Every response's time and query count, by page name; errors as (page, status)."""
+
+    times: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    queries: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    errors: list[tuple[str, int]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, page: str, ms: float, status: int, headers: dict[str, str]) -> None:
+        with self.lock:
+            self.times[page].append(ms)
+            count = int(headers.get("X-Queries") or headers.get("x-queries") or 0)
+            self.queries[page] = max(self.queries[page], count)
+            if status != 200:
+                self.errors.append((page, status))
+
+    def summary(self) -> dict[str, dict]:
+        return {
+            page: {
+                "requests": len(times),
+                "p50_ms": round(percentile(times, 50), 1),
+                "p95_ms": round(percentile(times, 95), 1),
+                "p99_ms": round(percentile(times, 99), 1),
+                "queries": self.queries[page],
+            }
+            for page, times in sorted(self.times.items())
+        }
+
+
+def _participant_pages(person) -> list[tuple[str, str]]:
+    from books.models import Account
+
+    account = Account.objects.filter(participation__person=person).order_by("pk").values_list("pk", flat=True)
+    pages = [
+        ("portal_home", "/portal/"),
+        ("portal_calendar", "/portal/payments/"),
+        ("portal_elections", "/portal/elections/"),
+        ("portal_claims", "/portal/claims/"),
+    ]
+    if account:
+        pages.insert(1, ("portal_account", f"/portal/books/accounts/{account[0]}/"))
+    return pages
+
+
+def _staff_pages(person) -> list[tuple[str, str]]:
+    return [
+        ("staff_dashboard", "/staff/"),
+        ("staff_participant_search", f"/staff/participants/?q={person.last_name}"),
+        ("staff_participant", f"/staff/participants/{person.pk}/"),
+        ("staff_payments_upcoming", "/staff/payments/"),
+        ("staff_payments_held", "/staff/payments/held/"),
+        ("staff_claims_queue", "/staff/claims/"),
+        ("staff_audit_log", "/staff/audit/"),
+    ]
+
+
+def _people_who_sign_in(count: int) -> list:
+    """`count` participants who have a sign-in, spread evenly over the population (copies included)."""
+    from participants.models import Person
+
+    ids = list(Person.objects.filter(user__isnull=False).order_by("pk").values_list("pk", flat=True))
+    if not ids:
+        raise StackFailure("the population has nobody who signs in")
+    step = max(1, len(ids) // max(1, count))
+    chosen = [ids[(i * step) % len(ids)] for i in range(count)]
+    by_id = Person.objects.select_related("user").in_bulk(chosen)
+    return [by_id[i] for i in chosen]
+
+
+def _users(count: int) -> list[dict]:
+    """Each simulated user: its session cookie and the pages it loads in turn."""
+    from django.contrib.auth.models import Group, User
+
+    from core.roles import Role, role_groups_ensure
+
+    role_groups_ensure()
+    staff_count = count // 4
+    people = _people_who_sign_in(count)
+    users = []
+    for i, person in enumerate(people):
+        if i < staff_count:
+            staff = User.objects.create_user(username=f"bench-staff-{i}", password=secrets.token_urlsafe(18))
+            staff.groups.add(Group.objects.get(name=Role.ADMINISTRATOR.value))
+            users.append({"cookie": session_cookie(staff, second_factor=True), "pages": _staff_pages(person)})
+        else:
+            users.append(
+                {
+                    "cookie": session_cookie(person.user, second_factor=False),
+                    "pages": _participant_pages(person),
+                }
+            )
+    return users
+
+
+def _drive(base: str, users: list[dict], seconds: int, tally: Tally) -> None:
+    deadline = time.monotonic() + seconds
+
+    def one_user(user: dict) -> None:
+        browser = Browser(base)
+        browser.set_cookie(*user["cookie"])
+        while time.monotonic() < deadline:
+            for page, path in user["pages"]:
+                started = time.perf_counter()
+                status, url, headers, _body = browser.fetch(path)
+                if status == 200 and not url.endswith(path):
+                    status = 302  # sent elsewhere (the sign-in page): the page itself was not served
+                tally.add(page, (time.perf_counter() - started) * 1000, status, headers)
+
+    threads = [threading.Thread(target=one_user, args=(u,), daemon=True) for u in users]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=seconds + 120)
+
+
+def _environment(name: str, workdir: Path, secret_key: str) -> dict[str, str]:
+    base_url = os.environ["DATABASE_URL"]
+    return {
+        **{k: v for k, v in os.environ.items() if k not in ("TESTING", "TEST_DATABASE_NAME")},
+        "DEBUG": "false",
+        "SECRET_KEY": secret_key,
+        "REQUIRE_SECRET_KEY": "true",
+        "DATABASE_URL": with_database(base_url, name),
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "SESSION_COOKIE_SECURE": "false",
+        "SECURE_SSL_REDIRECT": "false",
+        "SECURE_HSTS_SECONDS": "0",
+        "MEDIA_ROOT": str(workdir / "media"),
+        "QUERY_COUNT_HEADER": "true",
+        "LOG_LEVEL": "WARNING",
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+def _population(participants: int, as_of: dt.date, history_days: int, quiet: bool) -> int:
+    call_command(
+        "load_demo",
+        participants=participants,
+        as_of=as_of,
+        history_days=history_days,
+        force=True,
+        stdout=io.StringIO(),
+        stderr=sys.stderr if not quiet else io.StringIO(),
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+        cursor.execute("SELECT count(*) FROM participants_person")
+        return cursor.fetchone()[0]
+
+
+def _serve_and_drive(
+    name: str, users: list[dict], *, secret_key: str, workers: int, seconds: int, tally: Tally
+) -> None:
+    with tempfile.TemporaryDirectory(prefix="nqdc-bench-pages-") as tmp:
+        workdir = Path(tmp)
+        (workdir / "media").mkdir()
+        env = _environment(name, workdir, secret_key)
+        collected = Processes(workdir, env)
+        collected.start(
+            "collectstatic", [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"]
+        )
+        if collected.started["collectstatic"].wait(timeout=300) != 0:
+            raise StackFailure(f"collectstatic failed:\n{collected.log('collectstatic')[-2000:]}")
+        base = f"http://127.0.0.1:{free_port()}"
+        processes = Processes(workdir, env)
+        try:
+            processes.start(
+                "web",
+                [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", base.removeprefix("http://")]
+                + ["--workers", str(workers), "--timeout", "120"],
+            )
+            probe = Browser(base)
+            wait_for(
+                lambda: probe.get("/healthz")[0] == 200,
+                timeout=STARTUP_SECONDS,
+                what="gunicorn's /healthz",
+                processes=processes,
+            )
+            _drive(base, users, seconds, tally)
+        finally:
+            processes.stop()
+
+
+def run(
+    *,
+    participants: int,
+    json: bool,
+    users: int = 20,
+    seconds: int = 60,
+    workers: int = 4,
+    as_of: dt.date | None = None,
+    history_days: int = 21,
+) -> dict:
+    quiet = json
+    as_of = as_of or dt.date(2026, 11, 30)
+    if not cal.is_valuation_date(as_of):
+        as_of = cal.previous_valuation_date(as_of)
+    with scratch_database() as name:
+        if connection.vendor != "postgresql":
+            raise RuntimeError("bench pages needs PostgreSQL (DATABASE_URL)")
+        if not quiet:
+            print(f"scratch database {name}: building {participants} participants", file=sys.stderr)
+        started = time.perf_counter()
+        people = _population(participants, as_of, history_days, quiet)
+        # The sessions are signed with the key gunicorn will use (session data and the user's auth hash).
+        secret_key = secrets.token_urlsafe(50)
+        with override_settings(SECRET_KEY=secret_key):
+            simulated = _users(users)
+        built = time.perf_counter() - started
+        connections.close_all()  # gunicorn's workers open their own
+        if not quiet:
+            print(f"{people} people in {built:.0f} s; {users} users for {seconds} s", file=sys.stderr)
+        tally = Tally()
+        _serve_and_drive(
+            name, simulated, secret_key=secret_key, workers=workers, seconds=seconds, tally=tally
+        )
+    pages = tally.summary()
+    return {
+        "participants": people,
+        "users": users,
+        "seconds": seconds,
+        "workers": workers,
+        "population_seconds": round(built, 1),
+        "requests": sum(p["requests"] for p in pages.values()),
+        "errors": len(tally.errors),
+        "error_pages": sorted({f"{page} {status}" for page, status in tally.errors}),
+        "pages": pages,
+    }
