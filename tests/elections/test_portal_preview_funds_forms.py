@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from django.db import connections
 from django.urls import reverse
 from django.utils import timezone
 
@@ -25,7 +26,7 @@ from plans import actuarial
 from tests.elections.factories import at, default_fund, participant, set_provision, user_with_role
 from tests.factories import FundFactory
 from tests.pensions.factories import TOY, brp_participation
-from tests.signin import sign_in
+from tests.signin import browser_sign_in, sign_in
 
 pytestmark = pytest.mark.django_db
 
@@ -35,7 +36,9 @@ ANNUITY = "elections_portal:annuity"
 
 
 @pytest.fixture(autouse=True)
-def frozen_now(monkeypatch):
+def frozen_now(request, monkeypatch):
+    if request.node.get_closest_marker("browser"):
+        return  # the browser keeps the real clock (its session cookie would expire at once)
     monkeypatch.setattr(timezone, "now", lambda: NOW)
 
 
@@ -378,3 +381,47 @@ def test_a_lump_sum_participant_is_offered_a_change_that_puts_the_start_off_five
         actor="clerk",
     )
     assert annuity_offer(participation=bob, as_of=NOW.date()).allowed
+
+
+# --- in a real browser (Playwright, Chromium): errors, review, submit; no serious axe violation; no sideways scroll
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_in_a_browser_the_investment_form_reviews_then_submits_accessibly(live_server):
+    from playwright.sync_api import sync_playwright
+
+    from tests.staffui.test_browser_a11y import ARGS, _axe
+
+    sv, eq = default_fund(), FundFactory(code="EQ", name="Equity Index")
+    alice = participant(username="alice", first_name="Alice", last_name="Archer")
+    alice.person.user.set_password("a long browser password 7")
+    alice.person.user.save()
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=ARGS)
+        context = browser.new_context(bypass_csp=True)
+        page = context.new_page()
+        page.set_default_timeout(20_000)
+        try:
+            browser_sign_in(page, live_server.url, "alice", "a long browser password 7")
+            page.goto(live_server.url + reverse(INVEST, args=["EDCP"]))
+            page.fill(f"#fund_{sv.pk}", "30")
+            page.fill(f"#fund_{eq.pk}", "50")
+            page.click("#review-investments")
+            page.wait_for_selector("#form-errors")
+            assert "20% short" in page.inner_text("#total-error")
+            assert page.input_value(f"#fund_{eq.pk}") == "50" and not InvestmentElection.objects.exists()
+            assert _axe(page) == []
+            page.fill(f"#fund_{eq.pk}", "70")
+            page.click("#review-investments")
+            page.wait_for_selector("#review-mix")
+            assert "70%" in page.inner_text("#review-mix") and _axe(page) == []
+            page.set_viewport_size({"width": 375, "height": 800})
+            assert page.evaluate("document.scrollingElement.scrollWidth") <= 375
+            page.click("#submit-investments")
+            page.wait_for_selector("#confirmation")
+            assert InvestmentElection.objects.get().status == Status.ACCEPTED
+        finally:
+            context.close()
+            browser.close()
+            connections.close_all()
