@@ -94,10 +94,23 @@ def schedule_change_arguments(data) -> dict:
     return out
 
 
-def investment_arguments(data, funds) -> dict:
-    allocation = {
+def investment_arguments(data, funds, *, include_unknown: bool = False) -> dict:
+    """allocation {fund id: share as typed} and applies_to. `include_unknown`: a share typed for a fund id that is
+    not on the menu given (a fund withdrawn since the form was shown) is kept, for the validator to name."""
+    allocation: dict[int, object] = {
         f.pk: _raw(data, f"fund_{f.pk}") for f in funds if _raw(data, f"fund_{f.pk}") not in ("", "0")
     }
+    if include_unknown:
+        for name in sorted(data.keys()):
+            digits = name.removeprefix("fund_")
+            if (
+                name.startswith("fund_")
+                and digits.isascii()
+                and digits.isdigit()
+                and len(digits) < 10
+                and _raw(data, name) not in ("", "0")
+            ):
+                allocation.setdefault(int(digits), _raw(data, name))
     return {
         "allocation": allocation,
         "applies_to": _raw(data, "applies_to") or InvestmentElection.AppliesTo.BOTH,

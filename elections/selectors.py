@@ -473,6 +473,24 @@ def investment_in_force(*, participation: Participation, as_of: dt.date) -> Inve
     )
 
 
+def investment_exchange_in_force(
+    *, participation: Participation, as_of: dt.date
+) -> InvestmentElection | None:
+    """The latest accepted election that exchanged the existing balances (applies to existing balances or both),
+    effective on or before `as_of`; None when the balances are still invested as they were credited."""
+    return (
+        InvestmentElection.objects.filter(
+            participation=participation,
+            status=Status.ACCEPTED,
+            applies_to__in=[InvestmentElection.AppliesTo.EXISTING, InvestmentElection.AppliesTo.BOTH],
+            effective_on__lte=as_of,
+        )
+        .prefetch_related("lines__fund")
+        .order_by("-effective_on", "-submitted_at", "-id")
+        .first()
+    )
+
+
 def schedule_accounts(*, participation: Participation, as_of: dt.date) -> list[dict]:
     """Each account whose schedule may be changed (EDCP Article VI), with what a change filed today is held to."""
     from elections.services import schedule_change_preview  # on use: the services import this module

@@ -51,6 +51,7 @@ from elections.pdf import blank_form_context, confirmation_context
 from elections.selectors import (
     CONFIRMATION_KIND,
     AccountSchedule,
+    AnnuityInForce,
     annuity_in_force,
     benefit_commencement,
     deferral_election_in_force,
@@ -1050,10 +1051,9 @@ def investment_election_submit(
     violation = V.check_investment(
         participation=participation, allocation=allocation, submitted_on=submitted_on
     )
-    if violation is None and applies_to not in InvestmentElection.AppliesTo.values:
-        violation = V.Violation(
-            participation.plan.version_on(submitted_on).cite("investment_increment_percent"),
-            "Say whether the allocation is for future credits, existing balances or both.",
+    if violation is None:
+        violation = V.v_investment_applies_to(
+            version=participation.plan.version_on(submitted_on), applies_to=applies_to
         )
     election = InvestmentElection(
         participation=participation,
@@ -1339,13 +1339,15 @@ def annuity_offer(*, participation: Participation, as_of: dt.date) -> Offer:
     forms = (version.provision("db_forms", None) or {}).get("forms", [])
     current = annuity_in_force(participation=participation, as_of=as_of)
     first: V.Violation | None = None
-    for form in forms:
-        if form == current.form:
-            continue
+    # at the same time, or put off by the least a change of time or form needs (4.2(d))
+    later = (version.provision("db_election_change", None) or {}).get("min_years_later", 0)
+    tries = [(form, current.defer_years) for form in forms if form != current.form]
+    tries += [(form, current.defer_years + later) for form in forms if later]
+    for form, years in tries:
         check = V.check_annuity(
             participation=participation,
             form=form,
-            defer_years=current.defer_years,
+            defer_years=years,
             current_form=current.form,
             current_defer_years=current.defer_years,
             commencement=benefit_commencement(participation=participation, defer_years=current.defer_years),
@@ -1549,3 +1551,113 @@ def _enrol_form_schedule(data: Mapping[str, str], prefix: str) -> dict:
         years = _whole_text(raw("delay_years"))
         out["delay_months"] = years * 12 if years is not None else raw("delay_years")
     return out
+
+
+# --- preview, then submit (issue 11): an investment election and a form of benefit, every problem at once ---------
+
+
+@dataclass
+class InvestmentPreview:
+    """What an investment form would file: the fund shares that pass their rules, for what, from when, and every
+    problem found by form field ("fund_<id>", "total", "applies_to", "__all__"), each ending with its section."""
+
+    allocation: dict[int, int]
+    applies_to: str
+    effective_on: dt.date
+    errors: dict[str, list[str]]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def _add_problem(errors: dict[str, list[str]], name: str, violation: V.Violation | None) -> None:
+    if violation is None:
+        return
+    if (text := _cited(violation)) not in errors.setdefault(name, []):
+        errors[name].append(text)
+
+
+def investment_preview(
+    *, participation: Participation, allocation: Mapping[int, object], applies_to: str, as_of: dt.date
+) -> InvestmentPreview:
+    """The rules of investment_election_submit (EDCP 7.4, 7.5, 2.2(b); RRP 3.05), each share on its own so that
+    every problem shows at once, and the Valuation Date it would take effect; nothing is stored."""
+    version = participation.plan.version_on(as_of)
+    errors: dict[str, list[str]] = {}
+    funds = V.investment_menu(participation=participation)
+    menu = list(funds.values())
+    _add_problem(errors, "__all__", V.v_investment_chosen(version=version, allocation=allocation))
+    shares: dict[int, int] = {}
+    total, all_whole = 0, True
+    for fund_id, percent in sorted(allocation.items()):
+        fund = funds.get(fund_id)
+        problem = V.v_investment_fund(version=version, fund=fund, menu=menu)
+        if problem is None and fund is not None:
+            problem = V.v_investment_share(version=version, fund=fund, percent=percent)
+        _add_problem(errors, f"fund_{fund_id}", problem)
+        value = V.whole_number(value=percent)
+        all_whole &= value is not None
+        total += value or 0
+        if problem is None and value is not None:
+            shares[fund_id] = value
+    if allocation and all_whole:
+        _add_problem(errors, "total", V.v_investment_total(version=version, total=total))
+    _add_problem(errors, "applies_to", V.v_investment_applies_to(version=version, applies_to=applies_to))
+    _add_problem(
+        errors,
+        "__all__",
+        V.v_investment_allowed(participation=participation, version=version, submitted_on=as_of),
+    )
+    return InvestmentPreview(shares, applies_to, cal.next_valuation_date_after(as_of), errors)
+
+
+@dataclass
+class AnnuityPreview:
+    """What a form-of-benefit election would file (BRP 4.2(c), 4.2(d)): the election in force, the new form and
+    delay, whether it is a change of time or form and when it takes effect, and every problem by form field."""
+
+    current: AnnuityInForce
+    form: str
+    defer_years: int | None
+    is_change: bool
+    takes_effect_on: dt.date | None
+    errors: dict[str, list[str]]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def annuity_preview(
+    *, participation: Participation, form: str, defer_years: int | str, as_of: dt.date
+) -> AnnuityPreview:
+    """The checks of annuity_election_submit on a form as typed: the form and the delay each on its own, then the
+    rules of the election as a whole (V.check_annuity); nothing is stored."""
+    version = participation.plan.version_on(as_of)
+    current = annuity_in_force(participation=participation, as_of=as_of)
+    errors: dict[str, list[str]] = {}
+    if version.has("db_forms"):
+        _add_problem(errors, "form", V.v_annuity_form(version=version, form=form))
+        _add_problem(errors, "defer_years", V.v_annuity_defer_years(version=version, defer_years=defer_years))
+    check = None
+    if not errors:
+        check = V.check_annuity(
+            participation=participation,
+            form=form,
+            defer_years=defer_years,
+            current_form=current.form,
+            current_defer_years=current.defer_years,
+            commencement=benefit_commencement(participation=participation, defer_years=current.defer_years),
+            submitted_on=as_of,
+        )
+        if check.violation is not None:
+            _add_problem(errors, check.violation.field or "__all__", check.violation)
+    return AnnuityPreview(
+        current=current,
+        form=form,
+        defer_years=defer_years if isinstance(defer_years, int) else None,
+        is_change=bool(check and check.is_change),
+        takes_effect_on=check.takes_effect_on if check else None,
+        errors=errors,
+    )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import zoneinfo
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -18,6 +19,7 @@ from elections.models import (
     DeferralElection,
     DistributionElection,
     EnrollmentWindow,
+    InvestmentElection,
     Status,
 )
 from participants.models import EmploymentEvent, Participation
@@ -38,6 +40,7 @@ class Violation:
     rule: str
     message: str
     allowed: str = ""
+    field: str = ""  # the form field it is about, when there is one (a preview shows it beside that field)
 
     @property
     def text(self) -> str:
@@ -713,6 +716,38 @@ def is_initial_annuity_election(
     return bool(days) and entered <= submitted_on <= entered + dt.timedelta(days=int(days))
 
 
+MAX_DEFER_YEARS = 100  # an input bound, not a plan rule: a start later than this is a typing mistake
+
+
+def v_annuity_form(*, version: PlanVersion, form: str) -> Violation | None:
+    """BRP 4.2(c): one of the plan's forms of benefit."""
+    forms = (version.provision("db_forms", None) or {}).get("forms", [])
+    if form not in forms:
+        return Violation(
+            version.cite("db_forms"),
+            f"{str(form).replace('_', ' ') or 'No form'} is not a form of benefit under this plan.",
+            f"Choose: {', '.join(FORM_LABELS.get(f, f) for f in forms)}.",
+            "form",
+        )
+    return None
+
+
+def v_annuity_defer_years(*, version: PlanVersion, defer_years: object) -> Violation | None:
+    """BRP 4.2(c), 4.2(d): the start is put off by a whole number of years (0 keeps the time)."""
+    if (
+        not isinstance(defer_years, int)
+        or isinstance(defer_years, bool)
+        or not 0 <= defer_years <= MAX_DEFER_YEARS
+    ):
+        return Violation(
+            version.cite("db_forms"),
+            "The delay must be a whole number of years.",
+            f"Give 0 to keep the time, or a number of years up to {MAX_DEFER_YEARS}.",
+            "defer_years",
+        )
+    return None
+
+
 def check_annuity(
     *,
     participation: Participation,
@@ -733,18 +768,12 @@ def check_annuity(
             Violation(v.cite("distribution"), f"{v.plan.name} has no annuity forms to elect."), False, None
         )
     cite = v.cite("db_forms")
-    if form not in forms["forms"]:
-        return AnnuityCheck(
-            Violation(
-                cite,
-                f"{str(form).replace('_', ' ')} is not a form of benefit under this plan.",
-                f"Choose: {', '.join(FORM_LABELS.get(f, f) for f in forms['forms'])}.",
-            ),
-            False,
-            None,
-        )
-    if not isinstance(defer_years, int) or isinstance(defer_years, bool) or defer_years < 0:
-        return AnnuityCheck(Violation(cite, "The delay must be a whole number of years."), False, None)
+    problem = v_annuity_form(version=v, form=form) or v_annuity_defer_years(
+        version=v, defer_years=defer_years
+    )
+    if problem is not None:
+        return AnnuityCheck(problem, False, None)
+    assert isinstance(defer_years, int)  # v_annuity_defer_years let only a whole number through
     if commencement is not None and commencement <= submitted_on:
         return AnnuityCheck(
             Violation(
@@ -775,6 +804,7 @@ def check_annuity(
                 f"years from when it would otherwise begin.",
                 f"Choose a delay of at least {current_defer_years + years} years, or switch only "
                 f"between annuity forms.",
+                "defer_years",
             ),
             True,
             takes_effect,
@@ -954,37 +984,104 @@ def check_schedule_change(
 # --- investment elections ---------------------------------------------------------------------------
 
 
-def check_investment(
-    *, participation: Participation, allocation: dict[int, object], submitted_on: dt.date
-) -> Violation | None:
-    v = participation.plan.version_on(submitted_on)
-    cite = v.cite("investment_increment_percent")
+def whole_number(*, value: object) -> int | None:
+    """`value` as an int when it is a finite whole number (5, "5", "5.0"), else None ("Infinity" is no number)."""
+    if not _is_whole(value):
+        return None
+    number = Decimal(str(value))
+    return int(number) if number.is_finite() else None
+
+
+def v_investment_chosen(*, version: PlanVersion, allocation: Mapping[int, object]) -> Violation | None:
+    """EDCP 7.4, RRP 3.05(a): an allocation names at least one fund."""
     if not allocation:
-        return Violation(cite, "Choose at least one fund.")
-    funds = {f.pk: f for f in Fund.objects.filter(plan=participation.plan)}
-    total = 0
-    step = v.provision("investment_increment_percent", 1)
-    for fund_id, pct in allocation.items():
-        fund = funds.get(fund_id)
-        if fund is None or not fund.active:
-            return Violation(
-                v.cite("default_fund_rule"),
-                "That fund is not on this plan's menu.",
-                f"Choose among: {', '.join(f.code for f in funds.values() if f.active)}.",
-            )
-        if not _is_whole(pct) or int(Decimal(str(pct))) < 1 or int(Decimal(str(pct))) % step:
-            return Violation(
-                cite, f"The share of {fund.code} must be a whole percentage of at least {step}%."
-            )
-        total += int(Decimal(str(pct)))
-    if total != 100:
+        return Violation(version.cite("investment_increment_percent"), "Choose at least one fund.")
+    return None
+
+
+def v_investment_fund(*, version: PlanVersion, fund: Fund | None, menu: list[Fund]) -> Violation | None:
+    """EDCP 7.5, RRP 3.05(b): only a fund on the plan's menu (active, of this plan) can be chosen."""
+    if fund is None or not fund.active or fund.plan_id != version.plan_id:
         return Violation(
-            cite, f"The fund shares add up to {total}%, not 100%.", "Make them add up to exactly 100%."
+            version.cite("default_fund_rule"),
+            "That fund is not on this plan's menu.",
+            f"Choose among: {', '.join(f.code for f in menu if f.active)}.",
         )
-    status = employment_status_on(person=participation.person, day=submitted_on)
-    if not status.employed and not v.provision("investment_change_after_separation", False):
+    return None
+
+
+def v_investment_share(*, version: PlanVersion, fund: Fund, percent: object) -> Violation | None:
+    """EDCP 7.4, RRP 3.05(a): each share a whole percentage in the plan's increment (at least one increment)."""
+    step = version.provision("investment_increment_percent", 1)
+    value = whole_number(value=percent)
+    if value is None or not step <= value <= 100 or value % step:
+        steps = f" in steps of {step}%" if step > 1 else ""
         return Violation(
-            v.cite("investment_change_after_separation"),
+            version.cite("investment_increment_percent"),
+            f"The share of {fund.code} must be a whole percentage of at least {step}%{steps}; "
+            f"{str(percent)!r} is not.",
+        )
+    return None
+
+
+def v_investment_total(*, version: PlanVersion, total: int) -> Violation | None:
+    """EDCP 7.4, RRP 3.05(a): the shares add up to 100%; the message says by how much they miss."""
+    if total == 100:
+        return None
+    gap = f"{100 - total}% short" if total < 100 else f"{total - 100}% too much"
+    return Violation(
+        version.cite("investment_increment_percent"),
+        f"The fund shares add up to {total}%, not 100% ({gap}).",
+        "Make them add up to exactly 100%.",
+    )
+
+
+def v_investment_applies_to(*, version: PlanVersion, applies_to: str) -> Violation | None:
+    """EDCP 7.4, RRP 3.05: an allocation is for future credits, existing balances or both."""
+    if applies_to not in InvestmentElection.AppliesTo.values:
+        return Violation(
+            version.cite("investment_increment_percent"),
+            "Say whether the allocation is for future credits, existing balances or both.",
+        )
+    return None
+
+
+def v_investment_allowed(
+    *, participation: Participation, version: PlanVersion, submitted_on: dt.date
+) -> Violation | None:
+    """EDCP 2.2(b), RRP 3.05: whether investment changes continue after employment ends is the plan's choice."""
+    status = employment_status_on(person=participation.person, day=submitted_on)
+    if not status.employed and not version.provision("investment_change_after_separation", False):
+        return Violation(
+            version.cite("investment_change_after_separation"),
             "Investment changes end with employment in this plan.",
         )
     return None
+
+
+def investment_menu(*, participation: Participation) -> dict[int, Fund]:
+    """The plan's funds by id, in code order (inactive ones included: they are named as not on the menu)."""
+    return {f.pk: f for f in Fund.objects.filter(plan=participation.plan).order_by("code", "pk")}
+
+
+def check_investment(
+    *, participation: Participation, allocation: dict[int, object], submitted_on: dt.date
+) -> Violation | None:
+    """The rules of an investment election in order, the first one broken (the preview asks each on its own)."""
+    v = participation.plan.version_on(submitted_on)
+    if (problem := v_investment_chosen(version=v, allocation=allocation)) is not None:
+        return problem
+    funds = investment_menu(participation=participation)
+    menu = list(funds.values())
+    total = 0
+    for fund_id, pct in allocation.items():
+        fund = funds.get(fund_id)
+        problem = v_investment_fund(version=v, fund=fund, menu=menu)
+        if problem is None and fund is not None:
+            problem = v_investment_share(version=v, fund=fund, percent=pct)
+        if problem is not None:
+            return problem
+        total += whole_number(value=pct) or 0
+    if (problem := v_investment_total(version=v, total=total)) is not None:
+        return problem
+    return v_investment_allowed(participation=participation, version=v, submitted_on=submitted_on)

@@ -564,39 +564,193 @@ def portal_schedule_change(request, plan_code: str):
 
 @participant_required
 def portal_investments(request, plan_code: str):
+    """Preview, then submit (issue 11): the form starts from the mix in force, every problem shows beside its field
+    (nothing is stored), a review shows the fund mix old against new and its Valuation Date, then the submit."""
     participation = _participation_of(request, plan_code)
     today = _today()
     context = _investment_context(participation, today)
-    if request.method == "POST":
-        args = F.investment_arguments(request.POST, context["funds"])
+    action = request.POST.get("action", "submit") if request.method == "POST" else ""
+    if action == "submit":
+        # A submission after the review (or from an older form): the plan's refusal is stored, as always.
         election = services.investment_election_submit(
             participation=participation,
             submitted_at=timezone.now(),
             channel=Channel.PORTAL,
             actor=request.user,
-            **args,
+            **F.investment_arguments(request.POST, context["funds"]),
         )
         return _after_submit(request, election, staff=False)
-    return render(request, "elections/portal/investments.html", context)
+    if request.method != "POST":
+        _investment_form(context, _investment_in_force_values(context["in_force"]), {})
+        return render(request, "elections/portal/investments.html", context)
+    values = _typed(request)
+    preview = services.investment_preview(
+        participation=participation,
+        as_of=today,
+        **F.investment_arguments(request.POST, context["funds"], include_unknown=True),
+    )
+    if action == "edit" or not preview.ok:
+        _investment_form(context, values, {} if action == "edit" else preview.errors)
+        status = 200 if action == "edit" else 400
+        return render(request, "elections/portal/investments.html", context, status=status)
+    context.update(_investment_review(participation, preview, context, today))
+    context["hidden"] = sorted((k, v) for k, v in values.items() if k != "action" and v != "")
+    return render(request, "elections/portal/investments_review.html", context)
 
 
 @participant_required
 def portal_annuity(request, plan_code: str):
+    """Preview, then submit (issue 11): the form starts from the form in force; the form and the delay are checked
+    together (nothing is stored); a review shows the monthly amount of each form from the quote, then the submit.
+    A participant whose benefit has begun is offered no form."""
     participation = _participation_of(request, plan_code)
-    if request.method == "POST":
-        raw_years = request.POST.get("defer_years") or "0"
+    action = request.POST.get("action", "submit") if request.method == "POST" else ""
+    if action == "submit":
         election = services.annuity_election_submit(
             participation=participation,
             form=request.POST.get("form", ""),
-            defer_years=years if (years := _int(raw_years)) is not None else raw_years,
+            defer_years=_annuity_years(request.POST.get("defer_years")),
             submitted_at=timezone.now(),
             channel=Channel.PORTAL,
             actor=request.user,
         )
         return _after_submit(request, election, staff=False)
-    context = _annuity_context(participation, _today())
-    context["offer"] = services.annuity_offer(participation=participation, as_of=_today())
-    return render(request, "elections/portal/annuity.html", context)
+    today = _today()
+    context = _annuity_context(participation, today)
+    context["offer"] = services.annuity_offer(participation=participation, as_of=today)
+    if request.method != "POST":
+        current = context["current"]
+        _annuity_form(context, {"form": current.form, "defer_years": str(current.defer_years)}, {})
+        return render(request, "elections/portal/annuity.html", context)
+    values = {name: (request.POST.get(name) or "").strip() for name in ("form", "defer_years")}
+    preview = services.annuity_preview(
+        participation=participation,
+        form=values["form"],
+        defer_years=_annuity_years(values["defer_years"]),
+        as_of=today,
+    )
+    if action == "edit" or not preview.ok:
+        _annuity_form(context, values, {} if action == "edit" else preview.errors)
+        status = 200 if action == "edit" else 400
+        return render(request, "elections/portal/annuity.html", context, status=status)
+    context.update(_annuity_review(participation, preview, today))
+    context["hidden"] = sorted(values.items())
+    return render(request, "elections/portal/annuity_review.html", context)
+
+
+# --- preview, then submit: the investment and form-of-benefit pages (issue 11) -----------------------------------
+
+
+def _typed(request) -> dict[str, str]:
+    return {k: (request.POST.get(k) or "").strip() for k in request.POST if k != "csrfmiddlewaretoken"}
+
+
+def _annuity_years(text) -> int | str:
+    """The delay as typed: a whole number, else the text (the validator refuses it with its section)."""
+    raw = (text or "").strip() or "0"
+    years = _int(raw)
+    return years if years is not None else raw
+
+
+def _investment_in_force_values(in_force) -> dict[str, str]:
+    """The form's fields as the mix in force fills them: its shares, and what it applies to."""
+    values = {f"fund_{fund.pk}": str(pct) for fund, pct in in_force.lines if fund is not None}
+    election = in_force.election
+    values["applies_to"] = election.applies_to if election else InvestmentElection.AppliesTo.BOTH
+    return values
+
+
+def _investment_form(context: dict, values: dict[str, str], errors: dict[str, list[str]]) -> dict:
+    """The investment context with each fund's typed share and its problems; problems of funds not on the form
+    (a fund withdrawn since) join the general ones at the top."""
+    on_form = {f"fund_{f.pk}" for f in context["funds"]}
+    context["values"] = values
+    context["errors"] = errors
+    context["fund_rows"] = [
+        (f, values.get(f"fund_{f.pk}", ""), errors.get(f"fund_{f.pk}", [])) for f in context["funds"]
+    ]
+    typed = [V.whole_number(value=values.get(name) or "0") for name in sorted(on_form)]
+    context["typed_total"] = sum(t for t in typed if t is not None) if None not in typed else None
+    context["general_errors"] = errors.get("__all__", []) + [
+        e
+        for name, errs in sorted(errors.items())
+        if name.startswith("fund_") and name not in on_form
+        for e in errs
+    ]
+    context["error_count"] = sum(len(v) for v in errors.values())
+    return context
+
+
+def _mix(lines) -> dict[int, int]:
+    return {fund.pk: pct for fund, pct in lines if fund is not None}
+
+
+def _investment_review(participation: Participation, preview, context: dict, today: dt.date) -> dict:
+    """The fund mix in force (future credits; existing balances as last exchanged) against the new one."""
+    in_force = context["in_force"]
+    exchanged = S.investment_exchange_in_force(participation=participation, as_of=today)
+    future = _mix(in_force.lines)
+    existing = _mix((line.fund, line.percent) for line in exchanged.lines.all()) if exchanged else None
+    funds = {f.pk: f for f in context["funds"]}
+    funds.update({fund.pk: fund for fund, _ in in_force.lines if fund is not None})
+    if exchanged:
+        funds.update({line.fund.pk: line.fund for line in exchanged.lines.all()})
+    order = sorted(funds.values(), key=lambda f: (f.code, f.pk))
+    rows = [
+        {
+            "fund": f,
+            "future": future.get(f.pk, 0),
+            "existing": existing.get(f.pk, 0) if existing is not None else None,
+            "new": preview.allocation.get(f.pk, 0),
+        }
+        for f in order
+        if future.get(f.pk) or preview.allocation.get(f.pk) or (existing and existing.get(f.pk))
+    ]
+    applies_to = preview.applies_to
+    return {
+        "mix_rows": rows,
+        "effective_on": preview.effective_on,
+        "applies_to_value": applies_to,
+        "applies_to_label": InvestmentElection.AppliesTo(applies_to).label,
+        "to_future": applies_to != InvestmentElection.AppliesTo.EXISTING,
+        "to_existing": applies_to != InvestmentElection.AppliesTo.FUTURE,
+        "exchanged": exchanged,
+        "pending": in_force.pending,
+    }
+
+
+def _annuity_form(context: dict, values: dict[str, str], errors: dict[str, list[str]]) -> dict:
+    context["values"] = values
+    context["errors"] = errors
+    context["general_errors"] = errors.get("__all__", [])
+    context["error_count"] = sum(len(v) for v in errors.values())
+    return context
+
+
+def _annuity_review(participation: Participation, preview, today: dt.date) -> dict:
+    """The form in force against the new one: each one's monthly amount and start from the benefit quote (asked of
+    pensions through core.hooks), and when the change takes effect under the plan (BRP 4.2(d))."""
+    current = preview.current
+    version = participation.plan.version_on(today)
+
+    def quote(form: str, years: int):
+        return hooks.ask(
+            "annuity_form_quote", participation=participation, form=form, defer_years=years, as_of=today
+        )
+
+    return {
+        "old_quote": quote(current.form, current.defer_years),
+        "new_quote": quote(preview.form, preview.defer_years or 0),
+        "old_label": V.FORM_LABELS.get(current.form, current.form),
+        "new_label": V.FORM_LABELS.get(preview.form, preview.form),
+        "new_defer_years": preview.defer_years or 0,
+        "is_change": preview.is_change,
+        "both_annuities": V.is_life_annuity(form=current.form) and V.is_life_annuity(form=preview.form),
+        "takes_effect_on": preview.takes_effect_on,
+        "change": version.provision("db_election_change", None) or {},
+        "change_cite": version.cite("db_election_change"),
+        "forms_cite": version.cite("db_forms"),
+    }
 
 
 @participant_required

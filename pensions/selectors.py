@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass, replace
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from django.db.models import Max, Q
@@ -12,6 +14,7 @@ from elections.selectors import annuity_in_force
 from participants.models import EmploymentEvent, Participation
 from pensions.services.benefit import (
     BenefitError,
+    BenefitQuote,
     benefit_commencement_date,
     brp_benefit_sheet,
     brp_survivor_quote,
@@ -133,3 +136,70 @@ def benefit_payment_account(*, benefit: str) -> str:
     """The name a defined benefit payment goes by in the simulator result (scenarios FORMAT.md): the Appendix A part
     is "pre_2005_benefit", every other payment of the benefit (survivors' included) "supplemental_benefit"."""
     return "pre_2005_benefit" if benefit in PRE_2005_BENEFITS else "supplemental_benefit"
+
+
+@dataclass(frozen=True)
+class FormQuote:
+    """One form of benefit as the quote figures it (core.hooks "annuity_form_quote"): the monthly amount (the single
+    payment of a lump sum), when it begins, and why not when it cannot be figured. `what_if`: the participant is still
+    employed, so the figures are those of a separation on the day asked."""
+
+    form: str
+    form_label: str
+    defer_years: int
+    separation_date: dt.date
+    commencement_date: dt.date
+    first_payment_date: dt.date | None
+    monthly: Decimal | None
+    lump_sum: Decimal | None
+    what_if: bool
+    provisional: bool = False  # a figure is not recorded yet: the amount may change
+    pre_2005_apart: bool = False  # a Pre-2005 Supplemental Benefit is paid apart, in the Pension Plan's form
+    error: str = ""
+
+
+def annuity_form_quote(
+    *, participation: Participation, form: str, defer_years: int, as_of: dt.date
+) -> FormQuote:
+    """The benefit in `form`, put off `defer_years` years (4.2(c), 4.2(d)), figured by the same quote as the benefit
+    page (brp_benefit_sheet): on the actual separation, or while employed on a separation on `as_of`."""
+    actual = employment_event_dates(participation=participation).get(EmploymentEvent.Kind.SEPARATION)
+    separation = actual or as_of
+    commencement = benefit_commencement_date(separation_date=separation, defer_years=defer_years)
+    base = FormQuote(
+        form=form,
+        form_label="",
+        defer_years=defer_years,
+        separation_date=separation,
+        commencement_date=commencement,
+        first_payment_date=None,
+        monthly=None,
+        lump_sum=None,
+        what_if=actual is None,
+    )
+    try:
+        quote = brp_benefit_sheet(
+            participation=participation,
+            separation_date=separation,
+            as_of=max(as_of, commencement),
+            form=form,
+            defer_years=defer_years,
+        )
+    except BenefitError as exc:
+        return replace(base, error=str(exc))
+    lump = form == "lump_sum"
+    return replace(
+        base,
+        form_label=quote.form_label,
+        first_payment_date=quote.first_payment_date,
+        monthly=None if lump else quote.monthly,
+        lump_sum=quote.lump_sum_value if lump else None,
+        provisional=bool(quote.provisional),
+        pre_2005_apart=quote.pre_2005 is not None,
+        error="" if lump or quote.monthly is not None else _unavailable(quote, form),
+    )
+
+
+def _unavailable(quote: BenefitQuote, form: str) -> str:
+    option = next((o for o in quote.forms if o.form == form), None)
+    return (option.unavailable if option else "") or "this form cannot be figured yet"

@@ -7,6 +7,7 @@ from django import template
 from elections import selectors as S
 from elections import validators as V
 from elections.pdf import when
+from plans.models import Fund
 
 register = template.Library()
 
@@ -82,6 +83,13 @@ def _words(value: object) -> str:
     return V.FORM_LABELS.get(str(value), str(value).replace("_", " "))
 
 
+def _fund_words(allocation: dict) -> list[tuple[str, object]]:
+    """An investment allocation as stored (fund id -> share as typed) with each fund's code and name."""
+    ids = [int(k) for k in allocation if str(k).isascii() and str(k).isdigit() and len(str(k)) < 10]
+    names = {str(f.pk): f"{f.code} {f.name}" for f in Fund.objects.filter(pk__in=ids)}
+    return [(names.get(str(k), f"fund {k}"), v) for k, v in allocation.items()]
+
+
 def _account_words(key: object) -> str:
     text = str(key)
     if text.startswith("specified_date:"):
@@ -98,7 +106,9 @@ def submitted_lines(data) -> list[tuple[str, str]]:
     for key, value in data.items():
         if value in (None, "", {}, []):
             continue
-        if key in ("percentages", "accounts", "allocation") and isinstance(value, dict):
+        if key == "allocation" and isinstance(value, dict):
+            words = "; ".join(f"{name}: {v}%" for name, v in _fund_words(value))
+        elif key in ("percentages", "accounts") and isinstance(value, dict):
             words = "; ".join(f"{_account_words(k)}: {v}%" for k, v in value.items())
         else:
             words = _words(value)
