@@ -79,9 +79,9 @@ class DocumentAdmin(ReadOnlyAdmin):
 class NoticeAdmin(ReadOnlyAdmin):
     """Every notice sent or queued (core.notices): kept as it was sent."""
 
-    list_display = ("created_at", "kind", "person", "user", "channel", "status", "subject")
+    list_display = ("created_at", "kind", "person", "user", "payee_name", "channel", "status", "subject")
     list_filter = ("kind", "channel", "status")
-    search_fields = ("person__employee_number", "person__last_name", "subject", "to")
+    search_fields = ("person__employee_number", "person__last_name", "payee_name", "subject", "to")
     list_select_related = ("person", "user")
 
 

@@ -215,6 +215,14 @@ class Notice(models.Model):
     channel = models.CharField(max_length=5, choices=Channel.choices)
     status = models.CharField(max_length=13, choices=Status.choices)
     to = models.CharField(max_length=254, blank=True)
+    payee_name = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="A named payee who is not a participant (a beneficiary, an alternate payee): who it went to",
+    )
+    address = models.TextField(
+        blank=True, help_text="Paper to a named payee: the address lines printed on the address page"
+    )
     subject = models.CharField(max_length=300)
     body = models.TextField(blank=True)
     link = models.CharField(max_length=500, blank=True)
@@ -245,4 +253,4 @@ class Notice(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.kind} to {self.to or self.person_id} ({self.status})"
+        return f"{self.kind} to {self.to or self.payee_name or self.person_id} ({self.status})"

@@ -12,6 +12,10 @@ Rules (29 CFR 2520.104b-1(c), the DOL's electronic disclosure safe harbor, as th
   merged PDF per day (`print_batch_pdf`);
 - the body of an email holds a link to the page and no personal figures beyond the recipient's own.
 
+A named payee who is not a participant (a beneficiary paid after a death, an alternate payee under a domestic
+relations order) has no portal and no consent to record: a notice reaches them by email when their record holds
+an address for it, else on paper to the mailing address on their record (`Payee`).
+
 Idempotent per (kind, object, recipient): a second call with the same key sends nothing and returns the first
 record; a failed email is retried by the next call.
 """
@@ -22,6 +26,7 @@ import datetime as dt
 import hashlib
 import io
 import logging
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +64,7 @@ class NoticeKind(StrEnum):
     ELIGIBILITY = "eligibility"
     WINDOW_OPENED = "window_opened"
     WINDOW_REMINDER = "window_reminder"
+    WINDOW_CLOSING = "window_closing"
     PAYMENT_ADVICE = "payment_advice"
     EMERGENCY_DECISION = "emergency_decision"
     CLAIM_NOTICE = "claim_notice"
@@ -75,6 +81,7 @@ KIND_LABELS: dict[str, str] = {
     NoticeKind.ELIGIBILITY: "Notice of initial eligibility",
     NoticeKind.WINDOW_OPENED: "Enrollment window open",
     NoticeKind.WINDOW_REMINDER: "Reminder to elect",
+    NoticeKind.WINDOW_CLOSING: "Enrollment window closing",
     NoticeKind.PAYMENT_ADVICE: "Payment advice",
     NoticeKind.EMERGENCY_DECISION: "Emergency withdrawal decision",
     NoticeKind.CLAIM_NOTICE: "Claim notice",
@@ -85,6 +92,22 @@ KIND_LABELS: dict[str, str] = {
 
 class NoticeError(ApplicationError):
     """A refused delivery choice or print action; the message says why."""
+
+
+@dataclass(frozen=True)
+class Payee:
+    """A named payee who is not a participant: a beneficiary after a death, an alternate payee under a domestic
+    relations order. `key` names their record (e.g. "beneficiary:12", "dro:3") for the notice's idempotency key.
+    The email goes to `email` when the record holds one, else the paper goes to `address_lines`."""
+
+    key: str
+    name: str
+    email: str = ""
+    address_lines: tuple[str, ...] = ()
+
+    @property
+    def has_address(self) -> bool:
+        return bool(self.address_lines)
 
 
 # --- delivery choice -------------------------------------------------------------------------------------
@@ -172,10 +195,21 @@ def delivery_choose(
 
 
 def notice_key(
-    *, kind: str, obj: models.Model | None, person: Any = None, user: Any = None, extra: str = ""
+    *,
+    kind: str,
+    obj: models.Model | None,
+    person: Any = None,
+    user: Any = None,
+    payee: Payee | None = None,
+    extra: str = "",
 ) -> str:
     """The idempotency key: one notice of a kind per object and recipient (and `extra`, e.g. a day)."""
-    who = f"person:{person.pk}" if person is not None else f"user:{getattr(user, 'pk', '')}"
+    if payee is not None:
+        who = f"payee:{payee.key}"
+    elif person is not None:
+        who = f"person:{person.pk}"
+    else:
+        who = f"user:{getattr(user, 'pk', '')}"
     what = f"{obj._meta.label}:{obj.pk}" if obj is not None else "-"
     return ":".join(p for p in (kind, what, who, extra) if p)[:200]
 
@@ -197,19 +231,22 @@ def notice_send(
     actor: Actor,
     person: Any = None,
     user: User | None = None,
+    payee: Payee | None = None,
     obj: models.Model | None = None,
     document: Document | None = None,
     key_extra: str = "",
 ) -> Notice:
-    """Send one notice to a participant (`person`) or a staff user (`user`), once per (kind, object, recipient).
+    """Send one notice to a participant (`person`), a staff user (`user`) or a named payee who is not a
+    participant (`payee`), once per (kind, object, recipient).
 
-    Electronic delivery (consented, with an email address) or a staff user: an email with the link and the
-    document attached. Otherwise paper: the document (or a letter of the notice) goes to the print queue.
+    Electronic delivery (consented, with an email address), a staff user, or a payee whose record holds an
+    email address: an email with the link and the document attached. Otherwise paper: the document (or a
+    letter of the notice) goes to the print queue.
     """
-    if (person is None) == (user is None):
-        raise ValueError("a notice goes to exactly one recipient: a person or a staff user")
+    if sum(r is not None for r in (person, user, payee)) != 1:
+        raise ValueError("a notice goes to exactly one recipient: a person, a staff user or a named payee")
     kind = NoticeKind(kind)
-    key = notice_key(kind=kind, obj=obj, person=person, user=user, extra=key_extra)
+    key = notice_key(kind=kind, obj=obj, person=person, user=user, payee=payee, extra=key_extra)
     with transaction.atomic():
         # The row is the claim: a concurrent call with the same key waits on it here, then finds it sent.
         notice, created = Notice.objects.select_for_update().get_or_create(
@@ -218,6 +255,7 @@ def notice_send(
                 "kind": kind,
                 "person": person,
                 "user": user,
+                "payee_name": payee.name[:200] if payee is not None else "",
                 "object_type": obj._meta.label if obj is not None else "",
                 "object_id": str(obj.pk) if obj is not None else "",
                 "channel": Notice.Channel.EMAIL,
@@ -231,21 +269,39 @@ def notice_send(
         if not created and notice.status != Notice.Status.FAILED:
             return notice  # already sent, queued or printed: a retry sends nothing
         full_link = absolute_link(link)
-        electronic = user is not None or delivers_electronically(person=person)
+        electronic, to = _electronic_to(person=person, user=user, payee=payee)
         body = render_to_string(
             template,
-            {**context, "person": person, "user": user, "link": full_link, "electronic": electronic},
+            {
+                **context,
+                "person": person,
+                "user": user,
+                "payee": payee,
+                "link": full_link,
+                "electronic": electronic,
+            },
         )
-        to = (user.email if user is not None else person.email) if electronic else ""
         notice.channel = Notice.Channel.EMAIL if electronic else Notice.Channel.PAPER
         notice.to, notice.subject, notice.body, notice.link = to, subject[:300], body, full_link
         notice.document, notice.attempts = document, notice.attempts + 1
         if electronic:
             _email(notice, document, as_of=as_of)
+        elif payee is not None:
+            _queue_payee_for_print(notice, payee=payee, document=document, as_of=as_of)
         else:
             _queue_for_print(notice, person=person, document=document, as_of=as_of)
         notice.save()
     return notice
+
+
+def _electronic_to(*, person: Any, user: Any, payee: Payee | None) -> tuple[bool, str]:
+    """Whether the notice goes by email, and to which address ("" on paper)."""
+    if user is not None:
+        return True, user.email
+    if payee is not None:
+        return bool(payee.email), payee.email
+    electronic = delivers_electronically(person=person)
+    return electronic, person.email if electronic else ""
 
 
 def _email(notice: Notice, document: Document | None, *, as_of: dt.datetime) -> None:
@@ -285,6 +341,28 @@ def _queue_for_print(notice: Notice, *, person: Any, document: Document | None, 
             person=person,
             now=as_of,
         )
+    notice.print_document = document
+    notice.status, notice.error = Notice.Status.QUEUED, ""
+    notice.queued_on = _local_day(as_of)
+
+
+def _queue_payee_for_print(
+    notice: Notice, *, payee: Payee, document: Document | None, as_of: dt.datetime
+) -> None:
+    """Paper to a named payee: the address lines are kept on the notice for its address page."""
+    if not payee.has_address:
+        notice.status, notice.error = Notice.Status.UNDELIVERABLE, "no email and no mailing address on file"
+        return
+    if document is None:
+        document = document_store(
+            kind=LETTER_KIND,
+            title=notice.subject,
+            template=LETTER_TEMPLATE,
+            context={"subject": notice.subject, "body": notice.body, "payee": payee},
+            actor=notice.actor,
+            now=as_of,
+        )
+    notice.address = "\n".join(payee.address_lines)
     notice.print_document = document
     notice.status, notice.error = Notice.Status.QUEUED, ""
     notice.queued_on = _local_day(as_of)
@@ -353,7 +431,7 @@ def print_queue(*, day: dt.date) -> QuerySet[Notice]:
             status__in=(Notice.Status.QUEUED, Notice.Status.PRINTED),
         )
         .select_related("person", "print_document")
-        .order_by("person__last_name", "person__first_name", "id")
+        .order_by("person__last_name", "person__first_name", "payee_name", "id")
     )
 
 
@@ -366,7 +444,15 @@ def print_batch_pdf(*, day: dt.date) -> bytes:
     for notice in notices:
         if notice.print_document is None:  # never: queued notices always carry what to print
             continue
-        page = render_pdf(ADDRESS_PAGE_TEMPLATE, {"notice": notice, "person": notice.person, "day": day})
+        page = render_pdf(
+            ADDRESS_PAGE_TEMPLATE,
+            {
+                "notice": notice,
+                "person": notice.person,
+                "payee_lines": notice.address.splitlines() if notice.payee_name else [],
+                "day": day,
+            },
+        )
         for source in (page, document_bytes(notice.print_document)):
             for p in PdfReader(io.BytesIO(source)).pages:
                 writer.add_page(p)

@@ -305,12 +305,14 @@ class EnrollmentWindow(models.Model):
 
 
 class ElectionNotice(models.Model):
-    """An email sent about elections: the notice of initial eligibility, a window opening, a reminder."""
+    """An email sent about elections: the notice of initial eligibility, a window opening, a reminder, the
+    window's closing (what will be in force)."""
 
     class Kind(models.TextChoices):
         ELIGIBILITY = "eligibility", "Notice of initial eligibility"
         OPENED = "opened", "Enrollment window open"
         REMINDER = "reminder", "Reminder to elect"
+        CLOSING = "closing", "Enrollment window closing"
 
     participation = models.ForeignKey(
         Participation, on_delete=models.PROTECT, related_name="election_notices"

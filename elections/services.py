@@ -63,6 +63,8 @@ from participants.selectors import employment_status_on, termination_event
 from plans.models import Plan
 
 if TYPE_CHECKING:
+    from django.db.models import QuerySet
+
     from core.audit import Actor
     from elections.selectors import Election
     from plans.models import PlanVersion
@@ -241,6 +243,7 @@ _NOTICE_KINDS: dict[str, NoticeKind] = {
     ElectionNotice.Kind.ELIGIBILITY: NoticeKind.ELIGIBILITY,
     ElectionNotice.Kind.OPENED: NoticeKind.WINDOW_OPENED,
     ElectionNotice.Kind.REMINDER: NoticeKind.WINDOW_REMINDER,
+    ElectionNotice.Kind.CLOSING: NoticeKind.WINDOW_CLOSING,
 }
 
 
@@ -362,13 +365,19 @@ def eligibility_notice_send(
     return notice
 
 
-def _has_elected(participation: Participation, window: EnrollmentWindow) -> bool:
+def _elections_in_window(
+    participation: Participation, window: EnrollmentWindow
+) -> QuerySet[DeferralElection]:
     qs = DeferralElection.objects.filter(
         participation=participation, status=Status.ACCEPTED, plan_year=window.plan_year, kind=window.kind
     )
     if window.kind == EnrollmentWindow.Kind.PERFORMANCE:
         qs = qs.filter(performance_period_end=window.performance_period_end)
-    return qs.exists()
+    return qs
+
+
+def _has_elected(participation: Participation, window: EnrollmentWindow) -> bool:
+    return _elections_in_window(participation, window).exists()
 
 
 def _window_audience(window: EnrollmentWindow, today: dt.date) -> list[Participation]:
@@ -399,15 +408,19 @@ def election_reminders_send(*, today: dt.date, actor: Actor, now: dt.datetime) -
     closes. Idempotent: a rerun for the same day sends nothing twice."""
     start = dt.datetime(today.year, today.month, today.day, tzinfo=EASTERN)
     end = start + dt.timedelta(days=1)
-    stats = {"opened": 0, "reminders": 0, "undeliverable": 0}
-    windows = EnrollmentWindow.objects.filter(closes_at__gte=start, opens_at__lt=end).select_related(
-        "plan", "participation"
+    stats = {"opened": 0, "reminders": 0, "closing": 0, "undeliverable": 0}
+    windows = (
+        EnrollmentWindow.objects.filter(closes_at__gte=start, opens_at__lt=end)
+        .select_related("plan", "participation")
+        .order_by("closes_at", "id")
     )
     for window in windows:
         close_day = _local_date(window.closes_at)
         days_left = (close_day - today).days
+        if days_left == 0:  # the closing notice takes the place of a reminder on the last day
+            window_closing_send(window=window, today=today, actor=actor, now=now, stats=stats)
         opening = _local_date(window.opens_at) == today and window.kind != EnrollmentWindow.Kind.FIRST_YEAR
-        reminding = days_left in (window.reminder_days or [])
+        reminding = days_left in (window.reminder_days or []) and days_left != 0
         if not (opening or reminding):
             continue
         kind = ElectionNotice.Kind.OPENED if opening else ElectionNotice.Kind.REMINDER
@@ -442,6 +455,61 @@ def election_reminders_send(*, today: dt.date, actor: Actor, now: dt.datetime) -
                 stats["opened" if opening else "reminders"] += 1
                 stats["undeliverable"] += int(not notice.delivered)
     return stats
+
+
+def window_closing_send(
+    *, window: EnrollmentWindow, today: dt.date, actor: Actor, now: dt.datetime, stats: dict | None = None
+) -> dict:
+    """On the day a window closes (EDCP 3.2, RRP 2.03): each eligible participant of its audience is told
+    when it closes and what will be in force for the plan year: the election they filed in the window, else
+    the election that carries forward, else none. Once per window and participant: a rerun sends nothing."""
+    stats = stats if stats is not None else {"closing": 0, "undeliverable": 0}
+    closed = now >= window.closes_at
+    cite = window.plan.version_on(today).cite(V.KIND_PROVISION[window.kind])
+    for participation in _window_audience(window, today):
+        if ElectionNotice.objects.filter(
+            participation=participation, window=window, kind=ElectionNotice.Kind.CLOSING
+        ).exists():
+            continue
+        filed = (
+            _elections_in_window(participation, window)
+            .prefetch_related("lines")
+            .order_by("-submitted_at", "-id")
+            .first()
+        )
+        subject = f"{window.plan.name}: the {window.get_kind_display().lower()} for {window.plan_year} " + (
+            "has closed" if closed else "closes today"
+        )
+        with transaction.atomic():
+            notice = _send(
+                participation=participation,
+                window=window,
+                kind=ElectionNotice.Kind.CLOSING,
+                today=today,
+                now=now,
+                actor=actor,
+                subject=subject,
+                template="elections/email/closing.txt",
+                context={
+                    "closed": closed,
+                    "filed": filed,
+                    "filed_lines": _lines_summary(filed) if filed is not None else "",
+                    "in_force": ""
+                    if filed is not None
+                    else _in_force_summary(participation, window.plan_year),
+                    "cite": cite,
+                },
+            )
+        if notice is not None:
+            stats["closing"] += 1
+            stats["undeliverable"] += int(not notice.delivered)
+    return stats
+
+
+def _lines_summary(election: DeferralElection) -> str:
+    return ", ".join(
+        f"{line.percent:.0f}% of {line.component.replace('_', ' ')}" for line in election.lines.all()
+    )
 
 
 def _in_force_summary(participation: Participation, plan_year: int) -> str:

@@ -249,6 +249,9 @@ class BeneficiaryTaxInfo(models.Model):
     city = models.CharField(max_length=100)
     state = models.CharField(max_length=2)
     postal_code = models.CharField(max_length=10)
+    email = models.EmailField(
+        blank=True, help_text="The payment advice goes by email when given, else on paper to the address"
+    )
     recorded_by = models.CharField(max_length=200)
     recorded_at = models.DateTimeField()
 
@@ -258,3 +261,12 @@ class BeneficiaryTaxInfo(models.Model):
     @property
     def masked_number(self) -> str:
         return f"***-**-{self.taxpayer_number[-4:]}"
+
+    @property
+    def address_lines(self) -> list[str]:
+        lines = [
+            self.address_line1,
+            self.address_line2,
+            f"{self.city}, {self.state} {self.postal_code}".strip(", "),
+        ]
+        return [line for line in lines if line and line.strip()]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING
 
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 from django.db import transaction
 from django.utils import timezone
 
@@ -218,6 +220,14 @@ def beneficiaries_designate(
     return designation
 
 
+def _email_valid(value: str) -> bool:
+    try:
+        validate_email(value)
+    except ValidationError:
+        return False
+    return True
+
+
 def beneficiary_tax_info_record(
     *,
     beneficiary: Beneficiary,
@@ -229,6 +239,7 @@ def beneficiary_tax_info_record(
     postal_code: str,
     actor: Actor,
     now: dt.datetime,
+    email: str = "",
 ) -> BeneficiaryTaxInfo:
     """Record (or replace) a beneficiary's taxpayer number and mailing address for Form 1099-MISC (RULES.md
     "FICA special timing and year-end tax reporting": payments to a beneficiary after death). Every field is
@@ -242,6 +253,9 @@ def beneficiary_tax_info_record(
             problems.append(f"{name}: required")
     if len(state.strip()) != 2 or not state.strip().isalpha():
         problems.append("state: the two-letter code")
+    email = email.strip()
+    if email and not _email_valid(email):
+        problems.append("email: an address such as name@example.com, or empty")
     if problems:
         raise ParticipantError("Form 1099-MISC information refused: " + "; ".join(problems))
     with transaction.atomic():
@@ -254,6 +268,7 @@ def beneficiary_tax_info_record(
                 "city": city.strip(),
                 "state": state.strip().upper(),
                 "postal_code": postal_code.strip(),
+                "email": email,
                 "recorded_by": actor_label(actor),
                 "recorded_at": now,
             },

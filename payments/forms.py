@@ -115,6 +115,14 @@ class EmergencyDecisionForm(forms.Form):
 
 class OrderForm(_Participant):
     alternate_payee = forms.CharField(max_length=200)
+    alternate_payee_email = forms.EmailField(
+        required=False, help_text="The payment advice goes by email when given, else on paper"
+    )
+    alternate_payee_address = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Mailing address, one line per line (for the payment advice on paper)",
+    )
     order_date = DateField(label="Valid order received on")
     percent = forms.IntegerField(
         min_value=1, max_value=100, required=False, help_text="Whole percent of the account(s)"

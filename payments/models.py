@@ -343,6 +343,12 @@ class DomesticRelationsOrder(models.Model):
         "participants.Participation", on_delete=models.PROTECT, related_name="domestic_relations_orders"
     )
     alternate_payee = models.CharField(max_length=200)
+    alternate_payee_email = models.EmailField(
+        blank=True, help_text="The payment advice goes by email when given, else on paper"
+    )
+    alternate_payee_address = models.TextField(
+        blank=True, help_text="The alternate payee's mailing address, one line per line"
+    )
     order_date = models.DateField()
     percent = models.PositiveSmallIntegerField(null=True, blank=True)
     amount = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)

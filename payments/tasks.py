@@ -37,12 +37,25 @@ def process_day_task(self, day: str | None = None) -> dict:
     }
 
 
-@shared_task(name="payments.send_advice", acks_late=True, reject_on_worker_lost=True)
-def payment_advice_task(run_id: int) -> dict:
-    """After a run is released: the payment advice of each participant paid in it (once per run and person)."""
+@shared_task(
+    bind=True, name="payments.send_advice", acks_late=True, reject_on_worker_lost=True, max_retries=20
+)
+def payment_advice_task(self, run_id: int) -> dict:
+    """After a run is released: the payment advice of each participant and named payee paid in it, as a claimed
+    job (once per run; a failed run resumes where it stopped)."""
     from payments.models import PaymentRun  # noqa: PLC0415 - models load after the app registry; tasks import early
-    from payments.services.advice import payment_advice_send  # noqa: PLC0415 - see above
+    from payments.services.advice import payment_advice_job  # noqa: PLC0415 - see above
 
-    return payment_advice_send(
-        run=PaymentRun.objects.get(pk=run_id), actor="payments worker", now=timezone.now()
-    )
+    try:
+        job = payment_advice_job(
+            run=PaymentRun.objects.get(pk=run_id), actor="payments worker", now=timezone.now()
+        )
+    except JobBusy as exc:  # another worker sends this run's advice now: come back rather than drop it
+        raise self.retry(exc=exc, countdown=min(2**self.request.retries, 60))
+    return {
+        "kind": job.kind,
+        "key": job.key,
+        "status": job.status,
+        "message": job.message,
+        "stats": job.stats,
+    }

@@ -533,6 +533,8 @@ def order_record(request):
             percent=d["percent"],
             amount=d["amount"],
             account_name=d["account"].strip(),
+            alternate_payee_email=d["alternate_payee_email"] or "",
+            alternate_payee_address=d["alternate_payee_address"] or "",
             actor=request.user,
             now=timezone.now(),
         )

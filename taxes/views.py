@@ -149,6 +149,7 @@ def beneficiary_tax_info(request, pk: int):
                 city=request.POST.get("city", ""),
                 state=request.POST.get("state", ""),
                 postal_code=request.POST.get("postal_code", ""),
+                email=request.POST.get("email", ""),
                 actor=request.user,
                 now=timezone.now(),
             )

@@ -403,6 +403,8 @@ def dro_record(
     percent: int | None = None,
     amount: Decimal | None = None,
     account_name: str = "",
+    alternate_payee_email: str = "",
+    alternate_payee_address: str = "",
     now: dt.datetime | None = None,
 ) -> DomesticRelationsOrder:
     """A valid order: a lump sum to the alternate payee as soon as practicable (Payment Date = the order's date)."""
@@ -480,6 +482,10 @@ def dro_record(
     order = DomesticRelationsOrder.objects.create(
         participation=participation,
         alternate_payee=alternate_payee.strip(),
+        alternate_payee_email=alternate_payee_email.strip(),
+        alternate_payee_address="\n".join(
+            line.strip() for line in alternate_payee_address.splitlines() if line.strip()
+        ),
         order_date=order_date,
         percent=percent,
         amount=money(amount) if amount is not None else None,

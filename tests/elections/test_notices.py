@@ -167,3 +167,71 @@ def test_a_confirmation_to_someone_on_paper_puts_the_pdf_in_the_print_queue(wind
     notice = Notice.objects.get(kind="election_confirmation")
     assert mail.outbox == [] and notice.status == "queued"
     assert notice.print_document == confirmation_of(election=election)
+
+
+# --- the closing notice (issue 13): on the window's last day, what will be in force -----------------------------
+
+
+def test_on_the_last_day_each_participant_is_told_what_will_be_in_force_once(alice, bob, window, monkeypatch):
+    deferral_election_submit(
+        participation=alice,
+        plan_year=2027,
+        percentages={"base_salary": 5},
+        accounts=None,
+        submitted_at=at(2026, 11, 5),
+        channel="portal",
+        actor="alice",
+    )
+    # the day before: a reminder to Bob, no closing notice
+    before = election_reminders_send(today=dt.date(2026, 11, 29), actor="beat", now=at(2026, 11, 29, 8))
+    assert (before["reminders"], before["closing"]) == (1, 0)
+    mail.outbox.clear()
+    from django.utils import timezone
+
+    monkeypatch.setattr(timezone, "now", lambda: at(2026, 11, 30, 8))
+    stats = send_reminders_task()  # the daily beat task
+    assert (stats["closing"], stats["reminders"], stats["opened"]) == (2, 0, 0)
+    by_to = {m.to[0]: m for m in mail.outbox}
+    assert sorted(by_to) == ["alice@example.com", "bob@example.com"]
+    to_alice, to_bob = by_to["alice@example.com"], by_to["bob@example.com"]
+    assert "closes today" in to_alice.subject and "November 30, 2026, 11:59 PM" in to_alice.body
+    assert "filed on November 5, 2026 (5% of base salary)" in to_alice.body and "EDCP 3.2" in to_alice.body
+    assert "no earlier election carries forward" in to_bob.body and "Bob" in to_bob.body
+    assert "Alice" not in to_bob.body and "5% of base salary" not in to_bob.body  # only their own
+    assert "/portal/elections/" in to_bob.body
+    notices = Notice.objects.filter(kind="window_closing").order_by("person__last_name")
+    assert [(n.person, n.status, n.object_id) for n in notices] == [
+        (alice.person, "sent", str(window.pk)),
+        (bob.person, "sent", str(window.pk)),
+    ]
+    assert ElectionNotice.objects.filter(kind="closing", window=window).count() == 2
+    # a rerun the same day (or a retried task) sends nothing twice
+    again = election_reminders_send(today=dt.date(2026, 11, 30), actor="beat", now=at(2026, 11, 30, 9))
+    assert again["closing"] == 0 and len(mail.outbox) == 2
+
+
+def test_the_closing_notice_of_a_window_already_closed_confirms_the_election_carried_forward(alice):
+    deferral_election_submit(
+        participation=alice,
+        plan_year=2026,
+        percentages={"base_salary": 8},
+        accounts=None,
+        submitted_at=at(2025, 12, 1),
+        channel="portal",
+        actor="alice",
+    )
+    window = enrollment_window_open(
+        plan=Plan.objects.get(code="EDCP"),
+        plan_year=2027,
+        opens_at=at(2026, 11, 1, 0, 0),
+        closes_at=at(2026, 11, 30, 6, 0),
+        reminder_days=[0],
+        actor="committee",
+        now=at(2026, 10, 1),
+    )
+    stats = election_reminders_send(today=dt.date(2026, 11, 30), actor="beat", now=at(2026, 11, 30, 8))
+    assert (stats["closing"], stats["reminders"]) == (1, 0)  # the closing notice replaces a last-day reminder
+    [message] = mail.outbox
+    assert "has closed" in message.subject and "closed on November 30, 2026, 6:00 AM" in message.body
+    assert "You made no election in this window" in message.body and "8% of base salary" in message.body
+    assert ElectionNotice.objects.get(kind="closing").window == window
