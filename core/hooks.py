@@ -24,6 +24,8 @@ QUESTIONS = {
     "payroll_reductions": "books",  # (plan, plan_year, participation) -> queryset of pay lines
     "last_pay_lines": "books",  # (person) -> [(pay date, component, gross)] of the last pay date
     "account_payments_started": "payments",  # (participation, account_kind, specified_month) -> bool
+    # (participation, account_kind, specified_month, election, change, separation, as_of) -> dict of dated payments
+    "payment_dates_preview": "payments",
     "defined_benefit_value": "payments",  # (participation, as_of) -> books.liability.BenefitLine
     "annuity_form_quote": "pensions",  # (participation, form, defer_years, as_of) -> pensions.selectors.FormQuote
     "tax_years": "taxes",  # (person) -> [(year, taxes.selectors.PersonYear)], newest first

@@ -27,7 +27,7 @@ from django.urls import reverse
 from core import hooks
 from core import valuation_calendar as cal
 from core.audit import actor_label, audit_record
-from core.dates import EASTERN, add_months, day_of_month_after, parse_month
+from core.dates import EASTERN, add_months, day_of_month_after, parse_month, year_in_range
 from core.errors import ApplicationError, InvalidInput
 from core.models import Document, Notice
 from core.notices import NoticeKind, notice_send
@@ -1004,6 +1004,24 @@ def schedule_change_preview(
     )
 
 
+def _schedule_change_account(
+    participation: Participation, account: str, submitted_at: dt.datetime
+) -> tuple[str, dt.date | None, V.Violation | None]:
+    """The account a change of schedule names, and why it cannot be changed if it is not one of the participant's."""
+    kind, month, problem = _parse_account(participation, account, submitted_at, "schedule_change")
+    if (
+        problem is None
+        and kind == "specified_date"
+        and month not in V.specified_months_in_use(participation=participation)
+    ):
+        problem = V.Violation(
+            participation.plan.version_on(_local_date(submitted_at)).cite("schedule_change"),
+            f"You have no Specified Date Account for {month:%B %Y}.",
+            "Choose one of your accounts.",
+        )
+    return kind, month, problem
+
+
 @transaction.atomic
 def schedule_change_submit(
     *,
@@ -1020,17 +1038,7 @@ def schedule_change_submit(
 ) -> ScheduleChange:
     """EDCP Article VI: irrevocable on receipt (6.4); one account at a time (6.5)."""
     _lock(participation)
-    kind, month, problem = _parse_account(participation, account, submitted_at, "schedule_change")
-    if (
-        problem is None
-        and kind == "specified_date"
-        and month not in V.specified_months_in_use(participation=participation)
-    ):
-        problem = V.Violation(
-            participation.plan.version_on(_local_date(submitted_at)).cite("schedule_change"),
-            f"You have no Specified Date Account for {month:%B %Y}.",
-            "Choose one of your accounts.",
-        )
+    kind, month, problem = _schedule_change_account(participation, account, submitted_at)
     current = account_first_payment(participation=participation, account_kind=kind, specified_month=month)
     if problem is not None:
         check = V.ScheduleChangeCheck(problem, current, None, None)
@@ -1729,3 +1737,154 @@ def annuity_preview(
         takes_effect_on=check.takes_effect_on if check else None,
         errors=errors,
     )
+
+
+# --- preview, then submit (issue 11): payment elections and changes of schedule, every problem at once; writes nothing
+
+
+@dataclass
+class FormPreview:
+    """What a payment-election or schedule-change form would file: the arguments of its submit function and every
+    problem found, by field ("__all__" for the account as a whole), each message ending with its plan section.
+    `check` is the schedule-change check of the whole change (its dates) when there is no problem."""
+
+    arguments: dict
+    errors: dict[str, list[str]]
+    check: V.ScheduleChangeCheck | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+class _Errors(dict):
+    def add(self, name: str, message: str) -> None:
+        if message not in self.setdefault(name, []):
+            self[name].append(message)
+
+
+def _typed_whole(errors: _Errors, data: Mapping[str, str], name: str, what: str, example: str) -> int | None:
+    """A whole number typed in field `name`, None when blank; a form error (never a refusal) when it is not one."""
+    raw = (data.get(name) or "").strip()
+    if raw == "":
+        return None
+    value = _whole_text(raw)
+    if value is None:
+        errors.add(name, f"Enter {what} as a whole number such as {example}; {raw!r} is not one.")
+    return value
+
+
+def distribution_preview(
+    *, participation: Participation, data: Mapping[str, str], as_of: dt.date, now: dt.datetime
+) -> FormPreview:
+    """The checks of distribution_election_submit (V.distribution_problems: EDCP 5.1(b)-(c), 5.2(b)-(c)) on a form
+    as typed (account, form, installments, lump_sum_percent, delay_years), every problem at once; stores nothing."""
+    errors = _Errors()
+    account = (data.get("account") or "").strip()
+    kind, month, problem = _parse_account(participation, account, now, "distribution")
+    if problem is not None:
+        errors.add("account", _cited(problem))
+    form = (data.get("form") or "").strip()
+    if form == "":
+        errors.add("form", "Choose a form of payment.")
+    installments = _typed_whole(errors, data, "installments", "the number of annual installments", "5")
+    lump = _typed_whole(errors, data, "lump_sum_percent", "the lump-sum percentage", "25")
+    years = _typed_whole(errors, data, "delay_years", "the years of a later first payment", "2")
+    delay_months = years * 12 if years is not None else 0
+    if problem is None:
+        for name, violation in V.distribution_problems(
+            participation=participation,
+            account_kind=kind,
+            specified_month=month,
+            form=form,
+            installments=installments,
+            lump_sum_percent=lump,
+            delay_months=delay_months,
+            submitted_on=as_of,
+            submitted_at=now,
+        ):
+            if name in errors:
+                continue  # the field's format mistake is what to fix first
+            if name == "installments" and installments is None:
+                errors.add(name, f"Give the number of installments. {violation.allowed} ({violation.rule})")
+            else:
+                errors.add(name, _cited(violation))
+    arguments = {
+        "account": account,
+        "form": form,
+        "installments": installments if form != "lump_sum" else None,
+        "lump_sum_percent": lump if form == "lump_sum_and_installments" else None,
+        "delay_months": delay_months,
+    }
+    return FormPreview(arguments, dict(errors))
+
+
+def schedule_change_form_preview(
+    *, participation: Participation, data: Mapping[str, str], as_of: dt.date, now: dt.datetime
+) -> FormPreview:
+    """The checks of schedule_change_submit (EDCP 6.1-6.3; 5.1(c), 5.2(c) for a new form) on a form as typed
+    (account, new_month, delay_years, form, installments), every problem at once; stores nothing."""
+    errors = _Errors()
+    account = (data.get("account") or "").strip()
+    kind, month, problem = _schedule_change_account(participation, account, now)
+    if problem is not None:
+        errors.add("__all__", _cited(problem))
+    new_month = None
+    raw_month = (data.get("new_month") or "").strip()
+    if raw_month:
+        try:
+            new_month = parse_month(raw_month)
+        except InvalidInput:
+            new_month = None
+        if new_month is None or not year_in_range(new_month.year):
+            new_month = None
+            errors.add(
+                "new_month",
+                f"Give the month of the new first payment as YYYY-MM, for example {as_of.year + 6}-03; "
+                f"{raw_month!r} is not one.",
+            )
+    delay_years = _typed_whole(errors, data, "delay_years", "the years of delay", "5")
+    installments = _typed_whole(errors, data, "installments", "the number of installments", "3")
+    form = (data.get("form") or "").strip() or None
+    arguments: dict = {"account": account}
+    for name, value in (
+        ("new_month", new_month),
+        ("delay_years", delay_years),
+        ("form", form),
+        ("installments", installments if form else None),
+    ):
+        if value is not None:
+            arguments[name] = value
+    if problem is not None:
+        return FormPreview(arguments, dict(errors))
+    for name, violation in V.schedule_change_form_problems(
+        participation=participation,
+        account_kind=kind,
+        form=form,
+        installments=installments,
+        submitted_on=as_of,
+    ):
+        if name not in errors:
+            errors.add(name, _cited(violation))
+    offer = schedule_change_offer(participation=participation, account=account, as_of=as_of)
+    if not offer.allowed:
+        errors.add("__all__", f"{offer.reason} ({offer.cite})" if offer.cite else offer.reason)
+    date_field = "new_month" if month is not None else "delay_years"
+    current = account_first_payment(participation=participation, account_kind=kind, specified_month=month)
+    check = V.check_schedule_change(
+        participation=participation,
+        account_kind=kind,
+        specified_month=month,
+        current_first_payment=current,
+        new_month=new_month,
+        delay_years=delay_years,
+        form=None,
+        installments=None,
+        submitted_on=as_of,
+        already_paying=hooks.ask(
+            "account_payments_started", participation=participation, account_kind=kind, specified_month=month
+        ),
+    )
+    if check.violation is not None and offer.allowed and date_field not in errors:
+        errors.add(date_field, _cited(check.violation))
+    return FormPreview(arguments, dict(errors), check if not errors else None)

@@ -584,21 +584,61 @@ def check_distribution(
     submitted_on: dt.date,
     submitted_at: dt.datetime | None = None,
 ) -> Violation | None:
+    """The first problem of a payment election (EDCP 5.1(b)-(c), 5.2(b)-(c)), as distribution_problems orders them."""
+    problems = distribution_problems(
+        participation=participation,
+        account_kind=account_kind,
+        specified_month=specified_month,
+        form=form,
+        installments=installments,
+        lump_sum_percent=lump_sum_percent,
+        delay_months=delay_months,
+        submitted_on=submitted_on,
+        submitted_at=submitted_at,
+    )
+    return problems[0][1] if problems else None
+
+
+def distribution_problems(  # noqa: C901 - the rules of a payment election, in the order they are asked
+    *,
+    participation: Participation,
+    account_kind: str,
+    specified_month: dt.date | None,
+    form: str | None,
+    installments: int | None,
+    lump_sum_percent: int | None,
+    delay_months: int,
+    submitted_on: dt.date,
+    submitted_at: dt.datetime | None = None,
+) -> list[tuple[str, Violation]]:
+    """Every problem of a payment election, each with the form field it belongs to ("account", "form",
+    "installments", "lump_sum_percent", "delay_years", or "__all__" for the account as a whole)."""
     v = participation.plan.version_on(submitted_on)
     rule = distribution_rule_for(version=v, kind=account_kind)
     if rule is None:
-        return Violation(
-            v.cite("distribution"),
-            f"The {account_kind.replace('_', ' ')} account has no elective payment schedule.",
-        )
+        return [
+            (
+                "account",
+                Violation(
+                    v.cite("distribution"),
+                    f"The {account_kind.replace('_', ' ')} account has no elective payment schedule.",
+                ),
+            )
+        ]
     cite = rule["cite"]
+    out: list[tuple[str, Violation]] = []
     if form not in rule["forms"]:
-        return Violation(
-            cite,
-            f"{str(form).replace('_', ' ')} is not a form of payment for this account.",
-            f"Choose: {', '.join(f.replace('_', ' ') for f in rule['forms'])}.",
+        out.append(
+            (
+                "form",
+                Violation(
+                    cite,
+                    f"{str(form).replace('_', ' ')} is not a form of payment for this account.",
+                    f"Choose: {', '.join(f.replace('_', ' ') for f in rule['forms'])}.",
+                ),
+            )
         )
-    if form in ("installments", "lump_sum_and_installments"):
+    if form in rule["forms"] and form in ("installments", "lump_sum_and_installments"):
         lo, hi = rule["installments"]["min"], rule["installments"]["max"]
         c = rule["installments"].get("cite", cite)
         if (
@@ -606,40 +646,92 @@ def check_distribution(
             or isinstance(installments, bool)
             or not (lo <= installments <= hi)
         ):
-            return Violation(
-                c,
-                f"Installments must number from {lo} to {hi}; you chose {installments}.",
-                f"Choose {lo} to {hi} annual installments.",
+            out.append(
+                (
+                    "installments",
+                    Violation(
+                        c,
+                        f"Installments must number from {lo} to {hi}; you chose {installments}.",
+                        f"Choose {lo} to {hi} annual installments.",
+                    ),
+                )
             )
-    if form == "lump_sum_and_installments" and not (
-        isinstance(lump_sum_percent, int) and 1 <= lump_sum_percent <= 99
+    if (
+        form in rule["forms"]
+        and form == "lump_sum_and_installments"
+        and not (isinstance(lump_sum_percent, int) and 1 <= lump_sum_percent <= 99)
     ):
-        return Violation(
-            cite,
-            "The lump-sum part must be a whole percentage from 1 to 99.",
-            "Enter the percentage paid as a lump sum; the rest is paid in installments.",
+        out.append(
+            (
+                "lump_sum_percent",
+                Violation(
+                    cite,
+                    "The lump-sum part must be a whole percentage from 1 to 99.",
+                    "Enter the percentage paid as a lump sum; the rest is paid in installments.",
+                ),
+            )
         )
     if delay_months:
         later = rule.get("later_start")
         if not later:
-            return Violation(cite, "This account does not allow a later first payment.")
-        if delay_months < 0 or delay_months > 12 * later["max_years"]:
-            return Violation(
-                later.get("cite", cite),
-                f"A later first payment may be at most {later['max_years']} years after separation.",
-                f"Choose a delay of 0 to {later['max_years']} years.",
+            out.append(("delay_years", Violation(cite, "This account does not allow a later first payment.")))
+        elif not isinstance(delay_months, int) or delay_months < 0 or delay_months > 12 * later["max_years"]:
+            out.append(
+                (
+                    "delay_years",
+                    Violation(
+                        later.get("cite", cite),
+                        f"A later first payment may be at most {later['max_years']} years after separation.",
+                        f"Choose a delay of 0 to {later['max_years']} years.",
+                    ),
+                )
             )
     if account_kind == "specified_date":
         if specified_month is None:
-            return Violation(
-                cite, "A Specified Date Account needs its month and year.", "Give the month as YYYY-MM."
+            out.append(
+                (
+                    "account",
+                    Violation(
+                        cite,
+                        "A Specified Date Account needs its month and year.",
+                        "Give the month as YYYY-MM.",
+                    ),
+                )
             )
-        if specified_month < submitted_on.replace(day=1):
-            return Violation(
-                cite,
-                f"{specified_month:%B %Y} is in the past; a Specified Date must be in the future.",
-                "Choose a month after the plan year of your first deferral into the account.",
+        elif specified_month < submitted_on.replace(day=1):
+            out.append(
+                (
+                    "account",
+                    Violation(
+                        cite,
+                        f"{specified_month:%B %Y} is in the past; a Specified Date must be in the future.",
+                        "Choose a month after the plan year of your first deferral into the account.",
+                    ),
+                )
             )
+    fixed = _schedule_already_fixed(
+        participation=participation,
+        version=v,
+        cite=cite,
+        account_kind=account_kind,
+        specified_month=specified_month,
+        submitted_at=submitted_at,
+    )
+    if fixed is not None:
+        out.append(("__all__", fixed))
+    return out
+
+
+def _schedule_already_fixed(
+    *,
+    participation: Participation,
+    version: PlanVersion,
+    cite: str,
+    account_kind: str,
+    specified_month: dt.date | None,
+    submitted_at: dt.datetime | None,
+) -> Violation | None:
+    """An account whose schedule is already part of a deferral agreement takes no new payment election."""
     already = hooks.ask(
         "account_holds_deferrals",
         participation=participation,
@@ -647,7 +739,9 @@ def check_distribution(
         specified_month=specified_month,
     )
     change_cite = (
-        v.provision("schedule_change", {}).get("cites", {}).get("right") if v.has("schedule_change") else None
+        version.provision("schedule_change", {}).get("cites", {}).get("right")
+        if version.has("schedule_change")
+        else None
     )
     if already:
         return Violation(
@@ -850,6 +944,42 @@ class ScheduleChangeCheck:
     takes_effect_on: dt.date | None = None
 
 
+def schedule_change_form_problems(
+    *,
+    participation: Participation,
+    account_kind: str,
+    form: str | None,
+    installments: int | None,
+    submitted_on: dt.date,
+) -> list[tuple[str, Violation]]:
+    """The new form and number of installments a change of schedule asks for, against the account's payment rule
+    (EDCP 5.1(c), 5.2(c)); each problem with its form field ("form", "installments")."""
+    d_rule = distribution_rule_for(version=participation.plan.version_on(submitted_on), kind=account_kind)
+    out: list[tuple[str, Violation]] = []
+    if form is not None and d_rule and form not in d_rule["forms"]:
+        out.append(
+            (
+                "form",
+                Violation(
+                    d_rule["cite"], f"{form.replace('_', ' ')} is not a form of payment for this account."
+                ),
+            )
+        )
+    if installments is not None and d_rule and "installments" in d_rule:
+        lo, hi = d_rule["installments"]["min"], d_rule["installments"]["max"]
+        if not lo <= installments <= hi:
+            out.append(
+                (
+                    "installments",
+                    Violation(
+                        d_rule["installments"].get("cite", d_rule["cite"]),
+                        f"Installments must number from {lo} to {hi}.",
+                    ),
+                )
+            )
+    return out
+
+
 def check_schedule_change(
     *,
     participation: Participation,
@@ -883,26 +1013,15 @@ def check_schedule_change(
             None,
             None,
         )
-    d_rule = distribution_rule_for(version=v, kind=account_kind)
-    if form is not None and d_rule and form not in d_rule["forms"]:
-        return ScheduleChangeCheck(
-            Violation(d_rule["cite"], f"{form.replace('_', ' ')} is not a form of payment for this account."),
-            current_first_payment,
-            None,
-            None,
-        )
-    if installments is not None and d_rule and "installments" in d_rule:
-        lo, hi = d_rule["installments"]["min"], d_rule["installments"]["max"]
-        if not lo <= installments <= hi:
-            return ScheduleChangeCheck(
-                Violation(
-                    d_rule["installments"].get("cite", d_rule["cite"]),
-                    f"Installments must number from {lo} to {hi}.",
-                ),
-                current_first_payment,
-                None,
-                None,
-            )
+    form_problems = schedule_change_form_problems(
+        participation=participation,
+        account_kind=account_kind,
+        form=form,
+        installments=installments,
+        submitted_on=submitted_on,
+    )
+    if form_problems:
+        return ScheduleChangeCheck(form_problems[0][1], current_first_payment, None, None)
     years = rule["min_years_later"]
     takes_effect = add_months(submitted_on, rule["min_months_before"])
     if current_first_payment is None:

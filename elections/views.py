@@ -3,6 +3,7 @@ same services the API and the simulator use; every portal query is scoped to req
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 from django import forms as djforms
@@ -10,7 +11,6 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
@@ -518,8 +518,11 @@ def portal_stop(request, plan_code: str):
 
 @participant_required
 def portal_payment(request, plan_code: str):
+    """The payment election: prefilled with the schedule in force, every problem at once beside its field, a review
+    of old against new (the engine's payment dates), then the submit (a refusal is stored, as always)."""
     participation = _participation_of(request, plan_code)
-    if request.method == "POST":
+    action = request.POST.get("action", "submit") if request.method == "POST" else ""
+    if action == "submit":
         args = F.distribution_arguments(request.POST)
         election = services.distribution_election_submit(
             participation=participation,
@@ -529,37 +532,179 @@ def portal_payment(request, plan_code: str):
             **args,
         )
         return _after_submit(request, election, staff=False)
-    context = _payment_context(participation, request.GET.get("account", ""), _today())
+    now = timezone.now()
+    today = now.astimezone(EASTERN).date()
+    source = request.POST if request.method == "POST" else request.GET
+    context = _payment_context(participation, source.get("account", ""), today)
     context["offer"] = services.distribution_offer(
-        participation=participation, schedule=context["schedule"], now=timezone.now()
+        participation=participation, schedule=context["schedule"], now=now
     )
-    return render(request, "elections/portal/payment.html", context)
+    if request.method != "POST":
+        return render(
+            request, "elections/portal/payment.html", _form_state(context, _payment_values(context), {})
+        )
+    values = _posted(request, PAYMENT_FIELDS)
+    preview = services.distribution_preview(
+        participation=participation,
+        data={name.removeprefix("dist_"): value for name, value in values.items()},
+        as_of=today,
+        now=now,
+    )
+    if action == "edit" or not preview.ok:
+        errors = {} if action == "edit" else preview.errors
+        return render(
+            request,
+            "elections/portal/payment.html",
+            _form_state(context, values, errors),
+            status=200 if action == "edit" else 400,
+        )
+    context.update(_payment_review(participation, context["schedule"], preview.arguments, today))
+    context["hidden"] = sorted((k, v) for k, v in values.items() if v != "")
+    return render(request, "elections/portal/payment_review.html", context)
 
 
 @participant_required
 def portal_schedule_change(request, plan_code: str):
+    """A change of payment schedule (EDCP Article VI): every problem at once beside its field (a malformed month is
+    a form error, never stored), a review of the old dates against the new, then the submit."""
     participation = _participation_of(request, plan_code)
-    if request.method == "POST":
-        try:
-            args = F.schedule_change_arguments(request.POST)
-        except InvalidInput as exc:
-            messages.error(request, f"{exc}. Give the month as YYYY-MM and years as a whole number.")
-            return redirect(
-                f"{reverse('elections_portal:schedule_change', args=[plan_code])}?account={request.POST.get('account', '')}"
+    action = request.POST.get("action", "submit") if request.method == "POST" else ""
+    if action == "submit":
+        args = _schedule_change_submitted(request)
+        if args is not None:
+            change = services.schedule_change_submit(
+                participation=participation,
+                submitted_at=timezone.now(),
+                channel=Channel.PORTAL,
+                actor=request.user,
+                **args,
             )
-        change = services.schedule_change_submit(
-            participation=participation,
-            submitted_at=timezone.now(),
-            channel=Channel.PORTAL,
-            actor=request.user,
-            **args,
-        )
-        return _after_submit(request, change, staff=False)
-    context = _schedule_change_context(participation, request.GET.get("account", ""), _today())
+            return _after_submit(request, change, staff=False)
+        action = "review"  # a format mistake: the form again, with every problem beside its field
+    now = timezone.now()
+    today = now.astimezone(EASTERN).date()
+    source = request.POST if request.method == "POST" else request.GET
+    context = _schedule_change_context(participation, source.get("account", ""), today)
     context["offer"] = services.schedule_change_offer(
-        participation=participation, account=context["schedule"].account, as_of=_today()
+        participation=participation, account=context["schedule"].account, as_of=today
     )
-    return render(request, "elections/portal/schedule_change.html", context)
+    if request.method != "POST":
+        return render(request, "elections/portal/schedule_change.html", _form_state(context, {}, {}))
+    values = _posted(request, SCHEDULE_CHANGE_FIELDS)
+    preview = services.schedule_change_form_preview(
+        participation=participation, data=values, as_of=today, now=now
+    )
+    if action == "edit" or not preview.ok or preview.check is None:
+        errors = {} if action == "edit" else preview.errors
+        return render(
+            request,
+            "elections/portal/schedule_change.html",
+            _form_state(context, values, errors),
+            status=200 if action == "edit" else 400,
+        )
+    context.update(_schedule_change_review(participation, context, preview, today))
+    context["hidden"] = sorted((k, v) for k, v in values.items() if v != "")
+    return render(request, "elections/portal/schedule_change_review.html", context)
+
+
+# --- preview, then submit: the payment election and the change of schedule (issue 11) ---------------------------
+
+PAYMENT_FIELDS = ("account", "dist_form", "dist_installments", "dist_lump_sum_percent", "dist_delay_years")
+SCHEDULE_CHANGE_FIELDS = ("account", "new_month", "delay_years", "form", "installments")
+
+
+def _posted(request, names: tuple[str, ...]) -> dict[str, str]:
+    return {name: (request.POST.get(name) or "").strip() for name in names}
+
+
+def _form_state(context: dict, values: dict, errors: dict[str, list[str]]) -> dict:
+    """The form's typed (or prefilled) values and each field's problems; "__all__" above the form."""
+    context["values"] = values
+    context["errors"] = errors
+    context["error_count"] = sum(len(v) for v in errors.values())
+    context["general_errors"] = errors.get("__all__", [])
+    return context
+
+
+def _payment_values(context: dict) -> dict[str, str]:
+    """The payment form as the schedule in force fills it (issue 11: prefilled with what is in force)."""
+    s = context["schedule"]
+    return {
+        "account": s.account,
+        "dist_form": s.form,
+        "dist_installments": str(s.installments or ""),
+        "dist_lump_sum_percent": str(s.lump_sum_percent or ""),
+        "dist_delay_years": str(s.delay_months // 12) if s.delay_months else "",
+    }
+
+
+def _dates(
+    participation: Participation, schedule, *, election=None, change=None, separation: dt.date
+) -> dict:
+    """The schedule engine's payments for this account (payments answers; elections never imports it)."""
+    return hooks.ask(
+        "payment_dates_preview",
+        participation=participation,
+        account_kind=schedule.kind,
+        specified_month=schedule.specified_month,
+        election=election,
+        change=change,
+        separation=separation,
+        as_of=_today(),
+    )
+
+
+def _payment_review(participation: Participation, schedule, arguments: dict, today: dt.date) -> dict:
+    """Old against new: the form of payment and the dates the engine would pay on (for a separation today when the
+    participant has not separated), with the plan section."""
+    new = dataclasses.replace(
+        schedule,
+        form=arguments["form"],
+        installments=arguments["installments"],
+        lump_sum_percent=arguments["lump_sum_percent"],
+        delay_months=arguments["delay_months"],
+        is_default=False,
+    )
+    election = {k: arguments[k] for k in ("form", "installments", "lump_sum_percent", "delay_months")}
+    return {
+        "new_schedule": new,
+        "old_dates": _dates(participation, schedule, separation=today),
+        "new_dates": _dates(participation, schedule, election=election, separation=today),
+    }
+
+
+def _schedule_change_submitted(request) -> dict | None:
+    """The arguments of schedule_change_submit from the form, or None when a field is malformed."""
+    try:
+        return F.schedule_change_arguments(request.POST)
+    except InvalidInput:
+        return None
+
+
+def _schedule_change_review(participation: Participation, context: dict, preview, today: dt.date) -> dict:
+    """Old against new: the first payment and the dates the engine would pay on, before and after the change. An
+    account paid after separation is shown for a separation on the day the change takes effect (EDCP 6.2)."""
+    schedule, check, args = context["schedule"], preview.check, preview.arguments
+    separation = check.takes_effect_on or today
+    change = {
+        "submitted_on": today,
+        "delay_years": args.get("delay_years"),
+        "form": args.get("form"),
+        "installments": args.get("installments"),
+        "new_first_payment": check.new_first_payment,
+    }
+    new_form = dataclasses.replace(
+        schedule,
+        form=args.get("form") or schedule.form,
+        installments=args.get("installments") or schedule.installments,
+    )
+    return {
+        "check": check,
+        "new_schedule": new_form,
+        "delay_years": args.get("delay_years"),
+        "old_dates": _dates(participation, schedule, separation=separation),
+        "new_dates": _dates(participation, schedule, change=change, separation=separation),
+    }
 
 
 @participant_required
