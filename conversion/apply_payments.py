@@ -1,4 +1,4 @@
-"""Benefits in payment or due, taken over from the prior recordkeeper (FORMAT.md 5, "Payment schedules" and "BRP").
+"""Benefits in payment or due, taken over from the prior recordkeeper (FORMAT.md 5, payment schedules and the BRP).
 
 Through the payments app's own services, so a converted benefit lives on as any other:
 - `payment_schedules.csv`: each account's schedule is the plan's schedule of the account, computed by the schedule
