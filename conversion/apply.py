@@ -30,6 +30,8 @@ from books.models import (
     Source,
 )
 from conversion import spec
+from conversion.apply_history import apply_year_to_date
+from conversion.apply_payments import PaymentMismatch, apply_db_benefits, apply_payment_schedules
 from conversion.reader import normalise_header, read_rows
 from conversion.validate import Checker, Finding, Result, Row, add_years, parse_value, split_account
 from core.audit import audit_record
@@ -246,6 +248,24 @@ def apply_package(*, result: Result, folder: Path, actor: str, now: dt.datetime)
     _apply_beneficiaries(folder=folder, people=people, plans=plans, actor=actor)
     _apply_brp(folder=folder, participations=participations, cd=cd, package_id=result.package_id, actor=actor)
     _mark_conversion_date_valued(cd=cd, package_id=result.package_id, now=now)
+    apply_year_to_date(
+        stream=lambda name: _stream(folder, name),
+        people=people,
+        participations=participations,
+        cd=cd,
+        actor=actor,
+        now=now,
+        bulk=_bulk,
+    )
+    _apply_payments(
+        folder=folder,
+        checker=checker,
+        accounts=accounts,
+        participations=participations,
+        cd=cd,
+        package_id=result.package_id,
+        now=now,
+    )
     audit_record(
         action=ACTION,
         actor=actor,
@@ -589,7 +609,7 @@ def _apply_elections(
             )
         allocations.append(
             DeferralAllocation(
-                election=election, account_kind=kind, specified_month=month, percent=v["percent"]
+                election=target, account_kind=kind, specified_month=month, percent=v["percent"]
             )
         )
     _bulk(DeferralAllocation, allocations, "deferral_allocations.csv", 2)
@@ -721,7 +741,7 @@ def _apply_brp(
     actor: str,
 ) -> None:
     """The Pension Plan figures (BRP 3.2-3.4), and the elected form of a benefit not commenced as its annuity
-    election (BRP 4.2(c)). Benefits already in pay are not written yet: see the README."""
+    election (BRP 4.2(c)). Benefits in pay are written with the payment schedules (conversion.apply_payments)."""
     figures = [
         DefinedBenefitRecord(
             participation=participations[(v["employee_number"], v["plan"])],
@@ -757,3 +777,35 @@ def _apply_brp(
         if v["status"] == "not_commenced"
     ]
     _bulk(AnnuityElection, elections, "db_benefits.csv", 2)
+
+
+def _apply_payments(
+    *,
+    folder: Path,
+    checker: Checker,
+    accounts: dict[tuple[str, str, str], Account],
+    participations: dict[tuple[str, str], Participation],
+    cd: dt.date,
+    package_id: str,
+    now: dt.datetime,
+) -> None:
+    """Payments in progress and BRP benefits in pay continue here (FORMAT.md 5): conversion.apply_payments."""
+    try:
+        apply_payment_schedules(
+            stream=lambda name: _stream(folder, name),
+            accounts=accounts,
+            package_id=package_id,
+            now=now,
+            cd=cd,
+        )
+        apply_db_benefits(
+            stream=lambda name: _stream(folder, name),
+            participations=participations,
+            people={emp: row.v for emp, row in checker.people.items()},
+            key_employee=checker.key_employee,
+            package_id=package_id,
+            now=now,
+            cd=cd,
+        )
+    except PaymentMismatch as exc:
+        raise ApplyFailure(exc.file, exc.line, exc.message) from exc

@@ -354,6 +354,29 @@ class Checker:
             self._versions[key] = self.catalog[plan].version_on(dt.date(year, 1, 1))
         return self._versions[key]
 
+    def in_force(self, plan: str) -> Any:
+        """The plan version in force in the conversion year (the catalog: plans are data); the latest without one."""
+        return self.version(plan, self.cd.year if self.cd is not None else dt.date.max.year)
+
+    def provides(self, plan: str, key: str) -> Any:
+        """The plan's provision `key` in the conversion year, or None when the plan has none."""
+        return self.in_force(plan).provision(key, None)
+
+    def distribution_rule(self, plan: str, kind: str, trigger: str) -> dict | None:
+        """The catalog's rule that pays an account of `kind` on `trigger`, if the plan has one."""
+        return next(
+            (
+                r
+                for r in self.provides(plan, "distribution") or []
+                if r["trigger"] == trigger and kind in r["accounts"]
+            ),
+            None,
+        )
+
+    def above_401a17(self, plan: str) -> bool:
+        """Plan Compensation is the part above the Code 401(a)(17) limit (the catalog's `plan_compensation`)."""
+        return self.provides(plan, "plan_compensation") == "above_401a17"
+
     def figure(self, code: str, year: int) -> Decimal:
         """A dated IRS figure of the catalog, read once per run."""
         if not hasattr(self, "_figures"):
@@ -980,26 +1003,29 @@ class Checker:
             p["termination_date"] is None
             or (p["rehire_date"] is not None and p["rehire_date"] > p["termination_date"])
         )
-        if plan == "EDCP" and kind == "company_contribution":
-            if died_employed:
-                return 100, "EDCP 4.2"
-            assert self.cd is not None
-            table = self.table(plan, "rsp_matching_vesting")
-            percent = 0
-            for years, value in table.rows:
-                if p["vesting_service_years"] >= int(years):
-                    percent = int(Decimal(str(value)))
-            return percent, "EDCP 4.2"
-        if plan == "RRP" and kind in ("matching", "retirement_restoration"):
-            end = p["death_date"] or p["termination_date"]
-            if self.employed(person) or (end and end >= dt.date(2017, 1, 1)):
-                return 100, "RRP 3.06(b)"
-            if died_employed:
-                return 100, "RRP 3.06(b)"
-            if p["termination_date"] and add_years(p["birth_date"], 65) <= p["termination_date"]:
-                return 100, "RRP 3.06(b)"
-            return (100 if p["vesting_service_years"] >= 3 else 0), "RRP 3.06(b)"
-        return 100, ("EDCP 4.2" if plan == "EDCP" else "RRP 3.06(a)")
+        # the catalog's vesting rule of the account (EDCP 4.2, RRP 3.06): plans are data
+        rule = next((r for r in self.provides(plan, "vesting") or [] if kind in r["accounts"]), None)
+        if rule is None or rule["rule"] == "immediate":
+            return 100, (rule or {}).get("cite") or self.in_force(plan).cite("vesting")
+        cite, full_on = rule["cite"], rule.get("full_on", ())
+        since = rule.get("full_if_service_on_or_after")
+        end = p["death_date"] or p["termination_date"]
+        if since and (self.employed(person) or (end and end >= dt.date.fromisoformat(since))):
+            return 100, cite
+        if died_employed and "death_while_employed" in full_on:
+            return 100, cite
+        age = self.provides(plan, "retirement_age")
+        if "retirement" in full_on and age and p["termination_date"]:
+            if add_years(p["birth_date"], int(age)) <= p["termination_date"]:
+                return 100, cite
+        if rule["rule"] == "cliff":
+            return (100 if p["vesting_service_years"] >= int(rule["cliff_years"]) else 0), cite
+        assert self.cd is not None
+        percent = 0
+        for years, value in self.table(plan, rule["schedule_table"]).rows:
+            if p["vesting_service_years"] >= int(years):
+                percent = int(Decimal(str(value)))
+        return percent, cite
 
     def _triggered(self, plan: str, account: str, person: Row) -> bool:
         p = person.v
@@ -1007,9 +1033,9 @@ class Checker:
         if p["death_date"]:
             return True
         separated = not self.employed(person) and p["termination_date"] is not None
-        if separated and (plan == "RRP" or kind in ("retirement_termination", "company_contribution")):
+        if separated and self.distribution_rule(plan, kind, "separation"):
             return True
-        if plan == "RRP" and p["disability_date"]:
+        if p["disability_date"] and self.distribution_rule(plan, kind, "disability"):
             return True
         if kind == spec.SPECIFIED_DATE and month is not None and self.cd:
             in_force = self.payment_month_in_force(p["employee_number"], plan, account, month)
@@ -1063,7 +1089,7 @@ class Checker:
                 if not group[0]:
                     group[0] = row.line
                 group[1] += v["amount"]
-            elif v["source"] == "matching" and v["plan"] == "RRP":
+            elif v["source"] == "matching" and self.provides(v["plan"], "matching"):
                 group[2] = (row.line, v["amount"])
         for (emp, plan, year), (line, deferred, matching, bad) in groups.items():
             if bad:
@@ -1118,8 +1144,9 @@ class Checker:
                 return
             if comp[0]:
                 return
-            cap_col = "compensation" if plan == "EDCP" else "excess_compensation"
-            cap = comp[1] if plan == "EDCP" else comp[2]
+            above = self.above_401a17(plan)
+            cap_col = "excess_compensation" if above else "compensation"
+            cap = comp[2] if above else comp[1]
             if cap is not None and deferred > cap:
                 self.report(
                     name,
@@ -1151,7 +1178,7 @@ class Checker:
 
     def check_compensation(self) -> None:
         name = "compensation.csv"
-        rrp_entry = {emp: r for (emp, plan), r in self.participations.items() if plan == "RRP"}
+        rrp_entry = {emp: r for (emp, plan), r in self.participations.items() if self.above_401a17(plan)}
         self.compensation: dict[tuple[str, int], tuple[bool, Decimal | None, Decimal | None]] = {}
         for row in self._kept_compactly(self._rows(spec.BY_NAME[name])):
             if row.bad:
@@ -1343,13 +1370,19 @@ class Checker:
         kind = split_account(account)[0]
         if form is None:
             return ""
-        allowed: tuple[str, ...]
-        if kind == "retirement_termination" and plan == "EDCP":
-            allowed, low, high, cite = spec.FORMS, 2, 10, "EDCP 5.1(c)"
-        elif kind == spec.SPECIFIED_DATE:
-            allowed, low, high, cite = ("lump_sum", "installments"), 2, 5, "EDCP 5.2(c)"
-        else:
-            allowed, low, high, cite = ("lump_sum",), 0, 0, ("EDCP 5.3" if plan == "EDCP" else "RRP 4.02")
+        # the forms the catalog's rule for the account offers (EDCP 5.1(c), 5.2(c), 5.3; RRP 4.02): plans are data
+        rule: dict[str, Any] = next(
+            (
+                r
+                for r in self.provides(plan, "distribution") or []
+                if kind in r["accounts"] and r["trigger"] in ("separation", "specified_date")
+            ),
+            {},
+        )
+        allowed: tuple[str, ...] = tuple(rule.get("forms", ("lump_sum",)))
+        counts = rule.get("installments") or {}
+        low, high = counts.get("min", 0), counts.get("max", 0)
+        cite = counts.get("cite") or rule.get("cite") or self.in_force(plan).cite("distribution")
         if form not in allowed:
             return f"{form} is not a form offered for {account} ({cite})"
         if form == "lump_sum" and installments is not None:
@@ -1376,10 +1409,12 @@ class Checker:
                 v["plan"], v["account"], v["form"], v["installments"], v["lump_sum_percent"]
             )
             if not message and v["delay_months"] is not None:
-                if split_account(v["account"])[0] != "retirement_termination" or v["plan"] != "EDCP":
+                rule = self.distribution_rule(v["plan"], split_account(v["account"])[0], "separation") or {}
+                later = rule.get("later_start")
+                if not later:
                     message = f"delay_months given for {v['account']} (EDCP 5.1(b))"
-                elif v["delay_months"] > 60:
-                    message = f"delay_months {v['delay_months']} is above 60 (EDCP 5.1(b))"
+                elif v["delay_months"] > 12 * later["max_years"]:
+                    message = f"delay_months {v['delay_months']} is above {12 * later['max_years']} ({later['cite']})"
             if message:
                 self.flag(name, row, "election_invalid_for_plan", f"{label}: {message}")
 
@@ -1395,8 +1430,8 @@ class Checker:
             label = f"{v['employee_number']} {v['plan']} {v['account']} filed {v['filed_on']}"
             kind, month, _ = split_account(v["account"])
             message = ""
-            if v["plan"] != "EDCP":
-                message = f"{v['plan']} has no schedule changes (EDCP Article VI)"
+            if not self.provides(v["plan"], "schedule_change"):
+                message = f"{v['plan']} has no schedule changes ({self.in_force(v['plan']).cite('schedule_change')})"
             elif kind == "retirement_termination" and (v["delay_years"] is None or v["delay_years"] < 5):
                 message = f"delay_years {v['delay_years']} is not at least 5 (EDCP 6.3)"
             elif kind == spec.SPECIFIED_DATE and month is not None:
@@ -1584,19 +1619,8 @@ class Checker:
         plan, account, trigger = v["plan"], v["account"], v["trigger"]
         kind, month, _ = split_account(account)
         emp = v["employee_number"]
-        pays: dict[str, dict[str, tuple[str, ...]]] = {
-            "EDCP": {
-                "separation": ("retirement_termination", "company_contribution"),
-                "specified_date": (spec.SPECIFIED_DATE,),
-                "death": ("retirement_termination", "company_contribution", spec.SPECIFIED_DATE),
-            },
-            "RRP": {
-                t: ("elective_deferral", "matching", "retirement_restoration")
-                for t in ("separation", "death", "disability")
-            },
-        }
-        if kind not in pays.get(plan, {}).get(trigger, ()):
-            return f"{plan} does not pay {account} on {trigger} (EDCP 5.1-5.4, RRP 4.01)"
+        if self.distribution_rule(plan, kind, trigger) is None:
+            return f"{plan} does not pay {account} on {trigger} ({self.in_force(plan).cite('distribution')})"
         in_force_month = self.payment_month_in_force(emp, plan, account, month) if month else None
         event = {
             "separation": p["termination_date"],
@@ -1608,10 +1632,13 @@ class Checker:
             return f"trigger_date {v['trigger_date']} is not the participant's {trigger} date {event}"
         if (trigger == "death") != (v["payee"] == "beneficiaries"):
             return f"payee {v['payee']} does not fit a {trigger} (EDCP 5.4)"
-        if v["override"] and not (plan == "EDCP" and trigger == "separation"):
-            return f"override {v['override']} on other than an EDCP separation (EDCP 5.6, 5.7)"
-        if v["override"] == "small_balance" and kind != "retirement_termination":
-            return "small_balance override on an account other than retirement_termination (EDCP 5.7)"
+        override = self.provides(plan, v["override"]) if v["override"] else None
+        if v["override"] and not (override and trigger == "separation"):
+            return (
+                f"override {v['override']} on other than a separation of a plan that has it (EDCP 5.6, 5.7)"
+            )
+        if v["override"] == "small_balance" and kind not in (override or {}).get("accounts", ()):
+            return f"small_balance override on an account it does not cover ({self.in_force(plan).cite('small_balance')})"
         form, inst, lump, delay, changes = self.election_in_force(emp, plan, account)
         if trigger == "death" or v["override"]:
             form, inst = "lump_sum", None
@@ -1654,8 +1681,9 @@ class Checker:
         changes: list[Row],
         override: str | None,
     ) -> dt.date | None:
-        if plan == "RRP":
-            if trigger == "separation":
+        rule = self.distribution_rule(plan, kind, trigger) or {}
+        if rule.get("payment_date", {}).get("rule") == "event_date":  # the date of the event (RRP 4.01(a))
+            if trigger == "separation" and rule.get("key_employee_delay"):
                 key = self.key_employee(emp, event)
                 if key is None:
                     return None

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.utils import timezone
+from simple_history.utils import bulk_create_with_history
 
 from books.models import Account
 from books.services.accounts import account_get_or_open
@@ -56,6 +57,7 @@ from pensions.services.benefit import (
     pre_2005_cash_out_value,
 )
 from pensions.services.orders import order_share, share_lump_sum
+from plans.actuarial import FORM_DETAILS
 from plans.models import Plan
 
 if TYPE_CHECKING:
@@ -1094,12 +1096,103 @@ def accounts_open_on_event(*, event: EmploymentEvent, actor: Actor) -> None:
     for participation in Participation.objects.filter(
         person=event.person, plan__kind=Plan.Kind.DEFINED_BENEFIT
     ).select_related("plan"):
-        version = participation.plan.version_on(event.effective_date)
-        rule = next(
-            (r for r in version.provision("distribution", []) or [] if r["trigger"] == "separation"), None
+        _record_account(participation, event.effective_date)
+
+
+def _record_account(participation: Participation, on: dt.date) -> Account:
+    """The defined benefit plan's record account that carries the benefit's schedule (opened on the event)."""
+    version = participation.plan.version_on(on)
+    rule = next(
+        (r for r in version.provision("distribution", []) or [] if r["trigger"] == "separation"), None
+    )
+    kind = rule["accounts"][0] if rule else version.account_kinds()[0]["kind"]
+    return account_get_or_open(participation=participation, kind=kind, on=on)
+
+
+@dataclass(frozen=True)
+class AnnuityTakenOver:
+    """A defined benefit another administrator began paying (a conversion): the terms it fixed at commencement
+    (BRP 3.4(c)), and the Payment Date of the first payment it has not made."""
+
+    participation: Participation
+    form: str
+    commencement: dt.date
+    first_payment: dt.date
+    monthly: Decimal
+    next_payment: dt.date
+    survivor_name: str = ""
+    survivor_monthly: Decimal | None = None
+
+
+def annuity_take_over(
+    *, taken: AnnuityTakenOver, by: str, now: dt.datetime, as_of: dt.date
+) -> list[ScheduledPayment]:
+    """Record a benefit in pay as fixed, with the payments the prior administrator made recorded as paid by it
+    (they move nothing), then plan the rest as any annuity in pay (`annuities_recompute`, the stored terms).
+    Returns the payments still to make, first due first."""
+    participation = taken.participation
+    events = _events(participation.person)
+    sep = events.get(EmploymentEvent.Kind.SEPARATION)
+    if sep is None:
+        raise AnnuityError(f"{participation} has no separation on file: a benefit in pay needs one")
+    account = _record_account(participation, sep)
+    schedule = PaymentSchedule.objects.create(
+        participation=participation, account=account, revision=1, computed_at=now, computed_because=by[:200]
+    )
+    detail = FORM_DETAILS.get(taken.form, {"label": taken.form})
+    record = participation.db_records.filter(as_of__lte=as_of).order_by("-as_of", "-id").first()
+    annuity = Annuity.objects.create(
+        schedule=schedule,
+        participation=participation,
+        status=Annuity.Status.IN_PAY,
+        benefit="Supplemental Benefit",
+        trigger="separation",
+        event_date=sep,
+        commencement_date=taken.commencement,
+        first_payment_date=taken.first_payment,
+        form=taken.form,
+        form_label=detail["label"][:120],
+        monthly=taken.monthly,
+        survivor_percent=detail.get("survivor", 0),
+        survivor_monthly=taken.survivor_monthly,
+        certain_months=detail.get("certain", 0),
+        survivor_name=taken.survivor_name[:200],
+        record=record,
+        basis=f"fixed at commencement by the prior administrator; taken over: {by}"[:300],
+        fixed_on=taken.first_payment,
+        computed_at=now,
+    )
+    terms = _stored(annuity, participation, events).terms
+    assert terms is not None
+    made, _ = plan_payments(t=terms, through=taken.next_payment - dt.timedelta(days=1))
+    rows = [_row(d, schedule=schedule, revision=1, now=now, fixed_on=taken.commencement) for d in made]
+    for row in rows:
+        row.status, row.paid_on = S.PAID, row.payment_date
+        row.withholding_basis = f"paid by the prior administrator ({by})"[:300]
+    bulk_create_with_history(rows, ScheduledPayment, batch_size=2000)
+    _recompute(account, because=by, now=now, as_of=as_of)
+    return list(
+        ScheduledPayment.objects.filter(schedule=schedule, status__in=ScheduledPayment.MUTABLE).order_by(
+            "payment_date", "id"
         )
-        kind = rule["accounts"][0] if rule else version.account_kinds()[0]["kind"]
-        account_get_or_open(participation=participation, kind=kind, on=event.effective_date)
+    )
+
+
+def annuity_not_commenced_open(
+    *, participation: Participation, by: str, now: dt.datetime, as_of: dt.date
+) -> list[ScheduledPayment]:
+    """A separated participant's benefit not yet begun, taken over: open its record account and plan it as the
+    screens do after a separation (`annuities_recompute`). Returns its payments, first due first."""
+    sep = _events(participation.person).get(EmploymentEvent.Kind.SEPARATION)
+    if sep is None:
+        return []
+    account = _record_account(participation, sep)
+    _recompute(account, because=by, now=now, as_of=as_of)
+    return list(
+        ScheduledPayment.objects.filter(account=account, status__in=ScheduledPayment.MUTABLE).order_by(
+            "payment_date", "id"
+        )
+    )
 
 
 def annuities_extend(*, day: dt.date, now: dt.datetime) -> int:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 
-from books.models import Account
+from django.db.models import Min
+
+from books.models import Account, DailyValuation
 from core import valuation_calendar as cal
 from core.dates import EASTERN
 from elections.models import DistributionElection, ScheduleChange, Status
@@ -241,7 +243,31 @@ def _small_balance_values(
         if f.separation is not None and small and a.kind in small.get("accounts", []):
             small_by_day[f.separation].append(a.id)
             f.value_known_through = known_valuation_date(on=f.separation, credited=credited)
+    if not small_by_day:
+        return
+    begun = _books_begin([i for ids in small_by_day.values() for i in ids])
+    opened = {a.id: a.opened_on for a in accounts}
     for day, small_ids in small_by_day.items():
         values = available_values(account_ids=small_ids, on=day, credited=credited, only_effective=True)
         for account_id in small_ids:
-            facts[account_id].value_at_separation = values[account_id]
+            f = facts[account_id]
+            start = begun.get(account_id)
+            if (
+                f.value_known_through is not None
+                and start is not None
+                and opened[account_id] <= f.value_known_through < start
+            ):
+                # The account held money at separation but its books here begin later (taken over from a prior
+                # administrator, which made the small-balance test): the value at separation is not in these books.
+                continue
+            f.value_at_separation = values[account_id]
+
+
+def _books_begin(account_ids: list[int]) -> dict[int, dt.date]:
+    """account -> its first Valuation Date in these books."""
+    return dict(
+        DailyValuation.objects.filter(account_id__in=account_ids)
+        .values("account_id")
+        .annotate(first=Min("valuation_date"))
+        .values_list("account_id", "first")
+    )

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
+from dataclasses import dataclass
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from django.db import connection, transaction
@@ -249,6 +251,60 @@ def participant_schedules_recompute(
         )
     )
     return schedules_recompute(accounts=accounts, because=because, now=now)
+
+
+@dataclass(frozen=True)
+class ScheduleTakenOver:
+    """An account whose benefit another administrator began paying or owes (a conversion)."""
+
+    account_id: int
+    payments_made: int
+    last_payment_amount: Decimal | None = None
+
+
+def _payment_groups(rows: list[ScheduledPayment]) -> list[list[ScheduledPayment]]:
+    """The payments of a schedule in order, one group per payment (a death benefit shared by payees is one)."""
+    groups: dict[tuple, list[ScheduledPayment]] = {}
+    for p in rows:
+        groups.setdefault((p.payment_date, p.kind, p.number), []).append(p)
+    return list(groups.values())
+
+
+def schedules_take_over(
+    *, taken: list[ScheduleTakenOver], by: str, now: dt.datetime, as_of: dt.date
+) -> dict[int, list[list[ScheduledPayment]]]:
+    """Each account's schedule is the plan's, computed as for any account (`schedules_recompute`: its events,
+    elections and changes decide the form and the Payment Dates); its first `payments_made` payments are recorded
+    as paid by the prior administrator (they move no units; the last one at its amount when given). Returns, per
+    account, the payments still to make, one group per payment, first due first."""
+    if not taken:
+        return {}
+    ids = [t.account_id for t in taken]
+    schedules_recompute(accounts=list(Account.objects.filter(id__in=ids)), because=by, now=now, as_of=as_of)
+    rows: dict[int, list[ScheduledPayment]] = defaultdict(list)
+    for p in (
+        ScheduledPayment.objects.filter(account_id__in=ids, schedule__kind=PaymentSchedule.Kind.BENEFIT)
+        .exclude(status=S.CANCELLED)
+        .order_by("payment_date", "number", "id")
+    ):
+        rows[p.account_id].append(p)
+    paid: list[ScheduledPayment] = []
+    out: dict[int, list[list[ScheduledPayment]]] = {}
+    for t in taken:
+        groups = _payment_groups(rows[t.account_id])
+        made = groups[: t.payments_made]
+        for i, group in enumerate(made):
+            for p in group:
+                p.status, p.paid_on = S.PAID, p.payment_date
+                p.withholding_basis = f"paid by the prior administrator ({by})"[:300]
+                if i == len(made) - 1 and len(group) == 1 and t.last_payment_amount is not None:
+                    p.amount = t.last_payment_amount
+                paid.append(p)
+        out[t.account_id] = groups[t.payments_made :]
+    bulk_update_fast(
+        objs=paid, model=ScheduledPayment, fields=["status", "paid_on", "amount", "withholding_basis"]
+    )
+    return out
 
 
 # --- reactions (registered in payments.apps) ---------------------------------------------------------

@@ -1,0 +1,166 @@
+"""Benefits in payment or due, taken over from the prior recordkeeper (FORMAT.md 5, payment schedules and the BRP).
+
+Through the payments app's own services, so a converted benefit lives on as any other:
+- `payment_schedules.csv`: each account's schedule is the plan's schedule of the account, computed by the schedule
+  engine from the converted events, elections and schedule changes; the payments already made are recorded as paid
+  by the prior recordkeeper (they move no units), the next one falls on its Payment Date and is valued by the plan's
+  rule by the payment job (`payments.services.schedules.schedules_take_over`);
+- `db_benefits.csv`: a benefit in pay is recorded fixed (BRP 3.4(c)) at its monthly amount, form and survivor, with
+  the payments made; the payment job pays the next month (`payments.services.annuities.annuity_take_over`). A
+  separated participant's benefit not yet begun is planned as after any separation.
+
+The package and the system must agree on what comes next: a schedule whose next Payment Date or number of payments
+differs from the package's is a failure while writing (conflicts_with_records on its line), and nothing is applied.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterator
+from decimal import Decimal
+from typing import Any
+
+from books.models import Account
+from conversion.validate import first_after_six_month_anniversary
+from participants.models import Participation
+from payments.models import ScheduledPayment
+from payments.services.annuities import (
+    AnnuityError,
+    AnnuityTakenOver,
+    annuity_not_commenced_open,
+    annuity_take_over,
+)
+from payments.services.schedules import ScheduleTakenOver, schedules_take_over
+
+Stream = Callable[[str], Iterator[tuple[int, dict[str, Any]]]]
+IN_PAY = ("in_pay", "survivor_in_pay", "beneficiary_in_pay")
+
+
+class PaymentMismatch(Exception):
+    def __init__(self, file: str, line: int, message: str) -> None:
+        super().__init__(message)
+        self.file, self.line, self.message = file, line, message
+
+
+def _by(package_id: str) -> str:
+    return f"taken over from conversion package {package_id}"
+
+
+def apply_payment_schedules(
+    *,
+    stream: Stream,
+    accounts: dict[tuple[str, str, str], Account],
+    package_id: str,
+    now: dt.datetime,
+    cd: dt.date,
+) -> int:
+    """Every schedule of payment_schedules.csv, with its payments made; returns the number of schedules."""
+    taken: list[ScheduleTakenOver] = []
+    rows: dict[int, tuple[int, dict[str, Any]]] = {}
+    for line, v in stream("payment_schedules.csv"):
+        account = accounts[(v["employee_number"], v["plan"], v["account"])]
+        taken.append(
+            ScheduleTakenOver(
+                account_id=account.pk,
+                payments_made=v["payments_made"],
+                last_payment_amount=v["last_payment_amount"],
+            )
+        )
+        rows[account.pk] = (line, v)
+    remaining = schedules_take_over(taken=taken, by=_by(package_id), now=now, as_of=cd)
+    for account_id, (line, v) in rows.items():
+        left = remaining.get(account_id, [])
+        total = v["payments_made"] + len(left)
+        first = left[0][0].payment_date if left else None
+        if first != v["next_payment_date"] or total != v["payments_total"]:
+            raise PaymentMismatch(
+                "payment_schedules.csv",
+                line,
+                f"{v['employee_number']} {v['plan']} {v['account']}: the plan's schedule here has {total} payments, "
+                f"the next on {first}; the package says {v['payments_total']}, the next on {v['next_payment_date']}",
+            )
+    return len(rows)
+
+
+def _key_wait_end(separation: dt.date, key: bool | None, commencement: dt.date) -> dt.date:
+    """BRP 4.3: a Key Employee's first payment is the later of the commencement date and the 1st day of the month
+    after the six-month anniversary of separation."""
+    return max(commencement, first_after_six_month_anniversary(separation)) if key else commencement
+
+
+def apply_db_benefits(
+    *,
+    stream: Stream,
+    participations: dict[tuple[str, str], Participation],
+    people: dict[str, dict[str, Any]],
+    key_employee: Callable[[str, dt.date], bool | None],
+    package_id: str,
+    now: dt.datetime,
+    cd: dt.date,
+) -> int:
+    """Each BRP benefit in pay, fixed, with its payments made; each separated benefit not begun, planned."""
+    count = 0
+    for line, v in stream("db_benefits.csv"):
+        participation = participations[(v["employee_number"], v["plan"])]
+        person = people[v["employee_number"]]
+        if v["status"] in IN_PAY:
+            left = _in_pay(
+                v, participation, person, key_employee, package_id=package_id, now=now, cd=cd, line=line
+            )
+        elif v["next_payment_date"] is not None:
+            # the benefit the package describes; a Pre-2005 Supplemental Benefit (BRP App. A) is paid apart
+            left = [
+                p
+                for p in annuity_not_commenced_open(
+                    participation=participation, by=_by(package_id), now=now, as_of=cd
+                )
+                if p.benefit == p.schedule.benefit
+            ]
+        else:
+            continue
+        first = left[0].payment_date if left else None
+        if first != v["next_payment_date"]:
+            raise PaymentMismatch(
+                "db_benefits.csv",
+                line,
+                f"{v['employee_number']} {v['plan']}: the next monthly payment here is on {first}, the package says "
+                f"{v['next_payment_date']}",
+            )
+        count += 1
+    return count
+
+
+def _in_pay(
+    v: dict[str, Any],
+    participation: Participation,
+    person: dict[str, Any],
+    key_employee: Callable[[str, dt.date], bool | None],
+    *,
+    package_id: str,
+    now: dt.datetime,
+    cd: dt.date,
+    line: int,
+) -> list[ScheduledPayment]:
+    separation = person["termination_date"]
+    commencement = v["benefit_commencement_date"]
+    survivor_monthly: Decimal | None = v["survivor_monthly_amount"]
+    try:
+        return annuity_take_over(
+            taken=AnnuityTakenOver(
+                participation=participation,
+                form=v["form"],
+                commencement=commencement,
+                first_payment=_key_wait_end(
+                    separation, key_employee(v["employee_number"], separation), commencement
+                ),
+                monthly=v["monthly_amount"],
+                next_payment=v["next_payment_date"],
+                survivor_name=v["survivor_name"] or "",
+                survivor_monthly=survivor_monthly,
+            ),
+            by=_by(package_id),
+            now=now,
+            as_of=cd,
+        )
+    except AnnuityError as exc:
+        raise PaymentMismatch("db_benefits.csv", line, str(exc)) from exc
