@@ -23,7 +23,7 @@ from typing import Any
 from django.db.models import Sum
 
 from books.models import Account, DailyValuation, EntryKind, LedgerEntry, Position, Source
-from books.services.vesting import vested_percent
+from books.services.vesting import vested_percents
 from core import valuation_calendar as cal
 from core.errors import ApplicationError
 from core.jobs import last_credited_date
@@ -286,11 +286,15 @@ def statement_figures(
         for p in participations
     }
     by_account: dict[int, AccountFigures] = {}
-    vesting: dict[tuple[int, str], tuple[Decimal, str]] = {}
-    for account in sorted(accounts, key=lambda a: (a.kind, a.specified_month or dt.date.min, a.id)):
+    ordered = sorted(accounts, key=lambda a: (a.kind, a.specified_month or dt.date.min, a.id))
+    # one answer per participation and kind of account (EDCP 4.2, RRP 3.06), for the whole batch in one read
+    first: dict[tuple[int, str], Account] = {}
+    for account in ordered:
+        first.setdefault((account.participation_id, account.kind), account)
+    percents = vested_percents(accounts=list(first.values()), on=end)
+    vesting = {key: percents[account.id] for key, account in first.items()}
+    for account in ordered:
         key = (account.participation_id, account.kind)
-        if key not in vesting:  # one answer per participation and kind of account (EDCP 4.2, RRP 3.06)
-            vesting[key] = vested_percent(account=account, on=end)
         figures = AccountFigures(
             account_id=account.id,
             name=str(account.name),

@@ -23,6 +23,7 @@ from plans.selectors import figure_overrides
 
 ACTOR = "simulator"
 PLUGINS = (
+    "plans.simulation",
     "participants.simulation",
     "books.simulation",
     "elections.simulation",

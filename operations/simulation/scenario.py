@@ -205,6 +205,20 @@ def period(value: Any, where: str, funds: dict) -> None:
     _date(value.get("end"), f"{where}.end")
 
 
+def table_rows(value: Any, where: str, funds: dict) -> None:
+    """A committee-maintained table's rows: [[key, percent], ...]; a key is a number (years of service, a plan
+    year) or "default", a percent a decimal string from 0 to 100."""
+    if not isinstance(value, list) or not value:
+        raise ScenarioError(f"{where}: must be a list of [key, value] rows")
+    for j, row in enumerate(value):
+        if not isinstance(row, list) or len(row) != 2:
+            raise ScenarioError(f"{where}[{j}]: must be [key, value]")
+        key, pct = row
+        if isinstance(key, bool) or not (isinstance(key, int) or key == "default"):
+            raise ScenarioError(f'{where}[{j}] key: {key!r} is not a whole number or "default"')
+        percent(pct, f"{where}[{j}] value", funds)
+
+
 @dataclass(frozen=True)
 class EventSpec:
     """An event type of FORMAT.md: its fields, required first, each with its validator, and any rule across fields."""
@@ -312,6 +326,12 @@ EVENTS: dict[str, EventSpec] = {
     ),
     # BRP: the Spouse (or joint annuitant) dies.
     "survivor_death": EventSpec({**PARTICIPANT}, {}),
+    # An extension of this project (FORMAT.md, "Extensions of this project"): the Committee records a new dated
+    # version of a committee-maintained table of the scenario's plan (plans.services.table_set).
+    "plan_table": EventSpec(
+        {"table": text, "effective_date": date, "rows": table_rows},
+        {"citation": text, "description": text, "reason": text},
+    ),
 }
 # The fields of each event type, as earlier versions of this module published them.
 EVENT_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {

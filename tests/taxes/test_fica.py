@@ -138,3 +138,65 @@ def test_vesting_between_pay_dates_goes_to_the_next_feed_and_the_page_knows_what
     late = FicaWage.objects.get(participation=part, date=dt.date(2026, 1, 29))
     assert late.feed_date == dt.date(2026, 2, 13)
     assert FeedTake.objects.count() == 1
+
+
+def test_a_graded_table_version_recorded_by_the_committee_vests_on_its_effective_date(edcp):
+    """A new dated version of the vesting table (plans.services.table_set, as on the staff table page) raises the
+    vested percentage on its effective date: that day's newly vested percentage of the account's value is FICA
+    wages that day, and each later rise counts only what it adds."""
+    from plans.services import table_set
+
+    part = ParticipationFactory(plan=edcp)
+    vesting_service_record(person=part.person, through_year=2025, years=1)  # 1 year: 0% on the shipped table
+    credit(part, "1000.00", 2025, dt.date(2026, 1, 2))
+    current = PlanTable.objects.filter(plan=edcp, code="rsp_matching_vesting").first()
+    table_set(
+        plan=edcp,
+        code="rsp_matching_vesting",
+        effective_date=dt.date(2026, 7, 1),
+        rows=[["0", "0"], ["1", "20"], ["2", "40"], ["3", "60"], ["4", "80"], ["5", "100"]],
+        citation=current.citation,
+        description=current.description,
+        actor="committee",
+        now=NOW,
+    )
+    vesting_service_record(person=part.person, through_year=2026, years=2)  # 40% from the end of 2026
+    fica_wages_record(through=dt.date(2027, 1, 29), now=NOW, participations=[part])
+    assert rows(part) == [
+        # nothing vested when credited (0%); 20% of 1,000 on the day the graded version takes effect
+        (dt.date(2026, 7, 1), "vesting", Decimal("200.00"), Decimal("200.00")),
+        # 20% more at the end of the second year of service
+        (dt.date(2026, 12, 31), "vesting", Decimal("200.00"), Decimal("200.00")),
+    ]
+
+
+def _people(edcp, n: int) -> list:
+    """n participants with the same history: a Year of Vesting Service, a deferral-free company credit in 2026
+    (20% vested when credited under a graded table), a second year at the end of 2026 (40%)."""
+    graded(edcp)
+    parts = [ParticipationFactory(plan=edcp) for _ in range(n)]
+    for part in parts:
+        vesting_service_record(person=part.person, through_year=2025, years=1)
+        vesting_service_record(person=part.person, through_year=2026, years=2)
+        credit(part, "1000.00", 2025, dt.date(2026, 3, 2))
+    return parts
+
+
+def test_the_job_reads_the_books_for_all_participants_at_once(edcp):
+    """The FICA job is set-based: no more queries for 12 participants than for 3 (the first run may read a date the
+    books keep cached afterwards, so it may need one more)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    counts = []
+    for n in (3, 12):
+        parts = _people(edcp, n)
+        with CaptureQueriesContext(connection) as queries:
+            result = fica_wages_record(through=dt.date(2027, 1, 29), now=NOW, participations=parts)
+        assert result.written == 2 * n  # the credit at 20% and the vesting of 20% more, for each
+        counts.append(len(queries))
+        assert {tuple(r[:3]) for p in parts for r in [tuple(x) for x in rows(p)]} == {
+            (dt.date(2026, 3, 2), "credit", Decimal("200.00")),
+            (dt.date(2026, 12, 31), "vesting", Decimal("200.00")),
+        }
+    assert counts[1] <= counts[0], counts
