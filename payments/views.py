@@ -642,6 +642,7 @@ def portal_calendar(request):
             "person": person,
             "calendar": [(p, figures.get(p.id), parts.get(p.id)) for p in calendar],
             "key_waits": selectors.key_employee_waits(person=person, on=timezone.localdate()),
+            "unscheduled": selectors.unscheduled_balances(person=person, on=timezone.localdate()),
             "schedules": selectors.person_schedules(person=person),
         },
     )
