@@ -43,6 +43,7 @@ from claims.selectors import (
 from core.audit import actor_label
 from core.models import Document
 from core.pdf import document_bytes, document_store, document_store_bytes, render_pdf
+from plans.selectors import committee_contact
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,9 @@ def _letter(claim: Claim, rules: ClaimsRules, *, on: dt.date, body: str, signer:
         "title": title,
         "sponsor": claim.plan.sponsor,  # on the letterhead only: the sponsor's name once (issue 11)
         "plan_name": claim.plan.name,
-        "contact": rules.version.provision("committee_contact", None),
+        "contact": committee_contact(
+            plan=claim.plan, as_of=on
+        ),  # the Committee's dated setting on the letter's date
         "committee": body[:1].upper() + body[1:],
         "claim": claim,
         "date": on,

@@ -16,6 +16,7 @@ from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare, salted_hmac
 from django.views.decorators.http import require_http_methods, require_POST
 
 from claims import services as S
@@ -328,11 +329,36 @@ def _draft_data(draft: dict[str, list[str]]) -> QueryDict:
     return data
 
 
+def _deny_letter(request, claim: Claim, d: dict) -> bytes:
+    """The denial notice as claim_deny would issue it now from the form's data (nothing kept)."""
+    return S.claim_deny_preview(
+        claim=claim,
+        reasons=d["reasons"],
+        provisions=_ids(d["provisions"]),
+        additional_material=d["additional_material"],
+        review_procedure=d["review_procedure"],
+        partial=d["partial"],
+        records=_ids(d["records"]),
+        delivery=d["delivery"],
+        now=timezone.now(),
+        actor=request.user,
+    )
+
+
+def _letter_reviewed(request, claim: Claim, text: str) -> str:
+    """A token of the letter's text as the reviewer was shown it (issue 11): the deny POST carries it and the
+    server renders the letter again; a POST without it, or whose letter now reads differently, issues nothing."""
+    return salted_hmac(
+        "claims.deny_reviewed", f"{claim.pk}|{request.user.pk}|{text}", algorithm="sha256"
+    ).hexdigest()
+
+
 @require_http_methods(["GET", "POST"])
 @staff_page(Cap.DECIDE_CLAIMS)
 def staff_deny_review(request, pk: int):
     """Issue 11: a denial is read as the claimant will read it before it is issued. POST keeps the filled-in
-    form (nothing is decided) and redirects; GET shows the notice rendered from it, then "Issue" posts to deny."""
+    form (nothing is decided) and redirects; GET shows the notice rendered from it, then "Issue" posts to deny
+    with the token of the letter shown."""
     claim = get_object_or_404(Claim, pk=pk)
     key = DENY_DRAFT.format(pk=pk)
     if request.method == "POST":
@@ -350,27 +376,18 @@ def staff_deny_review(request, pk: int):
         return redirect("claims_staff:detail", pk=pk)
     d = reviewed.cleaned_data
     try:
-        letter = S.claim_deny_preview(
-            claim=claim,
-            reasons=d["reasons"],
-            provisions=_ids(d["provisions"]),
-            additional_material=d["additional_material"],
-            review_procedure=d["review_procedure"],
-            partial=d["partial"],
-            records=_ids(d["records"]),
-            delivery=d["delivery"],
-            now=timezone.now(),
-            actor=request.user,
-        )
+        letter = _deny_letter(request, claim, d)
     except S.ClaimRefused as exc:
         return _claim_page(request, claim, {"deny_form": reviewed}, refusal=str(exc), status=400)
+    text = pdf_text(letter)
     return render(
         request,
         "claims/staff_deny_review.html",
         {
             "claim": claim,
             "pages": pdf_page_images(letter),
-            "text": pdf_text(letter),
+            "text": text,
+            "reviewed": _letter_reviewed(request, claim, text),
             "hidden": [(name, value) for name, values in draft.items() for value in values],
             "partial": d["partial"],
             "delivery": Delivery(d["delivery"]).label if d["delivery"] in Delivery.values else d["delivery"],
@@ -382,12 +399,30 @@ def staff_deny_review(request, pk: int):
 @staff_page(Cap.DECIDE_CLAIMS)
 def staff_deny(request, pk: int):
     claim = get_object_or_404(Claim, pk=pk)
+    form = DenyForm(request.POST, claim=claim)
+    if form.is_valid():
+        try:
+            text = pdf_text(_deny_letter(request, claim, form.cleaned_data))
+        except S.ClaimRefused as exc:
+            return _claim_page(request, claim, {"deny_form": form}, refusal=str(exc), status=400)
+        if not constant_time_compare(
+            request.POST.get("reviewed", ""), _letter_reviewed(request, claim, text)
+        ):
+            # The letter was not shown, or reads differently now: show it (again); nothing is issued.
+            request.session[DENY_DRAFT.format(pk=pk)] = {
+                name: request.POST.getlist(name) for name in form.fields
+            }
+            messages.error(
+                request,
+                "Nothing is issued yet: read the denial notice as the claimant will receive it, then issue it.",
+            )
+            return redirect("claims_staff:deny_review", pk=pk)
     request.session.pop(DENY_DRAFT.format(pk=pk), None)
     return _act(
         request,
         pk,
         "deny_form",
-        DenyForm(request.POST, claim=claim),
+        form,
         lambda c, d, now: S.claim_deny(
             claim=c,
             reasons=d["reasons"],

@@ -20,7 +20,7 @@ from elections.models import (
 )
 from elections.selectors import provision_quotes
 from plans.models import Plan, PlanVersion
-from plans.selectors import MissingFigure, announced_percent
+from plans.selectors import MissingFigure, announced_percent, committee_contact
 
 
 def when(moment: dt.datetime | None) -> str:
@@ -356,7 +356,8 @@ def blank_form_context(plan: Plan, plan_year: int) -> dict:
         "plan_name": plan.name,
         "sponsor": plan.sponsor,
         "version_title": version_label(v),
-        "contact": v.provision("committee_contact", None),
+        # the Committee's dated setting in force at the election deadline (where the form is returned)
+        "contact": committee_contact(plan=plan, as_of=dt.date(plan_year - 1, 12, 31)),
         "plan_year": plan_year,
         "components": components,
         "deferral_accounts": deferral_accounts,

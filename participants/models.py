@@ -219,6 +219,7 @@ class Beneficiary(models.Model):
     name = models.CharField(max_length=200)
     relationship = models.CharField(max_length=60, blank=True)
     percent = models.PositiveSmallIntegerField()
+    birth_date = models.DateField(null=True, blank=True, help_text="As the designation gives it (optional)")
     deceased_on = models.DateField(null=True, blank=True)
     history = HistoricalRecords()
 

@@ -199,6 +199,9 @@ def beneficiaries_designate(
             limit = getattr(Beneficiary._meta.get_field(field_name), "max_length", None) or 0
             if limit and len((b.get(key) or "").strip()) > limit:
                 raise ParticipantError(f"a beneficiary's {key} is at most {limit} characters")
+        born = b.get("birth_date")
+        if born is not None and (not isinstance(born, dt.date) or born > timezone.localdate(now)):
+            raise ParticipantError(f"{b['name']}: a date of birth is a date not after today")
         tiers[b["tier"]] = tiers.get(b["tier"], 0) + pct
     if "primary" not in tiers:
         raise ParticipantError("name at least one primary beneficiary")
@@ -215,6 +218,7 @@ def beneficiaries_designate(
             name=b["name"].strip(),
             relationship=b.get("relationship", ""),
             percent=b["percent"],
+            birth_date=b.get("birth_date"),
         )
     audit_record(action="beneficiaries.designate", actor=actor, at=now or timezone.now(), obj=designation)
     return designation

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.db.models import Count, Sum
 
+from books.models import Account
 from core.dates import add_months, add_years
 from core.money import ZERO, installment, money, percent_of
 from participants.models import Participation
@@ -22,7 +23,9 @@ from payments.models import (
     PaymentSchedule,
     ScheduledPayment,
 )
-from payments.services.engine import key_employee_date, payment_date_for
+from payments.services.annuities import is_annuity_account
+from payments.services.engine import ScheduleResult, compute_schedule, key_employee_date, payment_date_for
+from payments.services.facts import load_facts
 from payments.services.values import available_values, credited_through
 from payments.services.withholding import WithholdingError, withholding_apply
 
@@ -331,3 +334,114 @@ def run_totals_by_plan(*, run: PaymentRun) -> list[dict[str, Any]]:
         .order_by("participation__plan__code")
     )
     return [dict(row) for row in rows]
+
+
+PENDING = (S.SCHEDULED, S.HELD, S.IN_RUN, S.APPROVED, S.RELEASED)
+
+
+@dataclass(frozen=True)
+class UnscheduledBalance:
+    """An account with a balance and no payment scheduled, and why (issue 11: not a blank)."""
+
+    plan_name: str
+    account_label: str
+    balance: Decimal
+    why: str
+    detail: str
+    cite: str
+
+
+def _form_words(form: str, installments: int | None) -> str:
+    if form == "installments" and installments:
+        return f"in {installments} annual installments"
+    if form == "lump_sum_and_installments" and installments:
+        return f"part as a lump sum, the rest in {installments} annual installments"
+    return "as one lump sum"
+
+
+def _why_unscheduled(
+    result: ScheduleResult, schedule: PaymentSchedule | None, paid_before: bool
+) -> tuple[str, str, str]:
+    """(the sentence, the engine's own words, the section) for an account with a balance and nothing pending."""
+    hold = (schedule.hold_reason if schedule else "") or result.hold_reason
+    if hold:
+        return f"On hold: {hold}", result.summary, result.cite
+    if result.payments:
+        if paid_before:
+            return (
+                "What is left after the final payment (earnings or a later credit) is paid as a residual lump "
+                "sum as soon as it is credited, on the next Valuation Date.",
+                result.summary,
+                result.cite,
+            )
+        first = min(p.payment_date for p in result.payments)
+        if result.trigger == "specified_date":
+            why = f"Specified Date {first:%Y-%m}: the first payment is on {first:%B} {first.day}, {first.year}; it is being scheduled."
+        else:
+            why = f"The first payment is due on {first:%B} {first.day}, {first.year}; it is being scheduled."
+        return why, result.summary, result.payments[0].cite or result.cite
+    if result.benefit:
+        return (
+            f"Paid after you leave the company, {_form_words(result.form, result.installments)}, on the dates "
+            f"of your election.",
+            result.summary,
+            result.cite,
+        )
+    return (
+        "No payment date is set for this account yet: the plan has no payment rule for it in force today. "
+        "Ask the plan administrator.",
+        "",
+        "",
+    )
+
+
+def unscheduled_balances(*, person: Person, on: dt.date) -> list[UnscheduledBalance]:
+    """Every account of the person that holds a balance but has no payment pending, with the reason the schedule
+    engine gives (read-only: the engine is run on the account's facts in memory, nothing is stored)."""
+    accounts = [
+        a
+        for a in Account.objects.filter(participation__person=person)
+        .select_related("participation__plan", "participation__person")
+        .order_by("participation__plan__code", "kind", "specified_month", "id")
+        if not is_annuity_account(account=a)
+    ]
+    if not accounts:
+        return []
+    ids = {a.id for a in accounts}
+    pending = set(
+        ScheduledPayment.objects.filter(account_id__in=ids, status__in=PENDING).values_list(
+            "account_id", flat=True
+        )
+    )
+    credited = credited_through()
+    values = available_values(account_ids=ids - pending, on=on, credited=credited) if ids - pending else {}
+    waiting = [a for a in accounts if a.id not in pending and values.get(a.id, ZERO) > ZERO]
+    if not waiting:
+        return []
+    facts = load_facts(accounts=waiting, as_of=on, credited=credited)
+    schedules = {
+        s.account_id: s
+        for s in PaymentSchedule.objects.filter(
+            account_id__in=[a.id for a in waiting], kind=PaymentSchedule.Kind.BENEFIT
+        )
+    }
+    paid = set(
+        ScheduledPayment.objects.filter(account_id__in=[a.id for a in waiting], status=S.PAID).values_list(
+            "account_id", flat=True
+        )
+    )
+    out = []
+    for a in waiting:
+        result = compute_schedule(f=facts[a.id])
+        why, detail, cite = _why_unscheduled(result, schedules.get(a.id), a.id in paid)
+        out.append(
+            UnscheduledBalance(
+                plan_name=a.participation.plan.name,
+                account_label=facts[a.id].label,
+                balance=values[a.id],
+                why=why,
+                detail=detail,
+                cite=cite,
+            )
+        )
+    return out

@@ -10,6 +10,7 @@ from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare, salted_hmac
 from django.utils.html import escape
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -379,21 +380,31 @@ def emergency_detail(request, pk: int):
     )
 
 
-@capability_required(Cap.APPROVE_EMERGENCY)
-@fresh_second_factor_required
-def emergency_review(request, pk: int):
-    """Issue 11: the Committee's decision summarised before it is recorded (GET, nothing changes); the page's
-    button posts the same fields to emergency_decide."""
-    emergency = get_object_or_404(selectors.emergencies(), pk=pk)
-    if emergency.status != EmergencyWithdrawal.Status.REQUESTED:
-        messages.info(
-            request, f"Emergency request {emergency.pk} is already {emergency.get_status_display().lower()}."
+def _emergency_reviewed(emergency: EmergencyWithdrawal, decision: dict, available, user) -> str:
+    """A token of the summary the decider was shown (issue 11, as _run_reviewed for a run): the request, the
+    decision as summarised and the amount available then. A decide POST without it, or after any of these
+    changed, shows the summary again and records nothing."""
+    text = "|".join(
+        str(v)
+        for v in (
+            emergency.pk,
+            emergency.status,
+            emergency.requested_amount,
+            decision.get("decision"),
+            decision.get("amount") if decision.get("decision") == "approve" else "",
+            decision.get("decided_on"),
+            (decision.get("reason") or "").strip(),
+            bool(decision.get("cancel_deferrals")),
+            available,
+            getattr(user, "pk", ""),
         )
-        return redirect("payments_staff:emergency", pk=pk)
-    form = EmergencyDecisionForm(request.GET)
-    if not form.is_valid():
-        messages.error(request, f"Not decided: {_errors(form)}")
-        return redirect("payments_staff:emergency", pk=pk)
+    )
+    return salted_hmac("payments.emergency_reviewed", text, algorithm="sha256").hexdigest()
+
+
+def _emergency_summary(
+    request, emergency: EmergencyWithdrawal, form: EmergencyDecisionForm, *, status: int = 200
+):
     d = form.cleaned_data
     available, accounts = emergency_available(participation=emergency.participation, on=timezone.localdate())
     return render(
@@ -404,21 +415,53 @@ def emergency_review(request, pk: int):
             "decision": d,
             "available": available,
             "accounts": accounts,
-            "hidden": [(name, value) for name, value in request.GET.items() if name in form.fields],
+            "hidden": [
+                (name, form.data.get(name)) for name in form.fields if form.data.get(name) is not None
+            ],
+            "reviewed": _emergency_reviewed(emergency, d, available, request.user),
+            "again": status != 200,
         },
+        status=status,
     )
+
+
+@capability_required(Cap.APPROVE_EMERGENCY)
+@fresh_second_factor_required
+def emergency_review(request, pk: int):
+    """Issue 11: the Committee's decision summarised before it is recorded (GET, nothing changes); the page's
+    button posts the same fields, with the summary's token, to emergency_decide."""
+    emergency = get_object_or_404(selectors.emergencies(), pk=pk)
+    if emergency.status != EmergencyWithdrawal.Status.REQUESTED:
+        messages.info(
+            request, f"Emergency request {emergency.pk} is already {emergency.get_status_display().lower()}."
+        )
+        return redirect("payments_staff:emergency", pk=pk)
+    form = EmergencyDecisionForm(request.GET)
+    if not form.is_valid():
+        messages.error(request, f"Not decided: {_errors(form)}")
+        return redirect("payments_staff:emergency", pk=pk)
+    return _emergency_summary(request, emergency, form)
 
 
 @require_POST
 @capability_required(Cap.APPROVE_EMERGENCY)
 @fresh_second_factor_required
 def emergency_decide(request, pk: int):
-    emergency = get_object_or_404(EmergencyWithdrawal, pk=pk)
+    emergency = get_object_or_404(selectors.emergencies(), pk=pk)
     form = EmergencyDecisionForm(request.POST)
     if not form.is_valid():
         messages.error(request, f"Not decided: {_errors(form)}")
         return redirect("payments_staff:emergency", pk=pk)
     d = form.cleaned_data
+    if emergency.status == EmergencyWithdrawal.Status.REQUESTED:
+        available, _accounts = emergency_available(
+            participation=emergency.participation, on=timezone.localdate()
+        )
+        if not constant_time_compare(
+            request.POST.get("reviewed", ""), _emergency_reviewed(emergency, d, available, request.user)
+        ):
+            # Not from the summary, or the summary changed since: show it (again); nothing is recorded.
+            return _emergency_summary(request, emergency, form, status=409)
     try:
         if d["decision"] == "approve":
             payments = emergency_approve(
@@ -601,6 +644,7 @@ def portal_calendar(request):
             "person": person,
             "calendar": [(p, figures.get(p.id), parts.get(p.id)) for p in calendar],
             "key_waits": selectors.key_employee_waits(person=person, on=timezone.localdate()),
+            "unscheduled": selectors.unscheduled_balances(person=person, on=timezone.localdate()),
             "schedules": selectors.person_schedules(person=person),
         },
     )

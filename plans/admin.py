@@ -5,7 +5,17 @@ from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
 from core.admin import ReadOnlyAdmin
-from plans.models import DatedFigure, Fund, FundPrice, Plan, PlanSection, PlanTable, PlanVersion, Provision
+from plans.models import (
+    DatedFigure,
+    Fund,
+    FundPrice,
+    Plan,
+    PlanSection,
+    PlanSetting,
+    PlanTable,
+    PlanVersion,
+    Provision,
+)
 
 
 class VersionInline(admin.TabularInline):
@@ -57,6 +67,13 @@ class PlanTableAdmin(SimpleHistoryAdmin):
     list_display = ("plan", "code", "effective_date", "citation")
     list_filter = ("plan",)
     search_fields = ("code", "citation", "description")
+
+
+@admin.register(PlanSetting)
+class PlanSettingAdmin(SimpleHistoryAdmin):
+    list_display = ("plan", "key", "effective_date", "recorded_by", "recorded_at")
+    list_filter = ("plan", "key")
+    search_fields = ("key", "reason")
 
 
 @admin.register(Fund)

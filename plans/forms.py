@@ -50,6 +50,20 @@ class TableForm(forms.Form):
         return "\n".join(f"{k}, {v}" for k, v in rows)
 
 
+class ContactForm(forms.Form):
+    """The committee contact as a dated setting (manage_plans): where claims, appeals and paper forms go."""
+
+    effective_date = DateField(widget=DateInput, help_text="Documents issued from this date use this contact")
+    name = forms.CharField(max_length=200, initial="Administrative Committee")
+    address = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}), help_text="The postal address, one line a line (at most 6)"
+    )
+    email = forms.EmailField(max_length=200)
+    reason = forms.CharField(
+        max_length=300, required=False, help_text="Why it changes (kept in the audit log)"
+    )
+
+
 class ClosureForm(forms.Form):
     date = DateField(widget=DateInput)
     reason = forms.CharField(max_length=200, help_text="For example: National day of mourning")

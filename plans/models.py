@@ -276,3 +276,29 @@ class FundPrice(models.Model):
 
     def __str__(self) -> str:
         return f"{self.fund.code} {self.date} {self.price}"
+
+
+class PlanSetting(models.Model):
+    """An administrative setting of a plan the Committee keeps up to date (the committee contact: where claims,
+    appeals and paper forms are sent), dated: the newest on or before a day is in force then, and before the
+    first one the catalog's provision of the same key applies. Corrections keep their history."""
+
+    KEYS = ("committee_contact",)
+
+    plan = models.ForeignKey(Plan, on_delete=models.PROTECT, related_name="settings")
+    key = models.CharField(max_length=60)
+    effective_date = models.DateField()
+    value = models.JSONField()
+    reason = models.CharField(max_length=300, blank=True)
+    recorded_by = models.CharField(max_length=200)
+    recorded_at = models.DateTimeField()
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["plan", "key", "-effective_date"]
+        constraints = [
+            models.UniqueConstraint(fields=["plan", "key", "effective_date"], name="one_setting_per_date")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.plan.code} {self.key} from {self.effective_date}"

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from plans.models import DatedFigure, FundPrice, Plan, PlanSection, PlanTable
+from plans.models import DatedFigure, FundPrice, Plan, PlanSection, PlanSetting, PlanTable
 from plans.provisions import SPECS
 
 if TYPE_CHECKING:
@@ -111,3 +111,21 @@ def beneficiary_definition(*, plan: Plan, as_of: dt.date) -> PlanSection | None:
         if found is not None:
             return found
     return None
+
+
+def setting_history(*, plan: Plan, key: str) -> list[PlanSetting]:
+    """Every dated value of a plan setting, newest first (corrections are in each one's history)."""
+    return list(PlanSetting.objects.filter(plan=plan, key=key).order_by("-effective_date", "-id"))
+
+
+def committee_contact(*, plan: Plan, as_of: dt.date) -> dict | None:
+    """Where claims, appeals and paper forms are sent on `as_of`: the Committee's dated setting in force then,
+    else the catalog's provision (name, address lines, email)."""
+    setting = (
+        PlanSetting.objects.filter(plan=plan, key="committee_contact", effective_date__lte=as_of)
+        .order_by("-effective_date", "-id")
+        .first()
+    )
+    if setting is not None:
+        return dict(setting.value)
+    return plan.version_on(as_of).provision("committee_contact", None)

@@ -14,12 +14,12 @@ from django.conf import settings
 from django.db import transaction
 
 from core import valuation_calendar as cal
-from core.audit import audit_record
+from core.audit import actor_label, audit_record
 from core.errors import ApplicationError
 from core.jobs import last_credited_date
 from core.models import MarketClosure
 from core.money import money
-from plans.models import DatedFigure, Plan, PlanSection, PlanTable, PlanVersion, Provision
+from plans.models import DatedFigure, Plan, PlanSection, PlanSetting, PlanTable, PlanVersion, Provision
 from plans.provisions import SPECS, ProvisionError, validate_provision
 
 if TYPE_CHECKING:
@@ -395,3 +395,67 @@ def market_closure_remove(
     closure.delete()
     cal.forget_closures()
     transaction.on_commit(cal.forget_closures)
+
+
+# --- dated administrative settings of a plan (the committee contact) ------------------------------------------
+
+
+@transaction.atomic
+def committee_contact_set(
+    *,
+    plan: Plan,
+    effective_date: dt.date,
+    name: str,
+    address: list[str],
+    email: str,
+    actor: Actor,
+    now: dt.datetime,
+    reason: str = "",
+) -> PlanSetting:
+    """Record where claims, appeals and paper forms are sent from `effective_date` (the Committee's setting; the
+    plan names the Committee, not its address). The same date again is a correction, kept in the history."""
+    from django.core.exceptions import ValidationError
+    from django.core.validators import validate_email
+
+    lines = [line.strip() for line in address if line.strip()]
+    problems = []
+    if not name.strip():
+        problems.append("the Committee's name is needed")
+    if not lines:
+        problems.append("a postal address of at least one line is needed")
+    elif len(lines) > 6 or any(len(line) > 100 for line in lines):
+        problems.append("an address is at most 6 lines of 100 characters")
+    try:
+        validate_email(email.strip())
+    except ValidationError:
+        problems.append(f"{email.strip()!r} is not an email address")
+    if problems:
+        raise TableError("; ".join(problems))
+    value = {"name": name.strip(), "address": lines, "email": email.strip()}
+    setting = (
+        PlanSetting.objects.select_for_update()
+        .filter(plan=plan, key="committee_contact", effective_date=effective_date)
+        .first()
+    )
+    before = setting.value if setting is not None else None
+    if setting is not None and setting.value == value:
+        return setting
+    if setting is None:
+        setting = PlanSetting(plan=plan, key="committee_contact", effective_date=effective_date)
+    setting.value, setting.reason = value, reason.strip()[:300]
+    setting.recorded_by, setting.recorded_at = actor_label(actor), now
+    setting.save()
+    audit_record(
+        action="plan_setting.set",
+        actor=actor,
+        at=now,
+        obj=setting,
+        reason=reason,
+        data={
+            "plan": plan.code,
+            "key": "committee_contact",
+            "effective_date": effective_date.isoformat(),
+            "changes": [before, value],
+        },
+    )
+    return setting

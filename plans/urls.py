@@ -18,6 +18,7 @@ staff_urlpatterns: list = [
     path("closures/<int:pk>/remove", views.closure_remove, name="closure_remove"),
     path("<str:code>/", views.plan_detail, name="plan"),
     path("<str:code>/funds/", views.funds, name="funds"),
+    path("<str:code>/contact/", views.contact_set, name="contact_set"),
 ]
 portal_urlpatterns: list = []
 api_urlpatterns: list = [

@@ -18,10 +18,11 @@ from core.decorators import capability_required
 from core.models import MarketClosure
 from core.roles import Cap, has_cap
 from plans import selectors
-from plans.forms import ClosureForm, ClosureRemoveForm, FigureForm, TableForm, VersionOnForm
+from plans.forms import ClosureForm, ClosureRemoveForm, ContactForm, FigureForm, TableForm, VersionOnForm
 from plans.models import DatedFigure, Plan, PlanTable
 from plans.services import (
     TableError,
+    committee_contact_set,
     figure_set,
     market_closure_add,
     market_closure_remove,
@@ -37,7 +38,7 @@ def catalog(request):
 
 
 @capability_required(Cap.VIEW_STAFF)
-def plan_detail(request, code: str):
+def plan_detail(request, code: str, contact_form: ContactForm | None = None):
     plan = get_object_or_404(Plan.objects.prefetch_related("versions"), code=code)
     today = timezone.localdate()
     form = VersionOnForm(request.GET or None)
@@ -63,8 +64,55 @@ def plan_detail(request, code: str):
             "sections": version.sections.all(),
             "tables": tables,
             "tables_in_force": {t.pk for t in in_force.values()},
+            **_contact_context(request, plan, on, contact_form),
         },
+        status=200 if contact_form is None else 400,
     )
+
+
+def _contact_context(request, plan: Plan, on: dt.date, form: ContactForm | None = None) -> dict:
+    contact = selectors.committee_contact(plan=plan, as_of=on)
+    if form is None and has_cap(request.user, Cap.MANAGE_PLANS):
+        form = ContactForm(
+            initial={
+                "effective_date": timezone.localdate(),
+                "name": (contact or {}).get("name", ""),
+                "address": "\n".join((contact or {}).get("address", [])),
+                "email": (contact or {}).get("email", ""),
+            }
+        )
+    return {
+        "contact": contact,
+        "contact_history": selectors.setting_history(plan=plan, key="committee_contact"),
+        "contact_form": form,
+    }
+
+
+@require_POST
+@capability_required(Cap.MANAGE_PLANS)
+def contact_set(request, code: str):
+    """The committee contact from a date (a dated plan setting, audited, with history)."""
+    plan = get_object_or_404(Plan, code=code)
+    form = ContactForm(request.POST)
+    if form.is_valid():
+        d = form.cleaned_data
+        try:
+            setting = committee_contact_set(
+                plan=plan,
+                effective_date=d["effective_date"],
+                name=d["name"],
+                address=d["address"].splitlines(),
+                email=d["email"],
+                reason=d["reason"],
+                actor=request.user,
+                now=timezone.now(),
+            )
+        except TableError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"The committee contact from {setting.effective_date} is recorded.")
+            return redirect("plans_staff:plan", code=plan.code)
+    return plan_detail(request, code, contact_form=form)
 
 
 @capability_required(Cap.VIEW_STAFF)
@@ -274,6 +322,7 @@ def closure_remove(request, pk: int):
 # What each page's URL kwarg names (tests/test_access.py walks every URL with these).
 for _view, _model in (
     (plan_detail, Plan),
+    (contact_set, Plan),
     (funds, Plan),
     (table_detail, PlanTable),
     (table_save, PlanTable),

@@ -707,6 +707,16 @@ def population(edcp, settings, tmp_path):
         fund_code="WSV",
     )
     ParallelRunTolerance.objects.create(amount=Decimal("0.01"), set_by="walker", set_at=now)
+    from plans.models import Plan, PlanSetting
+
+    PlanSetting.objects.create(  # a dated committee contact, for its admin pages
+        plan=Plan.objects.get(code="EDCP"),
+        key="committee_contact",
+        effective_date=dt.date(2024, 1, 1),
+        value={"name": "Walker Committee", "address": ["1 Walk St"], "email": "walk@example.com"},
+        recorded_by="walker",
+        recorded_at=now,
+    )
     from pensions.services.benefit import pension_figures_record
     from plans.models import Plan
 

@@ -153,16 +153,18 @@ def test_the_deny_form_demands_each_element_and_nothing_changes_without_them(ali
     )
     assert response.status_code == 400
     assert "(d) the time limit for an appeal (60 days)" in response.content.decode()
-    response = client.post(
-        reverse("claims_staff:deny", args=[claim.pk]),
-        {
-            "reasons": "Credited already.",
-            "provisions": [section("EDCP", "4.1").pk],
-            "additional_material": "None is needed.",
-            "review_procedure": review_procedure_text(claim=claim),
-            "delivery": "mail",
-        },
-    )
+    form = {
+        "reasons": "Credited already.",
+        "provisions": [section("EDCP", "4.1").pk],
+        "additional_material": "None is needed.",
+        "review_procedure": review_procedure_text(claim=claim),
+        "delivery": "mail",
+    }
+    response = client.post(reverse("claims_staff:deny", args=[claim.pk]), form)
+    review_url = reverse("claims_staff:deny_review", args=[claim.pk])
+    assert response["Location"] == review_url and not ClaimDecision.objects.exists()  # the letter first
+    reviewed = re.search(r'name="reviewed" value="([^"]+)"', client.get(review_url).content.decode()).group(1)
+    response = client.post(reverse("claims_staff:deny", args=[claim.pk]), {**form, "reviewed": reviewed})
     assert response.status_code == 302
     decision = ClaimDecision.objects.get()
     assert decision.outcome == "denied" and decision.delivery == "mail" and decision.notice is not None

@@ -18,10 +18,11 @@ ROWS = {
     "percent_1": "60",
     "tier_2": "primary",
     "name_2": "Eli Archer",
-    "relationship_2": "son",
+    "relationship_2": "child",
     "percent_2": "40",
     "tier_3": "contingent",
     "name_3": "Archer Family Trust",
+    "relationship_3": "trust",
     "percent_3": "100",
 }
 
@@ -35,7 +36,10 @@ def test_without_a_designation_the_plans_definition_of_beneficiary_is_shown(clie
 
 def test_a_participant_designates_primary_and_contingent_beneficiaries(client, alice):
     sign_in(client, alice.person.user)
-    response = client.post(reverse("participants_portal:beneficiaries", args=["EDCP"]), ROWS)
+    url = reverse("participants_portal:beneficiaries", args=["EDCP"])
+    review = client.post(url, ROWS)  # the review first: nothing is recorded
+    assert review.status_code == 200 and not BeneficiaryDesignation.objects.exists()
+    response = client.post(url, {**ROWS, "action": "submit"})
     assert response.status_code == 302
     designation = BeneficiaryDesignation.objects.get(person=alice.person)
     assert sorted((b.tier, b.name, b.percent) for b in designation.beneficiaries.all()) == [
@@ -51,7 +55,8 @@ def test_shares_that_do_not_add_up_are_refused_and_nothing_is_recorded(client, a
     response = client.post(
         reverse("participants_portal:beneficiaries", args=["EDCP"]), {**ROWS, "percent_2": "30"}
     )
-    assert response.status_code == 422 and "sum to 90, not 100" in response.content.decode()
+    assert response.status_code == 400
+    assert "shares add up to 90%: 10% short of 100%" in response.content.decode()
     assert not BeneficiaryDesignation.objects.exists()
 
 

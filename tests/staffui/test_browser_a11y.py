@@ -125,3 +125,103 @@ def test_axe_finds_no_serious_or_critical_violation_on_any_menu_page(live_server
 def test_no_menu_page_scrolls_sideways_at_375_px(live_server, role):
     users = _population()
     assert _browse(live_server, users[role], 375, _sideways) == {}
+
+
+# --- the portal's form pages (issue 11): each form, and the review page it leads to, as a participant ----------
+
+FORM_PAGES = (
+    "/portal/elections/EDCP/enrol/",
+    "/portal/elections/EDCP/payment/?account=retirement_termination",
+    "/portal/elections/EDCP/schedule-change/?account=retirement_termination",
+    "/portal/elections/EDCP/investments/",
+    "/portal/elections/BRP/annuity/",
+    "/portal/participants/beneficiaries/EDCP/",
+    "/portal/claims/new/",
+    "/portal/payments/what-if/",
+    "/portal/payments/what-if/?separation=2027-06-30&annual_return=3",
+)
+
+
+def _form_population() -> str:
+    """An employed EDCP participant with a balance who is also in the BRP (its annuity form), signed in below."""
+    from participants.models import Participation
+    from plans.models import Plan
+
+    simulate(scenario(events=deferrals(gross="20000.00"), through="2026-05-08"))
+    user = get_user_model().objects.create_user(username="p1-forms", password=PASSWORD)
+    user.groups.add(Group.objects.get_or_create(name="participant")[0])
+    person = Person.objects.get(employee_number="P1")
+    person.user = user
+    person.save()
+    Participation.objects.get_or_create(
+        person=person, plan=Plan.objects.get(code="BRP"), defaults={"entered_on": dt.date(2012, 3, 1)}
+    )
+    return "p1-forms"
+
+
+def _review_pages(page, base: str, check, problems: dict) -> None:
+    """The review pages: the deferral election's (when an election is open) and the beneficiaries'."""
+    page.goto(base + "/portal/elections/EDCP/enrol/")
+    if page.locator("#review-election").count():
+        page.click("#review-election")
+        page.wait_for_load_state()
+        found = check(page)
+        if found:
+            problems["enrol review"] = found
+    page.goto(base + "/portal/participants/beneficiaries/EDCP/")
+    page.fill("#name_1", "Dana Archer")
+    page.select_option("#relationship_1", "spouse")
+    page.fill("#percent_1", "100")
+    page.click("#review-beneficiaries")
+    page.wait_for_load_state()
+    assert page.locator("#submit-beneficiaries").count() == 1
+    found = check(page)
+    if found:
+        problems["beneficiaries review"] = found
+    # the form with its errors shown beside the fields
+    page.goto(base + "/portal/participants/beneficiaries/EDCP/")
+    page.fill("#name_1", "Dana Archer")
+    page.fill("#percent_1", "90")
+    page.click("#review-beneficiaries")
+    page.wait_for_load_state()
+    found = check(page)
+    if found:
+        problems["beneficiaries with errors"] = found
+
+
+def _browse_forms(live_server, who: str, width: int, check) -> dict[str, object]:
+    from playwright.sync_api import sync_playwright
+
+    problems: dict[str, object] = {}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=ARGS)
+        context = browser.new_context(viewport={"width": width, "height": 900}, bypass_csp=True)
+        page = context.new_page()
+        page.set_default_timeout(20_000)
+        try:
+            browser_sign_in(page, live_server.url, who, PASSWORD)
+            for path in FORM_PAGES:
+                response = page.goto(live_server.url + path)
+                assert response is not None and response.status == 200, (path, response and response.status)
+                found = check(page)
+                if found:
+                    problems[path] = found
+            _review_pages(page, live_server.url, check, problems)
+        finally:
+            context.close()
+            browser.close()
+            connections.close_all()
+    return problems
+
+
+def _both(page):
+    found = {"axe": _axe(page), "sideways": _sideways(page)}
+    return {k: v for k, v in found.items() if v}
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_the_portal_form_pages_have_no_serious_violation_and_no_sideways_scroll_at_375_px(live_server):
+    who = _form_population()
+    assert _browse_forms(live_server, who, 375, _both) == {}

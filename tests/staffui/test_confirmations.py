@@ -91,7 +91,20 @@ def test_deciding_an_emergency_shows_the_decision_first(settings):
     assert EmergencyWithdrawal.objects.get().status == "requested"
     for name, value in fields.items():
         assert f'name="{name}" value="{value}"' in html
-    bea.post(reverse("payments_staff:emergency_decide", args=[emergency.pk]), fields)
+    decide = reverse("payments_staff:emergency_decide", args=[emergency.pk])
+    reviewed = re.search(r'name="reviewed" value="([^"]+)"', html).group(1)
+    # a POST that did not come from the summary (no token, a forged one, or a decision changed since it was
+    # shown) shows the summary again and records nothing
+    for posted in (
+        fields,
+        {**fields, "reviewed": "0" * 64},
+        {**fields, "amount": "12000.00", "reviewed": reviewed},
+    ):
+        again = bea.post(decide, posted)
+        assert again.status_code == 409 and 'id="review-again"' in again.content.decode()
+        assert EmergencyWithdrawal.objects.get().status == "requested"
+    assert "Approve 12,000.00" in again.content.decode()  # the summary of what was posted, to confirm
+    assert bea.post(decide, {**fields, "reviewed": reviewed}).status_code == 302
     assert EmergencyWithdrawal.objects.get().status == "approved"
     bad = bea.get(reverse("payments_staff:emergency_review", args=[emergency.pk]), {"decision": "deny"})
     assert bad.status_code == 302  # already decided: back to the request
@@ -124,8 +137,18 @@ def test_a_denial_is_previewed_as_the_claimant_will_read_it_and_nothing_is_issue
     assert Document.objects.count() == documents  # rendered, not stored
     hidden = dict(re.findall(r'type="hidden" name="(\w+)" value="([^"]*)"', html))
     assert hidden["reasons"] == "Credited already." and hidden["delivery"] == "portal"
-    response = delegate.post(reverse("claims_staff:deny", args=[claim.pk]), {**form})
-    assert response.status_code == 302
+    deny_url = reverse("claims_staff:deny", args=[claim.pk])
+    reviewed = re.search(r'name="reviewed" value="([^"]+)"', html).group(1)
+    # without the token of the letter shown, or with the letter changed since (other reasons), nothing is issued:
+    # the preview is shown again
+    for posted in (form, {**form, "reviewed": "0" * 64}, {**form, "reasons": "Other.", "reviewed": reviewed}):
+        response = delegate.post(deny_url, posted)
+        assert response["Location"] == review_url
+        claim.refresh_from_db()
+        assert claim.state == State.RECEIVED and not ClaimDecision.objects.exists()
+    assert "Other." in delegate.get(review_url).content.decode()  # the preview of what was posted
+    response = delegate.post(deny_url, {**form, "reviewed": reviewed})
+    assert response.status_code == 302 and response["Location"] != review_url
     claim.refresh_from_db()
     assert claim.state == State.DENIED and ClaimDecision.objects.get().notice is not None
     # an incomplete form is not previewed
