@@ -141,6 +141,12 @@ FORM_PAGES = (
     "/portal/payments/what-if/?separation=2027-06-30&annual_return=3",
 )
 
+REVIEW_BUTTONS = (
+    ("/portal/elections/EDCP/payment/?account=retirement_termination", "#review-payment"),
+    ("/portal/elections/EDCP/schedule-change/?account=retirement_termination", "#review-change"),
+    ("/portal/elections/EDCP/investments/", "#review-investments"),
+)
+
 
 def _form_population() -> str:
     """An employed EDCP participant with a balance who is also in the BRP (its annuity form), signed in below."""
@@ -168,6 +174,15 @@ def _review_pages(page, base: str, check, problems: dict) -> None:
         found = check(page)
         if found:
             problems["enrol review"] = found
+    # the other forms sent for review as prefilled (a review page, or the form with its problems beside the fields)
+    for path, button in REVIEW_BUTTONS:
+        page.goto(base + path)
+        if page.locator(button).count():
+            page.click(button)
+            page.wait_for_load_state()
+            found = check(page)
+            if found:
+                problems[f"{path} review"] = found
     page.goto(base + "/portal/participants/beneficiaries/EDCP/")
     page.fill("#name_1", "Dana Archer")
     page.select_option("#relationship_1", "spouse")
