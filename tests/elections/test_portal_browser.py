@@ -156,3 +156,31 @@ def test_the_claim_form_offers_the_claimants_plans(live_server, browser_page):  
     page.click("#claim-form button[type=submit]")
     assert "You have no account in" in page.inner_text("main")
     assert not Claim.objects.exists()
+
+
+def test_stop_deferring_shows_what_stops_and_files_only_on_the_confirmation(live_server, browser_page):  # noqa: F811
+    from elections.services import deferral_election_submit
+
+    alice = _alice()
+    year = timezone.localdate().year + 1
+    deferral_election_submit(
+        participation=alice,
+        plan_year=year,
+        percentages={"base_salary": 7},
+        accounts=None,
+        submitted_at=timezone.now(),
+        channel="portal",
+        actor="alice",
+    )
+    page = browser_page
+    browser_sign_in(page, live_server.url, "alice", PASSWORD)
+    page.goto(f"{live_server.url}/portal/elections/")
+    page.click("#stop-EDCP")
+    page.wait_for_selector("#stop-summary")
+    # The summary: the election in force against 0%, before anything is filed.
+    assert "7%" in page.inner_text("#stop-summary")
+    assert DeferralElection.objects.count() == 1
+    page.click("#confirm-stop")
+    page.wait_for_selector("#confirmation")
+    latest = DeferralElection.objects.order_by("-id").first()
+    assert latest.status == Status.ACCEPTED and {line.percent for line in latest.lines.all()} == {0}
