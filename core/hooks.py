@@ -25,6 +25,7 @@ QUESTIONS = {
     "last_pay_lines": "books",  # (person) -> [(pay date, component, gross)] of the last pay date
     "account_payments_started": "payments",  # (participation, account_kind, specified_month) -> bool
     "defined_benefit_value": "payments",  # (participation, as_of) -> books.liability.BenefitLine
+    "defined_benefit_values": "payments",  # (participations, as_of) -> [BenefitLine], one per participation
     "tax_years": "taxes",  # (person) -> [(year, taxes.selectors.PersonYear)], newest first
 }
 
