@@ -99,14 +99,16 @@ def plan_liability(*, plan: Plan, as_of: dt.date) -> PlanLiability:
         reading=funding.reading if funding is not None else "",
     )
     if plan.kind == Plan.Kind.DEFINED_BENEFIT:
-        report.benefits = [
-            # The defined benefit in pay or to come: payments (annuities and their payments) answers, valued on
-            # the plan's actuarial basis (payments.liability; BRP 8.1).
-            hooks.ask("defined_benefit_value", participation=p, as_of=as_of)
-            for p in Participation.objects.filter(plan=plan)
-            .select_related("person", "plan")
+        participations = list(
+            Participation.objects.filter(plan=plan)
+            .select_related("person")
             .order_by("person__last_name", "person__first_name", "id")
-        ]
+        )
+        for p in participations:
+            p.plan = plan  # one instance: the plan's versions and provisions read once for every line
+        # The defined benefit in pay or to come: payments (annuities and their payments) answers, valued on the
+        # plan's actuarial basis, for every participant at once (payments.liability; BRP 8.1).
+        report.benefits = hooks.ask("defined_benefit_values", participations=participations, as_of=as_of)
     else:
         report.valued_on, report.accounts = _account_lines(plan, as_of)
     return report

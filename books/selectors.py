@@ -191,10 +191,13 @@ def person_books(*, person: Person, on: dt.date) -> list[dict]:
 
     participations = list(person.participations.select_related("plan", "person").order_by("plan__code"))
     accounts = list(
-        Account.objects.filter(participation__in=participations)
-        .select_related("participation__plan", "participation__person")
-        .order_by("kind", "specified_month")
+        Account.objects.filter(participation__in=participations).order_by("kind", "specified_month")
     )
+    by_id = {p.id: p for p in participations}
+    for (
+        account
+    ) in accounts:  # one Participation and Plan instance: the plan's versions read once, not per account
+        account.participation = by_id[account.participation_id]
     holdings = holdings_on(accounts=accounts, on=on)
     percents = vested_percents(accounts=accounts, on=on)
     out = []

@@ -28,6 +28,7 @@ QUESTIONS = {
     "payment_dates_preview": "payments",
     "defined_benefit_value": "payments",  # (participation, as_of) -> books.liability.BenefitLine
     "annuity_form_quote": "pensions",  # (participation, form, defer_years, as_of) -> pensions.selectors.FormQuote
+    "defined_benefit_values": "payments",  # (participations, as_of) -> [BenefitLine], one per participation
     "tax_years": "taxes",  # (person) -> [(year, taxes.selectors.PersonYear)], newest first
 }
 

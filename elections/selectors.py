@@ -137,24 +137,64 @@ def allocation_of(*, election: DeferralElection | None, default_kind: str) -> li
     return out
 
 
-def deferral_election_in_force(*, participation: Participation, plan_year: int) -> DeferralElection | None:
-    """The annual or first-year election that governs `plan_year` (its own, or an earlier one carried forward)."""
-    version = participation.plan.version_on(dt.date(plan_year, 1, 1))
-    qs = (
-        DeferralElection.objects.filter(
-            participation=participation,
-            status=Status.ACCEPTED,
-            kind__in=[DeferralElection.Kind.ANNUAL, DeferralElection.Kind.FIRST_YEAR],
-        )
-        .prefetch_related("lines", "allocations")
-        .order_by("-plan_year", "-submitted_at", "-id")
+def _governing_elections(*, plan: Plan, plan_year: int) -> QuerySet[DeferralElection]:
+    """Accepted annual and first-year elections that may govern `plan_year`: its own, or (an evergreen plan) an
+    earlier one carried forward."""
+    version = plan.version_on(dt.date(plan_year, 1, 1))
+    qs = DeferralElection.objects.filter(
+        status=Status.ACCEPTED, kind__in=[DeferralElection.Kind.ANNUAL, DeferralElection.Kind.FIRST_YEAR]
     )
-    qs = (
+    return (
         qs.filter(plan_year__lte=plan_year)
         if version.provision("evergreen", False)
         else qs.filter(plan_year=plan_year)
     )
-    election = qs.first()
+
+
+def deferral_elections_in_force(
+    *, plan: Plan, participations: list[Participation], plan_year: int
+) -> dict[int, DeferralElection | None]:
+    """participation id -> deferral_election_in_force, for many participations of `plan` in a handful of queries
+    (not a few per participant): the elections that govern, their lines and allocations, and the cancellations
+    that ended them, read once for all (by plan, not by a list of ids: a list of 100,000 ids is too long)."""
+    ids = [p.pk for p in participations]
+    chosen: dict[int, int] = {}
+    for participation_id, election_id in (
+        _governing_elections(plan=plan, plan_year=plan_year)
+        .filter(participation__plan=plan)
+        .order_by("participation_id", "-plan_year", "-submitted_at", "-id")
+        .values_list("participation_id", "id")
+    ):
+        chosen.setdefault(participation_id, election_id)
+    elections = DeferralElection.objects.filter(id__in=chosen.values()).prefetch_related(
+        "lines", "allocations"
+    )
+    by_id = {e.pk: e for e in elections}
+    ended: dict[int, dt.datetime] = {}
+    for participation_id, decided_at in (
+        DeferralCancellation.objects.filter(participation__plan=plan, ends_on__lt=dt.date(plan_year, 1, 1))
+        .order_by("participation_id", "-decided_at")
+        .values_list("participation_id", "decided_at")
+    ):
+        ended.setdefault(participation_id, decided_at)
+    out: dict[int, DeferralElection | None] = {}
+    for pk in ids:
+        election = by_id.get(chosen[pk]) if pk in chosen else None
+        if election is not None and pk in ended and election.submitted_at <= ended[pk]:
+            election = None
+        out[pk] = election
+    return out
+
+
+def deferral_election_in_force(*, participation: Participation, plan_year: int) -> DeferralElection | None:
+    """The annual or first-year election that governs `plan_year` (its own, or an earlier one carried forward)."""
+    election = (
+        _governing_elections(plan=participation.plan, plan_year=plan_year)
+        .filter(participation=participation)
+        .prefetch_related("lines", "allocations")
+        .order_by("-plan_year", "-submitted_at", "-id")
+        .first()
+    )
     ended = (
         DeferralCancellation.objects.filter(participation=participation, ends_on__lt=dt.date(plan_year, 1, 1))
         .order_by("-decided_at")
@@ -621,13 +661,15 @@ def payroll_export_rows(*, plan: Plan, plan_year: int) -> list[dict]:
             ends_on__gte=dt.date(plan_year, 1, 1),
         )
     }
-    elections = []
-    for p in (
+    participations = list(
         Participation.objects.filter(plan=plan).select_related("person").order_by("person__employee_number")
-    ):
-        e = deferral_election_in_force(participation=p, plan_year=plan_year)
-        if e is not None:
-            elections.append((p, e))
+    )
+    in_force = deferral_elections_in_force(plan=plan, participations=participations, plan_year=plan_year)
+    elections: list[tuple[Participation, DeferralElection]] = []
+    for p in participations:
+        election = in_force[p.pk]
+        if election is not None:
+            elections.append((p, election))
     performance = (
         DeferralElection.objects.filter(
             participation__plan=plan,

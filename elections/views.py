@@ -280,6 +280,7 @@ def _overview(participation: Participation, *, now: dt.datetime) -> dict:
         "next_year": today.year + 1,
     }
     if account_balance:
+        schedules = S.account_schedules(participation=participation, as_of=today)
         out.update(
             {
                 "chances": S.election_chances(participation=participation, now=now),
@@ -287,7 +288,7 @@ def _overview(participation: Participation, *, now: dt.datetime) -> dict:
                 "next_year_election": S.deferral_election_in_force(
                     participation=participation, plan_year=today.year + 1
                 ),
-                "schedules": S.account_schedules(participation=participation, as_of=today),
+                "schedules": schedules,
                 "deferral_offer": services.deferral_offer(participation=participation, now=now),
                 "account_offers": [
                     (
@@ -297,7 +298,7 @@ def _overview(participation: Participation, *, now: dt.datetime) -> dict:
                             participation=participation, account=s.account, as_of=today
                         ),
                     )
-                    for s in S.account_schedules(participation=participation, as_of=today)
+                    for s in schedules
                 ],
                 "investments": S.investment_in_force(participation=participation, as_of=today),
                 "can_change_schedule": version.has("schedule_change"),

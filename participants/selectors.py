@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from django.db.models import Q
 
+from core import memo
 from core.dates import add_months, years_between
 from participants.models import (
     BeneficiaryDesignation,
@@ -83,10 +84,20 @@ def key_employee_status(
 ) -> KeyEmployeeStatus:
     """Whether `person` is a Key Employee on `on` (EDCP 1.20): identified the December 31 before the last April 1."""
     year = KeyEmployeeList.identification_year_for(on, effective_month, effective_day)
+    if memo.active():  # a report over many people: the year's list read once for the run
+        known, members = memo.remember(("key_employee_list", year), lambda: _key_employee_list(year))
+        return KeyEmployeeStatus(known, person.pk in members, year)
     lst = KeyEmployeeList.objects.filter(identification_year=year).first()
     if lst is None:
         return KeyEmployeeStatus(False, False, year)
     return KeyEmployeeStatus(True, lst.members.filter(pk=person.pk).exists(), year)
+
+
+def _key_employee_list(year: int) -> tuple[bool, frozenset[int]]:
+    lst = KeyEmployeeList.objects.filter(identification_year=year).first()
+    if lst is None:
+        return False, frozenset()
+    return True, frozenset(lst.members.values_list("pk", flat=True))
 
 
 def years_of_vesting_service(*, person: Person, on: dt.date) -> int:

@@ -23,6 +23,7 @@ class PaymentsConfig(AppConfig):
         hooks.answer("account_payments_started", selectors.account_payments_started)
         hooks.answer("defined_benefit_value", liability.defined_benefit_value)
         hooks.answer("payment_dates_preview", dates_preview.payment_dates_preview)
+        hooks.answer("defined_benefit_values", liability.defined_benefit_values)
         # the pensions pages read and act on the benefit in pay through these (pensions never imports payments)
         hooks.register("benefit_in_pay_read", annuities.in_pay_read)
         hooks.register("benefit_survivor_death", annuities.on_survivor_death)

@@ -12,11 +12,12 @@ from types import SimpleNamespace
 from django.db.models import Sum
 
 from books.liability import BenefitLine
+from core import memo
 from core.money import ZERO, money
 from participants.models import EmploymentEvent, Participation
 from payments.models import Annuity, ScheduledPayment
-from pensions.selectors import employment_event_dates
-from pensions.services.benefit import BenefitError, brp_benefit_sheet
+from pensions.selectors import employment_event_dates, employment_event_dates_seed
+from pensions.services.benefit import BenefitError, brp_benefit_sheet, pension_figures_seed
 from plans import actuarial
 
 # --- defined benefit plans ---------------------------------------------------------------------------
@@ -47,6 +48,54 @@ def _alive(died_on: dt.date | None, as_of: dt.date) -> bool:
     return died_on is None or died_on > as_of
 
 
+def defined_benefit_values(*, participations: list[Participation], as_of: dt.date) -> list[BenefitLine]:
+    """The lines of many participants, to the cent the lines of `defined_benefit_value` one at a time: their
+    figures, employment events, benefits in pay and payments read once for all of them, and the Key Employee
+    lists, IRS figures and actuarial factors once per run (core.memo). Give them one Plan instance (its versions
+    and provisions are then read once)."""
+    with memo.run_memo():
+        employment_event_dates_seed(participations=participations)
+        pension_figures_seed(participations=participations, as_of=as_of)
+        _in_pay_seed(participations=participations, as_of=as_of)
+        return [defined_benefit_value(participation=p, as_of=as_of) for p in participations]
+
+
+def _in_pay_seed(*, participations: list[Participation], as_of: dt.date) -> None:
+    """The benefit in pay of each participant, and what has been paid on it by `as_of`, read at once (core.memo)."""
+    annuities: dict[int, Annuity] = {}
+    for annuity in (
+        Annuity.objects.filter(participation__in=participations)
+        .select_related("record", "schedule")
+        .order_by("participation_id", "pk")
+    ):
+        annuities.setdefault(annuity.participation_id, annuity)
+    for p in participations:
+        memo.seed(("annuity", p.pk), annuities.get(p.pk))
+    schedules = {a.schedule_id for a in annuities.values() if a.schedule_id is not None}
+    paid = {(s, pre): ZERO for s in schedules for pre in (False, True)}
+    released: set[int] = set()
+    for schedule_id, benefit, kind, amount in (
+        _paid_rows(as_of)
+        .filter(schedule_id__in=schedules)
+        .values_list("schedule_id", "benefit", "kind", "amount")
+    ):
+        pre = benefit.startswith("Pre-2005")
+        paid[(schedule_id, pre)] += amount
+        if pre and kind == ScheduledPayment.Kind.LUMP_SUM:
+            released.add(schedule_id)
+    for (schedule_id, pre), total in paid.items():
+        memo.seed(("annuity_paid", schedule_id, pre, as_of), total)
+    for schedule_id in schedules:
+        memo.seed(("pre_2005_cash_out_released", schedule_id, as_of), schedule_id in released)
+
+
+def _paid_rows(as_of: dt.date):
+    return ScheduledPayment.objects.filter(
+        status__in=(ScheduledPayment.Status.RELEASED, ScheduledPayment.Status.PAID),
+        payment_date__lte=as_of,
+    )
+
+
 def defined_benefit_value(*, participation: Participation, as_of: dt.date) -> BenefitLine:
     """One participant's line of the report (see the module docstring for the method)."""
 
@@ -54,7 +103,12 @@ def defined_benefit_value(*, participation: Participation, as_of: dt.date) -> Be
     cite = version.cite("funding")
     events = {k: d for k, d in employment_event_dates(participation=participation).items() if d <= as_of}
     death, sep = events.get(EmploymentEvent.Kind.DEATH), events.get(EmploymentEvent.Kind.SEPARATION)
-    annuity = Annuity.objects.filter(participation=participation).select_related("record", "schedule").first()
+    annuity = memo.remember(
+        ("annuity", participation.pk),
+        lambda: (
+            Annuity.objects.filter(participation=participation).select_related("record", "schedule").first()
+        ),
+    )
     if (
         annuity is not None
         and annuity.status in (Annuity.Status.IN_PAY, Annuity.Status.COMPLETE)
@@ -122,13 +176,18 @@ def _with_pre_2005(
     pre = annuity.pre_2005
     if pre.get("cash_out"):  # BRP App. A 4: one lump sum replaced the rest; at face until it is released
         cash = pre["cash_out"]
-        released = ScheduledPayment.objects.filter(
-            schedule=annuity.schedule,
-            benefit__startswith="Pre-2005",
-            kind=ScheduledPayment.Kind.LUMP_SUM,
-            status__in=(ScheduledPayment.Status.RELEASED, ScheduledPayment.Status.PAID),
-            payment_date__lte=as_of,
-        ).exists()
+        released = memo.remember(
+            ("pre_2005_cash_out_released", annuity.schedule_id, as_of),
+            lambda: (
+                _paid_rows(as_of)
+                .filter(
+                    schedule=annuity.schedule,
+                    benefit__startswith="Pre-2005",
+                    kind=ScheduledPayment.Kind.LUMP_SUM,
+                )
+                .exists()
+            ),
+        )
         owed = ZERO if released else Decimal(cash["amount"])
         value = None if line.value is None else line.value + owed
         return BenefitLine(
@@ -165,6 +224,17 @@ def _with_pre_2005(
     )
 
 
+def _paid(schedule, *, as_of: dt.date, pre_2005: bool) -> Decimal:
+    rows = _paid_rows(as_of).filter(schedule=schedule)
+    # BRP Appendix A: the Pre-2005 part's payments count against that part only
+    rows = (
+        rows.filter(benefit__startswith="Pre-2005")
+        if pre_2005
+        else rows.exclude(benefit__startswith="Pre-2005")
+    )
+    return rows.aggregate(t=Sum("amount"))["t"] or ZERO
+
+
 def _in_pay(
     participation: Participation,
     annuity,
@@ -182,18 +252,10 @@ def _in_pay(
         rule.get("lookback_months", 1),
         rule.get("segment_boundaries_years", actuarial.DEFAULT_SEGMENT_BOUNDARIES),
     )
-    rows = ScheduledPayment.objects.filter(
-        schedule=annuity.schedule,
-        status__in=(ScheduledPayment.Status.RELEASED, ScheduledPayment.Status.PAID),
-        payment_date__lte=as_of,
+    paid = memo.remember(
+        ("annuity_paid", annuity.schedule.pk, pre_2005, as_of),
+        lambda: _paid(annuity.schedule, as_of=as_of, pre_2005=pre_2005),
     )
-    # BRP Appendix A: the Pre-2005 part's payments count against that part only
-    rows = (
-        rows.filter(benefit__startswith="Pre-2005")
-        if pre_2005
-        else rows.exclude(benefit__startswith="Pre-2005")
-    )
-    paid = rows.aggregate(t=Sum("amount"))["t"] or ZERO
     monthly = annuity.monthly
     if annuity.form == "lump_sum":
         owed = max(ZERO, monthly - paid)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from django.db.models import Max, Q
 
-from core import hooks
+from core import hooks, memo
 from elections.selectors import annuity_in_force
 from participants.models import EmploymentEvent, Participation
 from pensions.services.benefit import (
@@ -43,15 +43,32 @@ def brp_participations(*, query: str = "") -> QuerySet[Participation]:
 
 
 def employment_event_dates(*, participation: Participation) -> dict[str, dt.date]:
-    """kind -> the date of the participant's first employment event of that kind (rehires aside)."""
-    out: dict[str, dt.date] = {}
-    for kind, day in (
-        EmploymentEvent.objects.filter(person=participation.person)
-        .exclude(kind=EmploymentEvent.Kind.REHIRE)
-        .order_by("effective_date", "id")
-        .values_list("kind", "effective_date")
+    """kind -> the date of the participant's first employment event of that kind (rehires aside); a report over
+    many participants reads them all at once for the run (employment_event_dates_seed)."""
+    return memo.remember(
+        ("employment_event_dates", participation.person_id),
+        lambda: _event_dates(EmploymentEvent.objects.filter(person_id=participation.person_id)).get(
+            participation.person_id, {}
+        ),
+    )
+
+
+def employment_event_dates_seed(*, participations: list[Participation]) -> None:
+    """Read the employment events of many participants at once, for the run (core.memo)."""
+    people = {p.person_id for p in participations}
+    dates = _event_dates(EmploymentEvent.objects.filter(person_id__in=people))
+    for person_id in people:
+        memo.seed(("employment_event_dates", person_id), dates.get(person_id, {}))
+
+
+def _event_dates(events: QuerySet[EmploymentEvent]) -> dict[int, dict[str, dt.date]]:
+    out: dict[int, dict[str, dt.date]] = {}
+    for person_id, kind, day in (
+        events.exclude(kind=EmploymentEvent.Kind.REHIRE)
+        .order_by("person_id", "effective_date", "id")
+        .values_list("person_id", "kind", "effective_date")
     ):
-        out.setdefault(kind, day)
+        out.setdefault(person_id, {}).setdefault(kind, day)
     return out
 
 

@@ -25,6 +25,7 @@ from typing import Required, TypedDict
 
 from django.conf import settings
 
+from core import memo
 from core.money import money
 
 MONTHS = 12
@@ -161,7 +162,11 @@ class Life:
 
 
 def annuity_life(table: MortalityTable, life: Life, basis: InterestBasis) -> float:
-    """ä(12) x: 1 a year paid monthly in advance for life."""
+    """ä(12) x: 1 a year paid monthly in advance for life (kept for the run inside core.memo.run_memo)."""
+    return memo.remember(("annuity_life", table, life, basis), lambda: _annuity_life(table, life, basis))
+
+
+def _annuity_life(table: MortalityTable, life: Life, basis: InterestBasis) -> float:
     total = 0.0
     for m in range((MAX_AGE - life.age) * MONTHS):
         p = table.survival(life.age, m, life.months)
@@ -172,7 +177,11 @@ def annuity_life(table: MortalityTable, life: Life, basis: InterestBasis) -> flo
 
 
 def annuity_joint(table: MortalityTable, x: Life, y: Life, basis: InterestBasis) -> float:
-    """ä(12) xy: payable while both live."""
+    """ä(12) xy: payable while both live (kept for the run inside core.memo.run_memo)."""
+    return memo.remember(("annuity_joint", table, x, y, basis), lambda: _annuity_joint(table, x, y, basis))
+
+
+def _annuity_joint(table: MortalityTable, x: Life, y: Life, basis: InterestBasis) -> float:
     total = 0.0
     for m in range((MAX_AGE - min(x.age, y.age)) * MONTHS):
         p = table.survival(x.age, m, x.months) * table.survival(y.age, m, y.months)
@@ -183,6 +192,16 @@ def annuity_joint(table: MortalityTable, x: Life, y: Life, basis: InterestBasis)
 
 
 def annuity_certain_and_life(
+    table: MortalityTable, life: Life, basis: InterestBasis, certain_months: int
+) -> float:
+    """ä(12) for life with `certain_months` payments certain (kept for the run inside core.memo.run_memo)."""
+    return memo.remember(
+        ("annuity_certain_and_life", table, life, basis, certain_months),
+        lambda: _annuity_certain_and_life(table, life, basis, certain_months),
+    )
+
+
+def _annuity_certain_and_life(
     table: MortalityTable, life: Life, basis: InterestBasis, certain_months: int
 ) -> float:
     total = 0.0

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from core import memo
 from plans.models import DatedFigure, FundPrice, Plan, PlanSection, PlanSetting, PlanTable
 from plans.provisions import SPECS
 
@@ -38,12 +39,17 @@ def figure_for_year(*, code: str, year: int, overrides: dict | None = None) -> D
     overrides = overrides or _overrides.get() or {}
     if overrides and code in overrides and str(year) in overrides[code]:
         return Decimal(str(overrides[code][str(year)]))
-    try:
-        return DatedFigure.objects.get(code=code, year=year).amount
-    except DatedFigure.DoesNotExist:
+    amount = memo.remember(("figure_for_year", code, year), lambda: _recorded_figure(code, year))
+    if amount is None:
         raise MissingFigure(
             f"no {code} figure is recorded for {year}: the Committee must add it before this can run"
         )
+    return amount
+
+
+def _recorded_figure(code: str, year: int) -> Decimal | None:
+    figure = DatedFigure.objects.filter(code=code, year=year).first()
+    return figure.amount if figure is not None else None
 
 
 def plan_table(*, plan: Plan, code: str, on: dt.date) -> PlanTable:

@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from books.models import DefinedBenefitRecord
 from books.services.accounts import BooksError
-from core import hooks
+from core import hooks, memo
 from core.audit import actor_label, audit_record
 from core.dates import add_years, day_of_month_after, first_day_of_month_after_anniversary, years_between
 from core.errors import ApplicationError
@@ -190,12 +190,27 @@ def maximum_benefit_for(*, version: PlanVersion, year: int) -> tuple[Decimal, st
 
 
 def pension_figures(*, participation: Participation, as_of: dt.date) -> DefinedBenefitRecord | None:
-    """The Pension Plan figures in force on `as_of`: the latest recorded as of that day or before."""
-    return (
-        DefinedBenefitRecord.objects.filter(participation=participation, as_of__lte=as_of)
-        .order_by("-as_of", "-id")
-        .first()
+    """The Pension Plan figures in force on `as_of`: the latest recorded as of that day or before (a report over
+    many participants seeds these for the run: pension_figures_seed)."""
+    return memo.remember(
+        ("pension_figures", participation.pk, as_of),
+        lambda: (
+            DefinedBenefitRecord.objects.filter(participation=participation, as_of__lte=as_of)
+            .order_by("-as_of", "-id")
+            .first()
+        ),
     )
+
+
+def pension_figures_seed(*, participations: list[Participation], as_of: dt.date) -> None:
+    """Read the figures in force on `as_of` of many participants at once, for the run (core.memo)."""
+    latest: dict[int, DefinedBenefitRecord] = {}
+    for record in DefinedBenefitRecord.objects.filter(
+        participation__in=participations, as_of__lte=as_of
+    ).order_by("participation_id", "-as_of", "-id"):
+        latest.setdefault(record.participation_id, record)
+    for participation in participations:
+        memo.seed(("pension_figures", participation.pk, as_of), latest.get(participation.pk))
 
 
 def benefit_commencement_date(*, separation_date: dt.date, defer_years: int = 0) -> dt.date:
