@@ -13,12 +13,12 @@ from books.models import (
     Account,
     DailyValuation,
     EntryKind,
-    LedgerEntry,
     PayrollDeferral,
     PayrollRecord,
     PendingTransaction,
     Position,
 )
+from core import memo
 from core import valuation_calendar as cal
 from core.jobs import last_credited_date
 from core.money import HUNDRED, ZERO, money
@@ -306,13 +306,17 @@ def accounts_held(*, participation: Participation) -> list[tuple[str, dt.date | 
 def account_holds_deferrals(
     *, participation: Participation, account_kind: str, specified_month: dt.date | None
 ) -> bool:
-    """Has this account received a deferral (then its payment schedule changes only as a schedule change)?"""
-    return LedgerEntry.objects.filter(
-        account__participation=participation,
-        account__kind=account_kind,
-        account__specified_month=specified_month,
-        source="deferral",
-    ).exists()
+    """Has this account received a deferral (then its payment schedule changes only as a schedule change)? The
+    participant's accounts that have are read at once, and once within a core.memo run (issue 15)."""
+    holding = memo.remember(
+        ("accounts_holding_deferrals", participation.pk),
+        lambda: set(
+            Account.objects.filter(participation=participation, entries__source="deferral")
+            .values_list("kind", "specified_month")
+            .distinct()
+        ),
+    )
+    return (account_kind, specified_month) in holding
 
 
 def payroll_reductions(

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.db.models import Q
 
-from core import hooks
+from core import hooks, memo
 from core.dates import EASTERN, add_years, day_of_month_after
 from core.models import Document
 from elections import validators as V
@@ -351,21 +351,48 @@ class AccountSchedule:
         return text
 
 
+def accepted_distribution_elections(*, participation: Participation) -> list[DistributionElection]:
+    """The participant's accepted payment elections, the latest first (submitted_at, then id); read once within a
+    core.memo run (a page that asks about every account)."""
+    return memo.remember(
+        ("accepted_distribution_elections", participation.pk),
+        lambda: list(
+            DistributionElection.objects.filter(participation=participation, status=Status.ACCEPTED).order_by(
+                "-submitted_at", "-id"
+            )
+        ),
+    )
+
+
+def accepted_schedule_changes(*, participation: Participation) -> list[ScheduleChange]:
+    """The participant's accepted changes of payment schedule, the oldest first (submitted_at, then id); read once
+    within a core.memo run."""
+    return memo.remember(
+        ("accepted_schedule_changes", participation.pk),
+        lambda: list(
+            ScheduleChange.objects.filter(participation=participation, status=Status.ACCEPTED).order_by(
+                "submitted_at", "id"
+            )
+        ),
+    )
+
+
 def account_schedules(*, participation: Participation, as_of: dt.date) -> list[AccountSchedule]:
     """Every account that has, or is committed to, a payment schedule: the election in force, or the default
     that applies when none was made (EDCP 5.1(c), 5.2(c))."""
     version = participation.plan.version_on(as_of)
+    # Issue 15: the accepted elections and changes are read once for all the accounts, not once an account.
+    elections = accepted_distribution_elections(participation=participation)  # latest first
+    all_changes = accepted_schedule_changes(participation=participation)  # oldest first
     names: dict[tuple[str, dt.date | None], None] = {}
     for kind, month in hooks.ask("accounts_held", participation=participation):
         names[(kind, month)] = None
-    for e in DistributionElection.objects.filter(participation=participation, status=Status.ACCEPTED):
+    for e in elections:
         names[(e.account_kind, e.specified_month)] = None
     for m in V.specified_months_in_use(participation=participation):
         names[("specified_date", m)] = None
-    for kind, month in ScheduleChange.objects.filter(
-        participation=participation, status=Status.ACCEPTED
-    ).values_list("account_kind", "specified_month"):
-        names[(kind, month)] = None
+    for c in all_changes:
+        names[(c.account_kind, c.specified_month)] = None
     default_kind = version.provision("default_deferral_account", None)
     if default_kind:
         names[(default_kind, None)] = None
@@ -375,22 +402,12 @@ def account_schedules(*, participation: Participation, as_of: dt.date) -> list[A
         if rule is None:
             continue
         account = f"{kind}:{month:%Y-%m}" if month else kind
-        election = (
-            DistributionElection.objects.filter(
-                participation=participation, account_kind=kind, specified_month=month, status=Status.ACCEPTED
-            )
-            .order_by("-submitted_at", "-id")
-            .first()
-        )
+        election = next((e for e in elections if (e.account_kind, e.specified_month) == (kind, month)), None)
         spec = version.account_spec(kind)
         label = (spec["label"] if spec else kind.replace("_", " ").title()) + (
             f" ({month:%B %Y})" if month else ""
         )
-        changes = list(
-            ScheduleChange.objects.filter(
-                participation=participation, account_kind=kind, specified_month=month, status=Status.ACCEPTED
-            ).order_by("submitted_at")
-        )
+        changes = [c for c in all_changes if (c.account_kind, c.specified_month) == (kind, month)]
         if election:
             out.append(
                 AccountSchedule(

@@ -52,6 +52,8 @@ from elections.selectors import (
     CONFIRMATION_KIND,
     AccountSchedule,
     AnnuityInForce,
+    accepted_distribution_elections,
+    accepted_schedule_changes,
     annuity_in_force,
     benefit_commencement,
     deferral_election_in_force,
@@ -819,16 +821,13 @@ def account_first_payment(
     """The first Payment Date under the current schedule: a Specified Date Account's 15th of its month (EDCP
     5.2(b)), as changed since; a separation-triggered account's date once separation is known (EDCP 5.1(b),
     plus any later start elected; the Key Employee delay is left out, which only makes the 12-month test stricter)."""
-    last_change = (
-        ScheduleChange.objects.filter(
-            participation=participation,
-            account_kind=account_kind,
-            specified_month=specified_month,
-            status=Status.ACCEPTED,
-        )
-        .order_by("-submitted_at", "-id")
-        .first()
-    )
+    # One read of the accepted changes and elections for every account (issue 15), filtered here.
+    account_changes = [
+        c
+        for c in accepted_schedule_changes(participation=participation)
+        if (c.account_kind, c.specified_month) == (account_kind, specified_month)
+    ]
+    last_change = account_changes[-1] if account_changes else None
     if account_kind == "specified_date" and specified_month is not None:
         if last_change and last_change.new_first_payment:
             return last_change.new_first_payment
@@ -845,27 +844,21 @@ def account_first_payment(
         return None
     pd = rule["payment_date"]
     first = day_of_month_after(ended.effective_date, pd.get("day", 15), pd.get("months", 1))
-    election = (
-        DistributionElection.objects.filter(
-            participation=participation,
-            account_kind=account_kind,
-            specified_month=None,
-            status=Status.ACCEPTED,
-        )
-        .order_by("-submitted_at", "-id")
-        .first()
+    election = next(
+        (
+            e
+            for e in accepted_distribution_elections(participation=participation)
+            if (e.account_kind, e.specified_month) == (account_kind, None)
+        ),
+        None,
     )
     if election and election.delay_months:
         first = add_months(first, election.delay_months)
-    changes = ScheduleChange.objects.filter(
-        participation=participation,
-        account_kind=account_kind,
-        specified_month=None,
-        status=Status.ACCEPTED,
-        takes_effect_on__lte=ended.effective_date,
-    )
-    for change in changes.order_by("submitted_at"):
-        first = add_months(first, 12 * (change.delay_years or 0))
+    for change in accepted_schedule_changes(participation=participation):  # oldest first
+        if (change.account_kind, change.specified_month) != (account_kind, None):
+            continue
+        if change.takes_effect_on is not None and change.takes_effect_on <= ended.effective_date:
+            first = add_months(first, 12 * (change.delay_years or 0))
     return first
 
 

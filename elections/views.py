@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from core import hooks
+from core import hooks, memo
 from core.csv_export import CsvDictWriter
 from core.dates import EASTERN, year_in_range
 from core.decorators import capability_required, participant_required
@@ -319,9 +319,12 @@ def _overview(participation: Participation, *, now: dt.datetime) -> dict:
 def portal_home(request):
     person = request.user.person
     now = timezone.now()
-    plans = [
-        _overview(p, now=now) for p in person.participations.select_related("plan").order_by("plan__code")
-    ]
+    with (
+        memo.run_memo()
+    ):  # issue 15: each account's offers share one read of the person's elections and books
+        plans = [
+            _overview(p, now=now) for p in person.participations.select_related("plan").order_by("plan__code")
+        ]
     return render(
         request,
         "elections/portal/home.html",

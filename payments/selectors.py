@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from django.db.models import Count, Sum
 
 from books.models import Account
+from core import memo
 from core.dates import add_months, add_years
 from core.money import ZERO, installment, money, percent_of
 from participants.models import Participation
@@ -42,14 +43,21 @@ STARTED = (S.APPROVED, S.RELEASED, S.PAID)
 def account_payments_started(
     *, participation: Participation, account_kind: str, specified_month: dt.date | None
 ) -> bool:
-    """Has a benefit payment of this account been released or paid (EDCP 6.2: its schedule can no longer change)?"""
-    return ScheduledPayment.objects.filter(
-        participation=participation,
-        account__kind=account_kind,
-        account__specified_month=specified_month,
-        schedule__kind=PaymentSchedule.Kind.BENEFIT,
-        status__in=STARTED,
-    ).exists()
+    """Has a benefit payment of this account been released or paid (EDCP 6.2: its schedule can no longer change)?
+    The participant's accounts that have are read at once, and once within a core.memo run (issue 15)."""
+    started = memo.remember(
+        ("accounts_paying", participation.pk),
+        lambda: set(
+            ScheduledPayment.objects.filter(
+                participation=participation,
+                schedule__kind=PaymentSchedule.Kind.BENEFIT,
+                status__in=STARTED,
+            )
+            .values_list("account__kind", "account__specified_month")
+            .distinct()
+        ),
+    )
+    return (account_kind, specified_month) in started
 
 
 def payments_upcoming(*, start: dt.date, end: dt.date) -> QuerySet[ScheduledPayment]:

@@ -84,11 +84,6 @@ def test_each_portal_page_reads_the_same_queries_for_1_and_6_accounts(edcp):
     assert {page: len(set(c.values())) for page, c in by_page.items()} == dict.fromkeys(by_page, 1), by_page
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 15, not fixed yet: the elections home asks each account's distribution and schedule change "
-    "offers apart (elections.services.distribution_offer, schedule_change_offer: about 7 queries an account)",
-)
 def test_the_elections_home_reads_the_same_queries_for_1_and_6_accounts(edcp):
     one, many = _population(edcp)
     url = reverse("elections_portal:home")
