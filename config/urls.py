@@ -20,6 +20,7 @@ APPS = [
     "payments",
     "statements",
     "taxes",
+    "conversion",
 ]
 
 

@@ -7,7 +7,9 @@ be shown page by page. An applied run is how a rerun of the same package is reco
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
+from django.db.models import F, Q
 
 
 class ConversionRun(models.Model):
@@ -31,10 +33,31 @@ class ConversionRun(models.Model):
     actor = models.CharField(max_length=200)
     started_at = models.DateTimeField()
     finished_at = models.DateTimeField()
+    # The staff pages (maker-checker, as payment runs): who uploaded the package, who approved its apply.
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    applied_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    applied_run = models.OneToOneField(
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="approved_dry_run",
+        help_text="the run that applied this dry run's package",
+    )
 
     class Meta:
         ordering = ["-started_at", "-id"]
         indexes = [models.Index(fields=["package_id", "status"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(applied_by__isnull=True) | ~Q(applied_by=F("uploaded_by")),
+                name="conversion_not_applied_by_its_uploader",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"conversion {self.package_id} {self.status} ({self.started_at:%Y-%m-%d %H:%M})"

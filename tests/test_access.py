@@ -121,6 +121,8 @@ SHARED_MODELS = {
     "books.ParallelRunDay",
     "books.ParallelRunDifference",
     "books.ParallelRunTolerance",
+    "conversion.ConversionRun",
+    "conversion.ConversionException",
 }
 URL_MODELS.update(
     {
@@ -707,6 +709,21 @@ def population(edcp, settings, tmp_path):
         fund_code="WSV",
     )
     ParallelRunTolerance.objects.create(amount=Decimal("0.01"), set_by="walker", set_at=now)
+    from conversion.models import ConversionException, ConversionRun
+
+    conversion = ConversionRun.objects.create(  # a dry run of a package (staff data, shared)
+        package_id="WALKER-PKG",
+        folder=str(tmp_path / "no-package"),
+        dry_run=True,
+        status=ConversionRun.Status.REFUSED,
+        exception_count=1,
+        actor="walker",
+        started_at=now,
+        finished_at=now,
+    )
+    ConversionException.objects.create(
+        run=conversion, file="package.csv", line=2, code="value_invalid", message="walker"
+    )
     from plans.models import Plan, PlanSetting
 
     PlanSetting.objects.create(  # a dated committee contact, for its admin pages

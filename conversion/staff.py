@@ -1,0 +1,320 @@
+"""What the staff pages of a conversion do, over the same services as `manage.py convert` (FORMAT.md 5).
+
+Upload: the package's files (a zip of the folder, or the CSV files themselves) are stored in a folder of
+their own under MEDIA_ROOT and checked with a dry run, kept as a ConversionRun. Apply: maker-checker, as
+payment runs: whoever uploaded a package cannot apply it; a different staff member with the
+approve-payments capability (the Committee) does, and the apply is the command's own apply step.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+import shutil
+import zipfile
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path, PurePosixPath
+from typing import IO
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from conversion import spec
+from conversion.models import ConversionRun
+from conversion.reader import normalise_header, read_rows
+from conversion.services import conversion_run
+from core.audit import audit_record
+from core.errors import ApplicationError
+from core.pdf import document_store
+from core.roles import Cap, has_cap
+
+MAX_PACKAGE_BYTES = 512 * 1024 * 1024  # a zip of a large plan's package; anything bigger is refused
+
+
+class ConversionRefused(ApplicationError):
+    """A conversion the pages refuse: the message says why; nothing is written."""
+
+
+@dataclass(frozen=True)
+class Upload:
+    name: str
+    file: IO[bytes]
+
+
+def _package_folder() -> Path:
+    folder = Path(settings.MEDIA_ROOT) / "conversion" / secrets.token_hex(12)
+    folder.mkdir(parents=True)
+    return folder
+
+
+def _csv_name(name: str) -> str:
+    """The file name a package member is stored under; only the known files of FORMAT.md are kept."""
+    base = PurePosixPath(name.replace("\\", "/")).name
+    if base.lower() not in spec.BY_NAME:
+        return ""
+    return base.lower()
+
+
+def _store_zip(*, upload: Upload, folder: Path) -> int:
+    try:
+        archive = zipfile.ZipFile(upload.file)
+    except zipfile.BadZipFile:
+        raise ConversionRefused(
+            f"{upload.name} is not a zip file: upload a zip of the package folder or its CSV files."
+        )
+    stored = 0
+    with archive:
+        members = sorted((m for m in archive.infolist() if not m.is_dir()), key=lambda m: m.filename)
+        if sum(m.file_size for m in members) > MAX_PACKAGE_BYTES:
+            raise ConversionRefused(f"{upload.name} unpacks to more than {MAX_PACKAGE_BYTES // 2**20} MB.")
+        for member in members:
+            name = _csv_name(member.filename)
+            if not name or (folder / name).exists():
+                continue
+            with archive.open(member) as src, (folder / name).open("wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+            stored += 1
+    return stored
+
+
+def _store(*, uploads: Iterable[Upload], folder: Path) -> int:
+    stored = 0
+    for upload in uploads:
+        if upload.name.lower().endswith(".zip"):
+            stored += _store_zip(upload=upload, folder=folder)
+            continue
+        name = _csv_name(upload.name)
+        if not name:
+            raise ConversionRefused(
+                f"{upload.name} is not a file of a conversion package (FORMAT.md section 2 lists them)."
+            )
+        with (folder / name).open("wb") as dst:
+            shutil.copyfileobj(upload.file, dst, 1 << 20)
+        stored += 1
+    return stored
+
+
+def conversion_upload(*, uploads: list[Upload], actor: User, now: dt.datetime) -> ConversionRun:
+    """Store the package and run the dry run on it (checks everything, changes nothing but the run)."""
+    if not has_cap(actor, Cap.IMPORT_DATA):
+        raise ConversionRefused(
+            "Uploading a conversion package needs the import capability (administrators)."
+        )
+    if not uploads:
+        raise ConversionRefused("Choose the package: a zip of its folder, or its CSV files.")
+    folder = _package_folder()
+    if not _store(uploads=uploads, folder=folder):
+        raise ConversionRefused(
+            "The upload holds no file of a conversion package (package.csv, plans.csv, ...)."
+        )
+    with transaction.atomic():
+        outcome = conversion_run(folder=folder, dry_run=True, actor=actor.get_username(), now=now)
+        run = outcome.run
+        run.uploaded_by = actor
+        run.save(update_fields=["uploaded_by"])
+        audit_record(
+            action="conversion.upload",
+            actor=actor,
+            at=now,
+            obj=run,
+            data={
+                "package_id": run.package_id,
+                "status": run.status,
+                "exceptions": run.exception_count,
+                "files": run.file_hashes,
+            },
+        )
+    return run
+
+
+def apply_refusal(*, run: ConversionRun, actor: User) -> str:
+    """Why `actor` may not apply `run` ("" when they may): the maker-checker rule of payment runs."""
+    if not has_cap(actor, Cap.APPROVE_PAYMENTS):
+        return "Applying a conversion needs the approve capability (committee members)."
+    if not run.dry_run or run.uploaded_by_id is None:
+        return f"Conversion run {run.pk} is not an uploaded dry run: upload the package to apply it."
+    if run.uploaded_by_id == actor.pk:
+        return f"You uploaded conversion run {run.pk}; a different person must apply it (maker-checker)."
+    if run.applied_run_id is not None:
+        return f"Conversion run {run.pk} was already applied (run {run.applied_run_id})."
+    if run.status != ConversionRun.Status.VALIDATED:
+        return (
+            f"Conversion run {run.pk} is {run.get_status_display().lower()}: only a dry run with no exception "
+            "can be applied."
+        )
+    return ""
+
+
+def run_reviewed(*, run: ConversionRun) -> str:
+    """What the approver saw on the summary: a run whose figures differ since is reviewed again."""
+    return "|".join(
+        str(v) for v in (run.pk, run.participants, run.positions, run.exception_count, run.package_id)
+    )
+
+
+def conversion_apply(*, run: ConversionRun, actor: User, now: dt.datetime) -> ConversionRun:
+    """The second pair of eyes applies the package the dry run checked, in one transaction (FORMAT.md 5)."""
+    with transaction.atomic():
+        run = ConversionRun.objects.select_for_update().get(pk=run.pk)
+        refusal = apply_refusal(run=run, actor=actor)
+        if refusal:
+            raise ConversionRefused(refusal)
+        outcome = conversion_run(folder=Path(run.folder), dry_run=False, actor=actor.get_username(), now=now)
+        applied = outcome.run
+        applied.uploaded_by_id = run.uploaded_by_id
+        applied.applied_by = actor
+        applied.save(update_fields=["uploaded_by", "applied_by"])
+        if applied.status == ConversionRun.Status.APPLIED:
+            run.applied_by, run.applied_run = actor, applied
+            run.save(update_fields=["applied_by", "applied_run"])
+        audit_record(
+            action="conversion.apply_approved",
+            actor=actor,
+            at=now,
+            obj=applied,
+            data={
+                "dry_run": run.pk,
+                "package_id": applied.package_id,
+                "status": applied.status,
+                "participants": applied.participants,
+                "positions": applied.positions,
+                "files": applied.file_hashes,
+            },
+        )
+    return applied
+
+
+# --- the report: what would be written, and the reconciliation ---------------------------------------
+
+
+@dataclass(frozen=True)
+class ControlLine:
+    file: str
+    measure: str
+    plan: str
+    account: str
+    fund: str
+    plan_year: str
+    source: str
+    control: str  # the prior recordkeeper's total ("" when the control file has no row)
+    package: str  # recomputed from the files, as the command does
+    line: int
+
+    @property
+    def matches(self) -> bool:
+        return self.control != "" and Decimal(self.control) == Decimal(self.package or "0")
+
+    @property
+    def group(self) -> str:
+        return (
+            " ".join(x for x in (self.plan, self.account, self.fund, self.plan_year, self.source) if x)
+            or "all"
+        )
+
+
+def _line(*, key: tuple[str, ...], control: str, package: str, line: int) -> ControlLine:
+    file, measure, plan, account, fund, plan_year, source = key
+    return ControlLine(
+        file=file,
+        measure=measure,
+        plan=plan,
+        account=account,
+        fund=fund,
+        plan_year=plan_year,
+        source=source,
+        control=control,
+        package=package,
+        line=line,
+    )
+
+
+def control_lines(*, run: ConversionRun) -> list[ControlLine]:
+    """Every control total of the package beside the total recomputed from its files (the command's
+    `control.differences` for those that differ), in the control file's order, then groups it lacks."""
+    path = Path(run.folder) / "control.csv"
+    differences = {
+        tuple(d[k] for k in ("file", "measure", "plan", "account", "fund", "plan_year", "source")): d
+        for d in run.differences
+    }
+    lines: list[ControlLine] = []
+    seen: set[tuple[str, ...]] = set()
+    if path.is_file():
+        header: list[str] = []
+        for raw in read_rows(path=path):
+            if raw.values is None:
+                continue
+            if not header:
+                header = [normalise_header(h) for h in raw.values]
+                continue
+            row = dict(zip(header, (v.strip() for v in raw.values), strict=False))
+            key = tuple(
+                row.get(k, "") for k in ("file", "measure", "plan", "account", "fund", "plan_year", "source")
+            )
+            seen.add(key)
+            diff = differences.get(key)
+            total = row.get("total", "")
+            lines.append(
+                _line(key=key, control=total, package=diff["package"] if diff else total, line=raw.line)
+            )
+    for key, diff in sorted(differences.items()):
+        if key not in seen:
+            lines.append(_line(key=key, control=diff["control"], package=diff["package"], line=0))
+    return lines
+
+
+def written_by_kind(*, lines: list[ControlLine]) -> list[tuple[str, str]]:
+    """Rows each file would write (the `rows` control totals as recomputed), in FORMAT.md's file order."""
+    order = {f.name: i for i, f in enumerate(spec.FILES)}
+    rows = [(ln.file, ln.package) for ln in lines if ln.measure == "rows"]
+    return sorted(rows, key=lambda r: (order.get(r[0], len(order)), r[0]))
+
+
+def value_by_plan(*, lines: list[ControlLine]) -> list[ControlLine]:
+    """The market value of positions by plan and for the package (the liability the conversion brings)."""
+    found = [
+        ln for ln in lines if ln.file == "positions.csv" and ln.measure == "market_value" and not ln.account
+    ]
+    return sorted(found, key=lambda ln: (ln.plan == "", ln.plan))
+
+
+def reconciliation_groups(*, lines: list[ControlLine]) -> dict[str, list[ControlLine]]:
+    """The totals a Committee signs, by plan, account and fund (every money and unit total of the control)."""
+    grouped: dict[str, list[ControlLine]] = defaultdict(list)
+    for ln in lines:
+        if ln.measure != "rows":
+            grouped[f"{ln.file} {ln.measure}"].append(ln)
+    return dict(sorted(grouped.items()))
+
+
+def conversion_reconciliation_pdf(*, run: ConversionRun, actor: User, now: dt.datetime):
+    """The reconciliation report as a stored PDF (same bytes for the same run: stored once)."""
+    lines = control_lines(run=run)
+    title = f"Conversion reconciliation, run {run.pk}"
+    return document_store(
+        kind="conversion_reconciliation",
+        title=title,
+        template="conversion/pdf/reconciliation.html",
+        context={
+            "run": run,
+            "title": title,
+            "rows": written_by_kind(lines=lines),
+            "by_plan": value_by_plan(lines=lines),
+            "groups": reconciliation_groups(lines=lines),
+            "differences": sum(1 for ln in lines if not ln.matches),
+            "uploader": _person_name(run.uploaded_by),
+            "applier": _person_name(run.applied_by),
+        },
+        actor=actor.get_username(),
+        obj=run,
+        now=now,
+    )
+
+
+def _person_name(user: User | None) -> str:
+    if user is None:
+        return ""
+    return user.get_full_name() or "a staff member with no name on file"

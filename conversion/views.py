@@ -1,0 +1,126 @@
+"""Staff pages of a conversion (issue 14). Thin: every check and write is conversion.staff's, which runs the
+same services as `manage.py convert`."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.db.models import Count
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_POST
+
+from conversion import staff
+from conversion.models import ConversionRun
+from core.decorators import capability_required
+from core.roles import Cap, has_cap
+from core.signin.decorators import fresh_second_factor_required
+
+
+@capability_required(Cap.VIEW_STAFF)
+def runs(request):
+    """Every conversion run (dry runs, applies, refusals) and, for importers, the upload of a package."""
+    page = Paginator(ConversionRun.objects.select_related("uploaded_by", "applied_by"), 25).get_page(
+        request.GET.get("page")
+    )
+    return render(
+        request,
+        "conversion/staff_runs.html",
+        {"page": page, "can_upload": has_cap(request.user, Cap.IMPORT_DATA)},
+    )
+
+
+@require_POST
+@capability_required(Cap.IMPORT_DATA)
+def upload(request):
+    uploads = [staff.Upload(name=f.name, file=f) for f in request.FILES.getlist("package")]
+    try:
+        run = staff.conversion_upload(uploads=uploads, actor=request.user, now=timezone.now())
+    except staff.ConversionRefused as exc:
+        messages.error(request, exc.message)
+        return redirect("conversion_staff:runs")
+    messages.success(
+        request,
+        f"Conversion run {run.pk}: dry run {run.get_status_display().lower()}, "
+        f"{run.exception_count} exception{'s' if run.exception_count != 1 else ''}. Nothing is written yet.",
+    )
+    return redirect("conversion_staff:run", pk=run.pk)
+
+
+@capability_required(Cap.VIEW_STAFF)
+def run_detail(request, pk: int):
+    """The dry-run report: what would be written, the control totals side by side, every exception (paged)."""
+    run = get_object_or_404(ConversionRun.objects.select_related("uploaded_by", "applied_by"), pk=pk)
+    lines = staff.control_lines(run=run)
+    code = request.GET.get("code", "")
+    exceptions = run.exceptions.all()
+    if code:
+        exceptions = exceptions.filter(code=code)
+    return render(
+        request,
+        "conversion/staff_run.html",
+        {
+            "run": run,
+            "rows": staff.written_by_kind(lines=lines),
+            "by_plan": staff.value_by_plan(lines=lines),
+            "differences": [ln for ln in lines if not ln.matches],
+            "codes": run.exceptions.values("code").annotate(n=Count("id")).order_by("code"),
+            "code": code,
+            "page": Paginator(exceptions, 100).get_page(request.GET.get("page")),
+            "refusal": staff.apply_refusal(run=run, actor=request.user),
+        },
+    )
+
+
+run_detail.access_model = ConversionRun  # tests/test_access.py: the URL's pk is a conversion run
+
+
+@require_http_methods(["GET", "POST"])
+@capability_required(Cap.APPROVE_PAYMENTS)
+@fresh_second_factor_required
+def run_apply(request, pk: int):
+    """GET: the summary to apply (counts, control); POST: apply the package, by a second person."""
+    run = get_object_or_404(ConversionRun.objects.select_related("uploaded_by"), pk=pk)
+    refusal = staff.apply_refusal(run=run, actor=request.user)
+    if request.method == "GET":
+        lines = staff.control_lines(run=run)
+        return render(
+            request,
+            "conversion/staff_run_apply.html",
+            {
+                "run": run,
+                "refusal": refusal,
+                "reviewed": staff.run_reviewed(run=run),
+                "rows": staff.written_by_kind(lines=lines),
+                "by_plan": staff.value_by_plan(lines=lines),
+            },
+        )
+    if not refusal and request.POST.get("reviewed") != staff.run_reviewed(run=run):
+        messages.error(
+            request, f"Review conversion run {run.pk}'s summary before applying it (it is shown here)."
+        )
+        return redirect("conversion_staff:run_apply", pk=pk)
+    try:
+        applied = staff.conversion_apply(run=run, actor=request.user, now=timezone.now())
+    except staff.ConversionRefused as exc:
+        messages.error(request, exc.message)
+        return render(
+            request, "conversion/staff_run_apply.html", {"run": run, "refusal": exc.message}, status=403
+        )
+    messages.success(request, f"Conversion run {applied.pk}: {applied.get_status_display().lower()}.")
+    return redirect("conversion_staff:run", pk=applied.pk)
+
+
+run_apply.access_model = ConversionRun
+
+
+@require_POST
+@capability_required(Cap.ISSUE_DOCUMENTS)  # writes a stored document: not the auditor
+def run_reconciliation(request, pk: int):
+    """The reconciliation report as a PDF a Committee signs (stored as a document, then downloaded)."""
+    run = get_object_or_404(ConversionRun.objects.select_related("uploaded_by", "applied_by"), pk=pk)
+    doc = staff.conversion_reconciliation_pdf(run=run, actor=request.user, now=timezone.now())
+    return redirect("document_download", pk=doc.pk)
+
+
+run_reconciliation.access_model = ConversionRun
