@@ -136,6 +136,7 @@ def session_cookie(user, *, second_factor: bool) -> tuple[str, str]:
     """A signed-in session created on the server as the tests' sign_in (tests/signin.py) does: force_login's keys
     and, for staff (`second_factor`), a confirmed TOTP authenticator and the keys django-otp and core.signin set when
     its code is accepted (the code itself cannot be typed by a script)."""
+    # on use: scripts/smoke.py imports this module before Django is set up
     from django.conf import settings
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from django.contrib.sessions.backends.db import SessionStore
@@ -143,7 +144,7 @@ def session_cookie(user, *, second_factor: bool) -> tuple[str, str]:
     from django_otp import DEVICE_ID_SESSION_KEY
     from django_otp.plugins.otp_totp.models import TOTPDevice
 
-    from core.signin.services import VERIFIED_AT_SESSION_KEY
+    from core.signin.services import VERIFIED_AT_SESSION_KEY  # on use, as above
 
     session = SessionStore()
     session[SESSION_KEY] = str(user.pk)

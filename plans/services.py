@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 from django.db import transaction
 
 from core import valuation_calendar as cal
@@ -414,8 +416,6 @@ def committee_contact_set(
 ) -> PlanSetting:
     """Record where claims, appeals and paper forms are sent from `effective_date` (the Committee's setting; the
     plan names the Committee, not its address). The same date again is a correction, kept in the history."""
-    from django.core.exceptions import ValidationError
-    from django.core.validators import validate_email
 
     lines = [line.strip() for line in address if line.strip()]
     problems = []

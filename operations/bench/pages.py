@@ -32,11 +32,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.contrib.auth.models import Group, User
 from django.core.management import call_command
 from django.db import connection, connections
 from django.test.utils import override_settings
 
+from books.models import Account
 from core import valuation_calendar as cal
+from core.roles import Role, role_groups_ensure
 from operations.simulation.sandbox import scratch_database
 from operations.stack import (
     Browser,
@@ -47,6 +50,7 @@ from operations.stack import (
     wait_for,
     with_database,
 )
+from participants.models import Person
 
 STARTUP_SECONDS = 90
 
@@ -99,8 +103,6 @@ class Tally:
 
 
 def _participant_pages(person) -> list[tuple[str, str]]:
-    from books.models import Account
-
     account = Account.objects.filter(participation__person=person).order_by("pk").values_list("pk", flat=True)
     pages = [
         ("portal_home", "/portal/"),
@@ -127,8 +129,6 @@ def _staff_pages(person) -> list[tuple[str, str]]:
 
 def _people_who_sign_in(count: int) -> list:
     """`count` participants who have a sign-in, spread evenly over the population (copies included)."""
-    from participants.models import Person
-
     ids = list(Person.objects.filter(user__isnull=False).order_by("pk").values_list("pk", flat=True))
     if not ids:
         raise StackFailure("the population has nobody who signs in")
@@ -140,10 +140,6 @@ def _people_who_sign_in(count: int) -> list:
 
 def _users(count: int) -> list[dict]:
     """Each simulated user: its session cookie and the pages it loads in turn."""
-    from django.contrib.auth.models import Group, User
-
-    from core.roles import Role, role_groups_ensure
-
     role_groups_ensure()
     staff_count = count // 4
     people = _people_who_sign_in(count)
