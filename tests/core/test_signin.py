@@ -232,6 +232,8 @@ DECISION = {"decision": "approve", "amount": "11000.00", "decided_on": "2026-05-
 
 
 def test_deciding_an_emergency_asks_for_the_code_again_after_15_minutes(emergency):
+    from tests.payments.test_emergencies_and_orders import reviewed_decision
+
     bea = user_in("committee", "bea")
     device = authenticator_of(bea)
     client = Client()
@@ -247,7 +249,7 @@ def test_deciding_an_emergency_asks_for_the_code_again_after_15_minutes(emergenc
         assert emergency.status == "requested"
         client.post("/accounts/two-factor/verify/", {"token": current_code(device)})
         clock.tick(dt.timedelta(minutes=14))
-        client.post(url, DECISION)
+        client.post(url, reviewed_decision(client, emergency, DECISION))
     emergency.refresh_from_db()
     assert emergency.status == "approved"
 

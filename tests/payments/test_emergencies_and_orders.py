@@ -8,6 +8,7 @@ Account, one fund at 10.00.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from decimal import Decimal
 
 import pytest
@@ -57,6 +58,13 @@ def _portal(client, employee_number: str):
     Person.objects.filter(employee_number=employee_number).update(user=user)
     sign_in(client, user)
     return user
+
+
+def reviewed_decision(client, emergency, fields: dict) -> dict:
+    """The decision's fields with the token of the summary that shows them, as the summary page's button posts them
+    (issue 11: a decision is recorded only after its summary was shown)."""
+    html = client.get(f"/staff/payments/emergencies/{emergency.pk}/review", fields).content.decode()
+    return {**fields, "reviewed": re.search(r'name="reviewed" value="([^"]+)"', html).group(1)}
 
 
 def _request(p1, amount="12000.00") -> EmergencyWithdrawal:
@@ -136,12 +144,16 @@ class TestP1sAccount:
         sign_in(client, staff_user("bea", "committee"))
         client.post(
             f"/staff/payments/emergencies/{emergency.pk}/decide",
-            {
-                "decision": "approve",
-                "amount": "11000.00",
-                "decided_on": "2026-05-05",
-                "reason": "Need net of insurance",
-            },
+            reviewed_decision(
+                client,
+                emergency,
+                {
+                    "decision": "approve",
+                    "amount": "11000.00",
+                    "decided_on": "2026-05-05",
+                    "reason": "Need net of insurance",
+                },
+            ),
         )
         emergency.refresh_from_db()
         assert (emergency.status, emergency.approved_amount, emergency.decided_on) == (
@@ -164,7 +176,9 @@ class TestP1sAccount:
         sign_in(client, staff_user("bea", "committee"))
         answer = client.post(
             f"/staff/payments/emergencies/{emergency.pk}/decide",
-            {"decision": "approve", "amount": "30000.01", "decided_on": "2026-05-05"},
+            reviewed_decision(
+                client, emergency, {"decision": "approve", "amount": "30000.01", "decided_on": "2026-05-05"}
+            ),
             follow=True,
         )
         text = answer.content.decode()
