@@ -94,6 +94,11 @@ class Source(models.TextChoices):
     ADJUSTMENT = "adjustment", "Adjustment"
 
 
+# The idempotency key of the opening entry of an account taken over in a conversion (conversion.apply): its books
+# here begin on the conversion date, so a value from before that date is not in them (payments' small-balance test).
+TAKEN_OVER_KEY_PREFIX = "conversion:"
+
+
 class EntryKind(models.TextChoices):
     CREDIT = "credit", "Credit"
     FORFEITURE = "forfeiture", "Forfeiture"

@@ -21,6 +21,7 @@ from zoneinfo import ZoneInfo
 from django.db import DatabaseError, IntegrityError
 
 from books.models import (
+    TAKEN_OVER_KEY_PREFIX,
     Account,
     DailyValuation,
     DefinedBenefitRecord,
@@ -496,7 +497,7 @@ def _apply_positions(
                     units=v["units"],
                     price=v["price"],
                     amount=v["market_value"],
-                    idempotency_key=f"conversion:{package_id}:{position.pk}"[:220],
+                    idempotency_key=f"{TAKEN_OVER_KEY_PREFIX}{package_id}:{position.pk}"[:220],
                     actor=actor,
                     posted_at=now,
                     memo=f"opening balance converted from package {package_id}"[:300],

@@ -7,7 +7,7 @@ from collections import defaultdict
 
 from django.db.models import Min
 
-from books.models import Account, DailyValuation
+from books.models import TAKEN_OVER_KEY_PREFIX, Account, LedgerEntry
 from core import valuation_calendar as cal
 from core.dates import EASTERN
 from elections.models import DistributionElection, ScheduleChange, Status
@@ -245,28 +245,25 @@ def _small_balance_values(
             f.value_known_through = known_valuation_date(on=f.separation, credited=credited)
     if not small_by_day:
         return
-    begun = _books_begin([i for ids in small_by_day.values() for i in ids])
-    opened = {a.id: a.opened_on for a in accounts}
+    taken_over = _taken_over_on([i for ids in small_by_day.values() for i in ids])
     for day, small_ids in small_by_day.items():
         values = available_values(account_ids=small_ids, on=day, credited=credited, only_effective=True)
         for account_id in small_ids:
             f = facts[account_id]
-            start = begun.get(account_id)
-            if (
-                f.value_known_through is not None
-                and start is not None
-                and opened[account_id] <= f.value_known_through < start
-            ):
+            start = taken_over.get(account_id)
+            if f.value_known_through is not None and start is not None and f.value_known_through < start:
                 # The account held money at separation but its books here begin later (taken over from a prior
                 # administrator, which made the small-balance test): the value at separation is not in these books.
                 continue
             f.value_at_separation = values[account_id]
 
 
-def _books_begin(account_ids: list[int]) -> dict[int, dt.date]:
-    """account -> its first Valuation Date in these books."""
+def _taken_over_on(account_ids: list[int]) -> dict[int, dt.date]:
+    """account -> the conversion date, for the accounts taken over in a conversion (their opening entry's key)."""
     return dict(
-        DailyValuation.objects.filter(account_id__in=account_ids)
+        LedgerEntry.objects.filter(
+            account_id__in=account_ids, idempotency_key__startswith=TAKEN_OVER_KEY_PREFIX
+        )
         .values("account_id")
         .annotate(first=Min("valuation_date"))
         .values_list("account_id", "first")
