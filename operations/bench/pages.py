@@ -21,7 +21,6 @@ with the population (compare two runs at different N).
 from __future__ import annotations
 
 import datetime as dt
-import io
 import os
 import secrets
 import sys
@@ -33,13 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.contrib.auth.models import Group, User
-from django.core.management import call_command
 from django.db import connection, connections
 from django.test.utils import override_settings
 
 from books.models import Account
 from core import valuation_calendar as cal
 from core.roles import Role, role_groups_ensure
+from operations.bench.reports import population_build
 from operations.simulation.sandbox import scratch_database
 from operations.stack import (
     Browser,
@@ -199,22 +198,6 @@ def _environment(name: str, workdir: Path, secret_key: str) -> dict[str, str]:
     }
 
 
-def _population(participants: int, as_of: dt.date, history_days: int, quiet: bool) -> int:
-    call_command(
-        "load_demo",
-        participants=participants,
-        as_of=as_of,
-        history_days=history_days,
-        force=True,
-        stdout=io.StringIO(),
-        stderr=sys.stderr if not quiet else io.StringIO(),
-    )
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE")
-        cursor.execute("SELECT count(*) FROM participants_person")
-        return cursor.fetchone()[0]
-
-
 def _serve_and_drive(
     name: str, users: list[dict], *, secret_key: str, workers: int, seconds: int, tally: Tally
 ) -> None:
@@ -268,7 +251,7 @@ def run(
         if not quiet:
             print(f"scratch database {name}: building {participants} participants", file=sys.stderr)
         started = time.perf_counter()
-        people = _population(participants, as_of, history_days, quiet)
+        people = population_build(participants, as_of, history_days, quiet)
         # The sessions are signed with the key gunicorn will use (session data and the user's auth hash).
         secret_key = secrets.token_urlsafe(50)
         with override_settings(SECRET_KEY=secret_key):

@@ -75,6 +75,23 @@ def _reports(as_of: dt.date) -> dict[str, Callable[[], Any]]:
     }
 
 
+def population_build(participants: int, as_of: dt.date, history_days: int, quiet: bool) -> int:
+    """`load_demo --participants N` in the scratch database, then ANALYZE; the number of people built."""
+    call_command(
+        "load_demo",
+        participants=participants,
+        as_of=as_of,
+        history_days=history_days,
+        force=True,
+        stdout=io.StringIO(),
+        stderr=sys.stderr if not quiet else io.StringIO(),
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+        cursor.execute("SELECT count(*) FROM participants_person")
+        return cursor.fetchone()[0]
+
+
 def run(*, participants: int, json: bool, as_of: dt.date | None = None, history_days: int = 21) -> dict:
     quiet = json
     as_of = as_of or dt.date(2026, 11, 30)
@@ -86,19 +103,8 @@ def run(*, participants: int, json: bool, as_of: dt.date | None = None, history_
         if not quiet:
             print(f"scratch database {name}: building {participants} participants", file=sys.stderr)
         started = time.perf_counter()
-        call_command(
-            "load_demo",
-            participants=participants,
-            as_of=as_of,
-            history_days=history_days,
-            force=True,
-            stdout=io.StringIO(),
-            stderr=sys.stderr if not quiet else io.StringIO(),
-        )
+        people = population_build(participants, as_of, history_days, quiet)
         with connection.cursor() as cursor:
-            cursor.execute("ANALYZE")
-            cursor.execute("SELECT count(*) FROM participants_person")
-            people = cursor.fetchone()[0]
             cursor.execute("SELECT count(*) FROM books_account")
             accounts = cursor.fetchone()[0]
         built = time.perf_counter() - started
