@@ -1452,6 +1452,19 @@ def _cited(violation: V.Violation) -> str:
     return f"{violation.text} ({violation.rule})" if violation.rule else violation.text
 
 
+class _Errors(dict[str, list[str]]):
+    """The problems of a form by field, each message once, in the order found: the one collector of the previews."""
+
+    def add(self, name: str, message: str) -> None:
+        if message not in self.setdefault(name, []):
+            self[name].append(message)
+
+    def violation(self, name: str, violation: V.Violation | None) -> None:
+        """A rule's violation (None when the rule holds), as its message ending with its section."""
+        if violation is not None:
+            self.add(name, _cited(violation))
+
+
 def _whole_text(raw: str) -> int | None:
     """A whole number typed as such ("5", "5.0"), else None."""
     try:
@@ -1493,11 +1506,7 @@ def enrollment_preview(  # noqa: C901 - one pass over the fields of the form, in
     that every problem is reported at once; nothing is stored (a typo is not a refused election)."""
     today = _local_date(submitted_at)
     version = participation.plan.version_on(today)
-    errors: dict[str, list[str]] = {}
-
-    def add(name: str, message: str) -> None:
-        if message not in errors.setdefault(name, []):
-            errors[name].append(message)
+    errors = _Errors()
 
     def request(percentages: dict, accounts: dict | None = None) -> V.DeferralRequest:
         return V.DeferralRequest(
@@ -1520,12 +1529,12 @@ def enrollment_preview(  # noqa: C901 - one pass over the fields of the form, in
         try:
             Decimal(raw(name))
         except InvalidOperation:
-            add(name, f"Enter a whole percentage such as 5; {raw(name)!r} is not a number.")
+            errors.add(name, f"Enter a whole percentage such as 5; {raw(name)!r} is not a number.")
             continue
         one = request({comp["code"]: raw(name)})
         problem = V.v_whole_percentages(req=one) or V.v_percent_limits(req=one)
         if problem:
-            add(name, _cited(problem))
+            errors.add(name, _cited(problem))
         else:
             percentages[comp["code"]] = _whole_text(raw(name)) or 0
 
@@ -1539,7 +1548,7 @@ def enrollment_preview(  # noqa: C901 - one pass over the fields of the form, in
     def share(name: str) -> int | None:
         value = _whole_text(raw(name) or "0")
         if value is None or not 0 <= value <= 100:
-            add(
+            errors.add(
                 name,
                 f"A share is a whole percentage from 0 to 100; you entered {raw(name)!r} ({allocation_cite}).",
             )
@@ -1561,7 +1570,7 @@ def enrollment_preview(  # noqa: C901 - one pass over the fields of the form, in
         try:
             month = parse_month(raw(f"sd_month_{i}"))
         except InvalidInput:
-            add(
+            errors.add(
                 f"sd_month_{i}",
                 f"Give the month the payment starts as YYYY-MM, for example {today.year + 5}-03; "
                 f"{raw(f'sd_month_{i}') or 'nothing'} is not one ({allocation_cite}).",
@@ -1575,11 +1584,11 @@ def enrollment_preview(  # noqa: C901 - one pass over the fields of the form, in
             if (
                 schedule_problem := _enrol_schedule(participation, account, schedule, today, submitted_at)
             ) is not None:
-                add(f"sd_{i}_form", schedule_problem)
+                errors.add(f"sd_{i}_form", schedule_problem)
     if accounts and default_account and default_account not in accounts:
         accounts[default_account] = 0
     if (accounts or share_total) and shares_complete and share_total != 100:
-        add(
+        errors.add(
             "alloc_default",
             f"The account shares add up to {share_total}%, not 100%: make them add up to exactly 100% "
             f"({allocation_cite}).",
@@ -1590,18 +1599,18 @@ def enrollment_preview(  # noqa: C901 - one pass over the fields of the form, in
         if (
             default_problem := _enrol_schedule(participation, default_account, schedule, today, submitted_at)
         ) is not None:
-            add("default_form", default_problem)
+            errors.add("default_form", default_problem)
 
     if not percentages and not errors:
         if (problem := V.v_components(req=request({}))) is not None:
-            add("__all__", _cited(problem))
+            errors.add("__all__", _cited(problem))
     # The rules of the election as a whole: asked even when a field is wrong, so every problem shows at once.
     whole = request(dict(percentages), dict(accounts) if accounts and not errors else None)
     for rule in (V.v_eligible, V.v_timing, V.v_window, V.v_not_yet_irrevocable, V.v_specified_dates):
         if rule is V.v_specified_dates and not whole.accounts:
             continue
         if (problem := rule(req=whole)) is not None:
-            add("__all__", _cited(problem))
+            errors.add("__all__", _cited(problem))
     return EnrollmentPreview(percentages, accounts or None, schedules, errors)
 
 
@@ -1640,23 +1649,16 @@ class InvestmentPreview:
         return not self.errors
 
 
-def _add_problem(errors: dict[str, list[str]], name: str, violation: V.Violation | None) -> None:
-    if violation is None:
-        return
-    if (text := _cited(violation)) not in errors.setdefault(name, []):
-        errors[name].append(text)
-
-
 def investment_preview(
     *, participation: Participation, allocation: Mapping[int, object], applies_to: str, as_of: dt.date
 ) -> InvestmentPreview:
     """The rules of investment_election_submit (EDCP 7.4, 7.5, 2.2(b); RRP 3.05), each share on its own so that
     every problem shows at once, and the Valuation Date it would take effect; nothing is stored."""
     version = participation.plan.version_on(as_of)
-    errors: dict[str, list[str]] = {}
+    errors = _Errors()
     funds = V.investment_menu(participation=participation)
     menu = list(funds.values())
-    _add_problem(errors, "__all__", V.v_investment_chosen(version=version, allocation=allocation))
+    errors.violation("__all__", V.v_investment_chosen(version=version, allocation=allocation))
     shares: dict[int, int] = {}
     total, all_whole = 0, True
     for fund_id, percent in sorted(allocation.items()):
@@ -1664,17 +1666,16 @@ def investment_preview(
         problem = V.v_investment_fund(version=version, fund=fund, menu=menu)
         if problem is None and fund is not None:
             problem = V.v_investment_share(version=version, fund=fund, percent=percent)
-        _add_problem(errors, f"fund_{fund_id}", problem)
+        errors.violation(f"fund_{fund_id}", problem)
         value = V.whole_number(value=percent)
         all_whole &= value is not None
         total += value or 0
         if problem is None and value is not None:
             shares[fund_id] = value
     if allocation and all_whole:
-        _add_problem(errors, "total", V.v_investment_total(version=version, total=total))
-    _add_problem(errors, "applies_to", V.v_investment_applies_to(version=version, applies_to=applies_to))
-    _add_problem(
-        errors,
+        errors.violation("total", V.v_investment_total(version=version, total=total))
+    errors.violation("applies_to", V.v_investment_applies_to(version=version, applies_to=applies_to))
+    errors.violation(
         "__all__",
         V.v_investment_allowed(participation=participation, version=version, submitted_on=as_of),
     )
@@ -1705,10 +1706,10 @@ def annuity_preview(
     rules of the election as a whole (V.check_annuity); nothing is stored."""
     version = participation.plan.version_on(as_of)
     current = annuity_in_force(participation=participation, as_of=as_of)
-    errors: dict[str, list[str]] = {}
+    errors = _Errors()
     if version.has("db_forms"):
-        _add_problem(errors, "form", V.v_annuity_form(version=version, form=form))
-        _add_problem(errors, "defer_years", V.v_annuity_defer_years(version=version, defer_years=defer_years))
+        errors.violation("form", V.v_annuity_form(version=version, form=form))
+        errors.violation("defer_years", V.v_annuity_defer_years(version=version, defer_years=defer_years))
     check = None
     if not errors:
         check = V.check_annuity(
@@ -1721,7 +1722,7 @@ def annuity_preview(
             submitted_on=as_of,
         )
         if check.violation is not None:
-            _add_problem(errors, check.violation.field or "__all__", check.violation)
+            errors.violation(check.violation.field or "__all__", check.violation)
     return AnnuityPreview(
         current=current,
         form=form,
@@ -1748,12 +1749,6 @@ class FormPreview:
     @property
     def ok(self) -> bool:
         return not self.errors
-
-
-class _Errors(dict):
-    def add(self, name: str, message: str) -> None:
-        if message not in self.setdefault(name, []):
-            self[name].append(message)
 
 
 def _typed_whole(errors: _Errors, data: Mapping[str, str], name: str, what: str, example: str) -> int | None:
