@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.urls import reverse
+from django.utils import timezone
 
 from core.audit import Actor, actor_label
 from core.jobs import job_claim, job_finish, job_item, job_lock, job_progress
@@ -27,6 +28,7 @@ from core.pdf import document_store
 from participants.models import Beneficiary, Participation, Person
 from participants.selectors import beneficiaries_in_force
 from payments.models import DomesticRelationsOrder, PaymentRun, ScheduledPayment
+from plans.selectors import committee_contact
 
 ADVICE_KIND = "payment_advice"  # the Document kind
 ADVICE_TEMPLATE = "payments/pdf/advice.html"
@@ -173,6 +175,17 @@ class _PayeeResolver:
         return next((b for b in self._designations[cache_key] if b.name == name), None)
 
 
+def _contacts(*, rows: list[ScheduledPayment], on: dt.date) -> list[dict]:
+    """Where a payee who is not a participant writes with a question: each paying plan's Committee contact in
+    force on the day of the advice (the dated setting, else the catalog's), once per plan, in the rows' order."""
+    contacts: dict[int, dict] = {}
+    for p in rows:
+        plan = p.participation.plan
+        if plan.pk not in contacts:
+            contacts[plan.pk] = {"plan": plan.name, "contact": committee_contact(plan=plan, as_of=on)}
+    return [c for c in contacts.values() if c["contact"]]
+
+
 def _order_payee(order: DomesticRelationsOrder) -> Payee:
     lines = tuple(line for line in order.alternate_payee_address.splitlines() if line.strip())
     return Payee(
@@ -262,7 +275,13 @@ def _advise_payee(*, run: PaymentRun, recipient: _Recipient, actor: Actor, now: 
     payee = recipient.payee
     assert payee is not None  # noqa: S101 - _advise sends only payees here
     lines, totals = _figures(recipient.rows)
-    context = {"payee": payee, "kind": recipient.kind, "lines": lines, "totals": totals}
+    context = {
+        "payee": payee,
+        "kind": recipient.kind,
+        "lines": lines,
+        "totals": totals,
+        "contacts": _contacts(rows=recipient.rows, on=timezone.localdate(now)),
+    }
     document = (
         None
         if not (payee.email or payee.has_address)

@@ -35,6 +35,7 @@ from payments.services.runs import payment_run_approve, payment_run_prepare
 from payments.services.withdrawals import dro_record
 from payments.tasks import payment_advice_task
 from plans.models import Plan
+from plans.selectors import committee_contact
 from tests.payments.factories import advance, deferrals, replayed_once, scenario, simulate, staff_user
 
 pytestmark = pytest.mark.django_db
@@ -133,6 +134,9 @@ class TestNamedPayees:
         withholding = (ann.federal_withholding or 0) + (ann.state_withholding or 0)
         assert withholding > 0 and f"{withholding:,.2f}" in text and f"{ann.net_amount:,.2f}" in text
         assert "12,000.00" not in text and "Employee" not in text and "1099-MISC" in text
+        # where to write: the paying plan's Committee contact in force on the day of the advice
+        contact = committee_contact(plan=ann.participation.plan, as_of=NOW.date())
+        assert contact and contact["email"] in body and contact["email"] in text and contact["name"] in text
         notice = Notice.objects.get(kind="payment_advice", payee_name="Ann Heir")
         assert (notice.person, notice.channel, notice.status, notice.to) == (
             None,
