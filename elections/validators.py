@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from core import hooks
+from core import hooks, memo
 from core.dates import EASTERN, EASTERN_NAME, add_months, add_years
 from elections.models import (
     DeferralAllocation,
@@ -557,12 +557,17 @@ def fixing_election(
     default_kind = participation.plan.version_on(before.astimezone(EASTERN).date()).provision(
         "default_deferral_account", None
     )
-    fixed = (
-        DeferralElection.objects.filter(
-            participation=participation, status=Status.ACCEPTED, irrevocable_at__lte=before
-        )
-        .prefetch_related("allocations")
-        .order_by("irrevocable_at", "id")
+    # Read once for every account of the participant within a core.memo run (the elections home offers a payment
+    # election for each account): the page's queries do not grow with the accounts.
+    fixed = memo.remember(
+        ("fixing_elections", participation.pk, before),
+        lambda: list(
+            DeferralElection.objects.filter(
+                participation=participation, status=Status.ACCEPTED, irrevocable_at__lte=before
+            )
+            .prefetch_related("allocations", "lines")
+            .order_by("irrevocable_at", "id")
+        ),
     )
     for election in fixed:
         if not any(line.percent for line in election.lines.all()):

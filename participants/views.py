@@ -120,7 +120,9 @@ def participant_detail(request, pk: int):
             "earnings": earnings,
             # issue 11: the page links everything about the person
             "documents": Document.objects.filter(person=person).order_by("-created_at", "-id")[:20],
-            "events_about": events_about_person(AuditEvent.objects.all(), person_pk=person.pk)[:10],
+            "events_about": events_about_person(
+                AuditEvent.objects.select_related("actor"), person_pk=person.pk
+            )[:10],
             "chart": line_chart_with_table(
                 books.value_history(account_ids=account_ids, start=today - dt.timedelta(days=730), end=today),
                 title="Balance, all plans",

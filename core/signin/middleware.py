@@ -23,6 +23,7 @@ from core.signin.services import has_authenticator, second_factor_satisfied
 SIGNED_IN_AT = "signin_at"
 LAST_SEEN_AT = "signin_seen_at"
 END_REASON_ATTR = "_signin_end_reason"
+SEEN_EVERY_SECONDS = 60  # how often the time of the last request is written to the session
 
 
 class SessionLimitsMiddleware:
@@ -45,7 +46,9 @@ class SessionLimitsMiddleware:
                 if not request.path.startswith("/api/"):
                     messages.info(request, f"You were signed out ({reason}). Please sign in again.")
                     return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
-            else:
+            elif LAST_SEEN_AT not in request.session or now - last_seen >= SEEN_EVERY_SECONDS:
+                # Not on every request: a changed session is a write and a commit on each page (issue 15). The idle
+                # time is counted from the last request written, so a session may end up to a minute early, never late.
                 request.session[LAST_SEEN_AT] = now
         return self.get_response(request)
 

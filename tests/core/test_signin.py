@@ -13,10 +13,13 @@ from axes.models import AccessAttempt
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.contrib.auth.password_validation import validate_password
+from django.contrib.sessions.models import Session
 from django.core import mail
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django_otp.plugins.otp_static.models import StaticToken
 from django_otp.plugins.otp_totp.models import TOTPDevice
 from freezegun import freeze_time
@@ -443,3 +446,21 @@ def test_sign_in_sign_out_and_a_failed_sign_in_are_audit_events(client):
         "198.51.100.7",
     )
     assert "password" not in str(failed.data)
+
+
+def test_the_time_of_the_last_request_is_written_at_most_once_a_minute():
+    """A page view does not write the session each time (issue 15: a write and a commit on every page)."""
+    ruth = user_in("committee", "ruth")
+    client = Client()
+    with freeze_time("2026-03-02 15:00:00") as clock:
+        sign_in(client, ruth)
+        client.get("/accounts/two-factor/")
+        clock.tick(dt.timedelta(seconds=30))
+        with CaptureQueriesContext(connection) as quiet:
+            assert client.get("/accounts/two-factor/").status_code == 200
+        clock.tick(dt.timedelta(seconds=31))
+        with CaptureQueriesContext(connection) as written:
+            client.get("/accounts/two-factor/")
+    table = Session._meta.db_table
+    assert not [q for q in quiet.captured_queries if q["sql"].startswith(f'UPDATE "{table}"')]
+    assert [q for q in written.captured_queries if q["sql"].startswith(f'UPDATE "{table}"')]

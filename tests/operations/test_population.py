@@ -4,10 +4,13 @@ them, keys moved, unique texts told apart, shared rows (plans, funds, staff) kep
 from __future__ import annotations
 
 import datetime as dt
+import io
 from decimal import Decimal
 
 import pytest
+from django.apps import apps
 from django.contrib.auth.models import User
+from django.core.management import call_command
 
 from books.models import Account, DailyValuation, LedgerEntry, Position, Source
 from books.services.accounts import credit_create
@@ -85,3 +88,43 @@ def test_new_rows_after_a_copy_get_fresh_keys(demo, edcp):
     newcomer = participant(username="newcomer")
     assert newcomer.pk > Participation.objects.exclude(pk=newcomer.pk).order_by("-pk").first().pk
     assert Person.objects.count() == 7
+
+
+def test_a_copied_demo_population_has_every_table_of_a_person_times_the_copies_and_its_books_verify(settings):
+    """The demo built through the services (elections, pay, company contributions, separations, a death,
+    forfeitures, payments, BRP figures), copied twice set-based: each table a person owns has three times its rows,
+    daily valuations aside (the copies keep the last Valuation Dates and the days their entries were valued), and
+    verify_books proves every copy's balances from its entries."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    as_of = dt.date(2026, 6, 30)
+    call_command(
+        "load_demo",
+        "--participants",
+        "6",
+        "--months",
+        "3",
+        "--as-of",
+        as_of.isoformat(),
+        stdout=io.StringIO(),
+    )
+    owned = (
+        "participants.Person",
+        "participants.Participation",
+        "books.Account",
+        "books.Position",
+        "books.LedgerEntry",
+        "elections.DeferralElection",
+        "payments.PaymentSchedule",
+    )
+    before = {label: apps.get_model(label).objects.count() for label in owned}
+    before["signs in"] = User.objects.filter(person__isnull=False, groups__isnull=False).count()
+    staff_users = User.objects.filter(person__isnull=True).count()
+    assert before["books.LedgerEntry"] and before["elections.DeferralElection"]
+    added = population_copy(copies=2, history_days=5, as_of=as_of)
+    after = {label: apps.get_model(label).objects.count() for label in owned}
+    after["signs in"] = User.objects.filter(person__isnull=False, groups__isnull=False).count()
+    assert after == {label: 3 * n for label, n in before.items()}
+    assert User.objects.filter(person__isnull=True).count() == staff_users  # staff are shared, not copied
+    assert added["books_dailyvaluation"] > 0
+    assert Person.objects.values("employee_number").distinct().count() == after["participants.Person"]
+    assert books_verify() == []

@@ -4,17 +4,21 @@ Retirement/Termination Account), each with two days of history, make the same nu
 
 from __future__ import annotations
 
+import datetime as dt
 from decimal import Decimal
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
-from books.models import Account, Source
+from books.models import Account, DailyValuation, Source
 from books.services.accounts import credit_create
 from books.services.crediting import credit_valuation_date
+from core import valuation_calendar as cal
 from core.roles import Role
+from plans.models import FundPrice
 from tests.factories import FundFactory, ParticipationFactory, PersonFactory, price
 from tests.pages.conftest import JAN15, JAN16, client_of, make_user
 
@@ -93,3 +97,104 @@ def test_the_elections_home_reads_the_same_queries_for_1_and_6_accounts(edcp):
         client.get(url)
         counts.append(_count(client, url))
     assert counts[0] == counts[1], counts
+
+
+# Three years of history: every Valuation Date credited, a credit to each account in the first week of each month.
+HISTORY_START, HISTORY_END = dt.date(2023, 1, 3), dt.date(2026, 1, 16)
+MANY_ACCOUNTS = {
+    # EDCP 1.1: the Retirement/Termination Account, five Specified Date Accounts (1.32) and the Company
+    # Contribution Account (1.9); RRP 3.02-3.04: its three accounts. Ten accounts is the most the catalog allows a
+    # person in the account-balance plans (the BRP keeps a benefit record, not a balance).
+    "EDCP": [("retirement_termination", Source.DEFERRAL)]
+    + [(f"specified_date:{2030 + i}-03", Source.DEFERRAL) for i in range(5)]
+    + [("company_contribution", Source.COMPANY_RETIREMENT)],
+    "RRP": [
+        ("elective_deferral", Source.DEFERRAL),
+        ("matching", Source.MATCHING),
+        ("retirement_restoration", Source.RESTORATION),
+    ],
+}
+ONE_ACCOUNT = {
+    "EDCP": ("company_contribution", Source.COMPANY_RETIREMENT),
+    "RRP": ("matching", Source.MATCHING),
+}
+PORTAL_PAGES = (
+    "portal_home",
+    "payments_portal:calendar",
+    "elections_portal:home",
+    "claims_portal:list",
+    "statements_portal:list",
+    "participants_portal:notices",
+)
+
+
+def _long_history(edcp, rrp):
+    days = cal.valuation_dates_between(HISTORY_START, HISTORY_END)
+    now = timezone.now()
+    for plan, code in ((edcp, "SV"), (rrp, "MMKT")):
+        fund = FundFactory(plan=plan, code=code, name=f"{code} fund", is_default=True)
+        FundPrice.objects.bulk_create(
+            FundPrice(
+                fund=fund, date=day, price=Decimal("20.00") + Decimal(n) / 100, loaded_at=now, source="test"
+            )
+            for n, day in enumerate(days)
+        )
+    many_person, one_person = PersonFactory(first_name="Many"), PersonFactory(first_name="One")
+    one = {plan: ParticipationFactory(plan=plan, person=one_person) for plan in (edcp, rrp)}
+    many = {plan: ParticipationFactory(plan=plan, person=many_person) for plan in (edcp, rrp)}
+    firsts = sorted({day.replace(day=1): day for day in reversed(days)}.values())
+    for month in firsts:
+        for plan, participation in many.items():
+            for i, (account, source) in enumerate(MANY_ACCOUNTS[plan.code]):
+                credit_create(
+                    participation=participation,
+                    account_name=account,
+                    source=source,
+                    amount=Decimal("250.00") + i,
+                    effective_date=month,
+                    idempotency_key=f"h:{plan.code}:{account}:{month}",
+                    actor="test",
+                )
+    # The other participant has a single credit three years ago: one entry, one account in each plan. Of a kind
+    # that vests on a schedule (EDCP 4.2, RRP 3.06) and opened under the same plan versions as the other's, because
+    # a page reads the vesting facts once when some account needs them and an account's label is the plan's name
+    # for it when it was opened (PlanVersion provisions): reads per plan, per plan version and per vesting rule,
+    # which the catalog bounds, never per account or per day of history.
+    for plan, participation in one.items():
+        account, source = ONE_ACCOUNT[plan.code]
+        credit_create(
+            participation=participation,
+            account_name=account,
+            source=source,
+            amount=Decimal("500.00"),
+            effective_date=firsts[0],
+            idempotency_key=f"h:one:{plan.code}",
+            actor="test",
+        )
+    for day in days:
+        credit_valuation_date(valuation_date=day)
+    make_user("one", Role.PARTICIPANT, person=one_person)
+    make_user("many", Role.PARTICIPANT, person=many_person)
+    return one, many
+
+
+def test_each_portal_page_reads_the_same_queries_for_1_account_and_10_with_three_years_of_history(edcp, rrp):
+    one, many = _long_history(edcp, rrp)
+    accounts = Account.objects.filter(participation__person=many[edcp].person)
+    assert accounts.count() == 10
+    assert DailyValuation.objects.filter(account__in=accounts).dates("valuation_date", "year").count() == 4
+    clients = {"one": client_of(one[edcp].person.user), "many": client_of(many[edcp].person.user)}
+    counts: dict[str, dict[str, int]] = {}
+    for page in PORTAL_PAGES:
+        for who, client in clients.items():
+            client.get(reverse(page))  # the first visit of a session may warm caches; count the second
+            counts.setdefault(page, {})[who] = _count(client, reverse(page))
+    for who, account in (
+        ("one", Account.objects.get(participation=one[edcp])),
+        ("many", accounts.filter(kind="specified_date").order_by("pk").last()),
+        ("many", accounts.filter(participation=many[rrp]).order_by("pk").last()),
+    ):
+        url = reverse("books_portal:account", args=[account.pk])
+        clients[who].get(url)
+        counts.setdefault("books_portal:account", {})[f"{who}:{account.kind}"] = _count(clients[who], url)
+    assert {page: len(set(c.values())) for page, c in counts.items()} == dict.fromkeys(counts, 1), counts
