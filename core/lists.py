@@ -52,6 +52,20 @@ def people_filter(query: str, *, path: str = "") -> Q:
     return condition
 
 
+def list_search(
+    request: HttpRequest, *, people: bool = True, statuses: Sequence[tuple[str, str]] | None = None
+) -> dict[str, Any]:
+    """The request's search: `search` (the form), `query` (empty without `people`) and `status`."""
+    form = ListSearchForm(request.GET or None, statuses=statuses)
+    if not people:
+        del form.fields["q"]
+    query = status = ""
+    if form.is_bound and form.is_valid():
+        query = form.cleaned_data.get("q", "").strip()
+        status = form.cleaned_data.get("status", "")
+    return {"search": form, "query": query, "status": status}
+
+
 def staff_list(
     request: HttpRequest,
     queryset: QuerySet,
@@ -64,19 +78,12 @@ def staff_list(
     """One page of `queryset` (already ordered deterministically) filtered by the request's `q` (on the person at
     `person_path`; None: the list has no person) and `status` (when `statuses` are given), as the context the two
     templates read: `page`, `search` (the form), `query`, `status`."""
-    form = ListSearchForm(request.GET or None, statuses=statuses)
-    if person_path is None:
-        del form.fields["q"]
-    query = status = ""
-    if form.is_bound and form.is_valid():
-        query = form.cleaned_data.get("q", "").strip()
-        status = form.cleaned_data.get("status", "")
-    if query and person_path is not None:
-        queryset = queryset.filter(people_filter(query, path=person_path))
-    if status:
-        queryset = queryset.filter(**{status_field: status})
-    page = Paginator(queryset, per_page).get_page(request.GET.get("page"))
-    return {"page": page, "search": form, "query": query, "status": status}
+    found = list_search(request, people=person_path is not None, statuses=statuses)
+    if found["query"] and person_path is not None:
+        queryset = queryset.filter(people_filter(found["query"], path=person_path))
+    if found["status"]:
+        queryset = queryset.filter(**{status_field: found["status"]})
+    return {**found, "page": page_of(request, queryset, per_page=per_page)}
 
 
 def page_of(request: HttpRequest, rows: QuerySet | Sequence[Any], *, per_page: int = PAGE_SIZE) -> Page:

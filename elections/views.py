@@ -20,7 +20,7 @@ from core.dates import EASTERN, year_in_range
 from core.decorators import capability_required, participant_required
 from core.errors import ApplicationError, InvalidInput
 from core.inputs import int_or_none
-from core.lists import staff_list
+from core.lists import list_search, page_of, staff_list
 from core.models import Document
 from core.money import money
 from core.pdf import document_bytes
@@ -1087,11 +1087,15 @@ def staff_export(request, plan_code: str, year: int):
 def staff_refused(request):
     plan = Plan.objects.filter(code=request.GET.get("plan", "")).first()
     year = _year(request.GET.get("year"))
+    listing = list_search(request)
+    refused = S.refused_elections(plan=plan, submitted_in=year, query=listing["query"])
     return render(
         request,
         "elections/staff/refused.html",
         {
-            "elections": S.refused_elections(plan=plan, submitted_in=year),
+            **listing,
+            "page": page_of(request, refused),
+            "keep": [("plan", plan.code if plan else ""), ("year", year or "")],
             "plan": plan,
             "year": year,
             "plans": Plan.objects.all(),

@@ -19,6 +19,7 @@ from claims.models import Claim, State
 from core.lists import PAGE_SIZE
 from core.models import JobRun
 from core.roles import Role
+from elections.models import AnnuityElection
 from participants.models import Participation, Person
 from payments.models import (
     DomesticRelationsOrder,
@@ -27,6 +28,7 @@ from payments.models import (
     PaymentSchedule,
     ScheduledPayment,
 )
+from plans.models import Plan
 from tests.claims.factories import at, file_claim
 from tests.factories import ParticipationFactory, PersonFactory
 from tests.pages.conftest import client_of, make_user
@@ -123,6 +125,26 @@ def _job(n: int, *, status: str = JobRun.Status.DONE) -> JobRun:
     )
 
 
+def _refused(participation: Participation):
+    return AnnuityElection.objects.create(
+        participation=participation,
+        submitted_at=NOW,
+        status="rejected",
+        channel="staff",
+        actor="t",
+        form="single_life",
+        message="refused for the test",
+    )
+
+
+def _brp(participation: Participation):
+    return Participation.objects.create(
+        person=participation.person,
+        plan=Plan.objects.filter(kind=Plan.Kind.DEFINED_BENEFIT).order_by("code").first(),
+        entered_on=dt.date(2002, 1, 1),
+    )
+
+
 def _get(client, url: str) -> str:
     response = client.get(url)
     assert response.status_code == 200, url
@@ -196,6 +218,8 @@ LISTS = {
     ),
     "orders": ("payments_staff:orders", lambda p, s: _order(p), None),
     "elections": ("elections_staff:participants", lambda p, s: None, None),
+    "refused": ("elections_staff:refused", lambda p, s: _refused(p), None),
+    "brp": ("pensions_staff:defined_benefit", lambda p, s: _brp(p), None),
 }
 
 
@@ -263,6 +287,8 @@ def _fill(edcp, start: int, count: int) -> None:
         file_claim(participation.person, now=at(2025, 1, 10))
         _run(n)
         _job(n)
+        _refused(participation)
+        _brp(participation)
 
 
 PAGES = (
@@ -275,6 +301,8 @@ PAGES = (
     "claims_staff:queue",
     "elections_staff:participants",
     "core:job_runs",
+    "elections_staff:refused",
+    "pensions_staff:defined_benefit",
 )
 
 
