@@ -31,6 +31,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import zoneinfo
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -479,7 +480,7 @@ class QueueRow:
         return ""
 
 
-def claims_queue(*, today: dt.date, plan: Plan | None = None) -> list[QueueRow]:
+def open_claims(*, plan: Plan | None = None) -> QuerySet[Claim]:
     """Every open claim, sorted by its next deadline (the earliest first); claims whose period is tolled while
     the claimant's information is awaited have no running deadline and come last."""
     claims = (
@@ -488,13 +489,30 @@ def claims_queue(*, today: dt.date, plan: Plan | None = None) -> list[QueueRow]:
         .prefetch_related("extensions", "decisions")
         .order_by(F("next_deadline_on").asc(nulls_last=True), "received_on", "id")
     )
-    if plan is not None:
-        claims = claims.filter(plan=plan)
+    return claims.filter(plan=plan) if plan is not None else claims
+
+
+def queue_rows(*, claims: Iterable[Claim], today: dt.date) -> list[QueueRow]:
+    """The queue's rows of these claims (one page of them on the staff page): each with its next deadline. The
+    claims of one plan share its Plan and each plan version's rules, so the rows cost the same few queries
+    however many claims there are (issue 15)."""
+    plans: dict[int, Plan] = {}
+    rules: dict[tuple[int, int], ClaimsRules] = {}
     rows = []
     for claim in claims:
-        nxt = claim_deadlines(claim=claim).next
+        claim.plan = plans.setdefault(claim.plan_id, claim.plan)
+        key = (claim.plan_id, claim.plan.version_on(claim.received_on).pk)
+        if key not in rules:
+            rules[key] = rules_for(plan=claim.plan, on=claim.received_on)
+        claim._rules = rules[key]
+        nxt = claim_deadlines(claim=claim).next if claim.is_open else None
         rows.append(QueueRow(claim, nxt, nxt.days_left(today) if nxt else None))
     return rows
+
+
+def claims_queue(*, today: dt.date, plan: Plan | None = None) -> list[QueueRow]:
+    """The whole queue of open claims (open_claims), each with its next deadline."""
+    return queue_rows(claims=open_claims(plan=plan), today=today)
 
 
 def claims_of_person(*, employee_number: str, today: dt.date) -> list[QueueRow]:

@@ -40,6 +40,7 @@ from claims.forms import (
 from claims.models import (
     AWAITING_DECISION,
     AWAITING_REVIEW,
+    OPEN_STATES,
     Capacity,
     Claim,
     ClaimDocument,
@@ -54,14 +55,16 @@ from claims.selectors import (
     claim_rules,
     claims_by_status_and_plan,
     claims_of_person,
-    claims_queue,
     claims_visible_to,
     information_request_pending,
     late_decisions,
+    open_claims,
+    queue_rows,
     representative_filings_awaiting_verification,
     review_procedure_text,
 )
 from core.decorators import capability_required, participant_required
+from core.lists import staff_list
 from core.models import Document
 from core.pdf import document_bytes, pdf_page_images, pdf_text
 from core.roles import Cap, is_staff_user
@@ -107,15 +110,27 @@ def staff_queue(request):
     plan = Plan.objects.filter(code=request.GET.get("plan", "")).first()
     number = request.GET.get("participant", "").strip()[:40]
     today = timezone.localdate()
-    rows = (
-        claims_of_person(employee_number=number, today=today)
-        if number
-        else claims_queue(today=today, plan=plan)
-    )
+    if number:
+        listing = {"rows": claims_of_person(employee_number=number, today=today)}
+    else:
+        listing = staff_list(
+            request,
+            open_claims(plan=plan),
+            person_path="participant__",
+            statuses=[(state, State(state).label) for state in OPEN_STATES],
+            status_field="state",
+        )
+        listing["rows"] = queue_rows(claims=listing["page"].object_list, today=today)
     return render(
         request,
         "claims/staff_queue.html",
-        {"rows": rows, "plans": Plan.objects.all(), "plan": plan, "participant": number},
+        {
+            **listing,
+            "plans": Plan.objects.order_by("code"),
+            "plan": plan,
+            "participant": number,
+            "keep": [("plan", plan.code if plan else "")],
+        },
     )
 
 

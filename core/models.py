@@ -51,7 +51,10 @@ class JobRun(models.Model):
     class Meta:
         ordering = ["-started_at"]
         constraints = [models.UniqueConstraint(fields=["kind", "key"], name="jobrun_one_per_kind_and_key")]
-        indexes = [models.Index(fields=["kind", "status"])]
+        indexes = [
+            models.Index(fields=["kind", "status"]),
+            models.Index(fields=["status", "started_at"], name="jobrun_status"),  # the jobs list's filter
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.key} ({self.status})"

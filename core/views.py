@@ -19,6 +19,7 @@ from core.decorators import capability_required
 from core.errors import ApplicationError
 from core.inputs import date_or_none
 from core.jobs import job_is_stale, job_retry, job_run_now, job_runs_for_staff, job_runs_marked
+from core.lists import staff_list
 from core.models import AuditEvent, Document, ImportBatch, JobRun
 from core.pdf import document_bytes
 from core.roles import ROLE_CAPABILITIES, Cap, has_cap, is_participant_user, is_staff_user
@@ -74,14 +75,17 @@ def job_runs(request):
     now = timezone.now()
     kind = request.GET.get("kind", "")
     can_run = has_cap(request.user, Cap.RUN_JOBS)
+    listing = staff_list(
+        request, job_runs_for_staff(now=now, kind=kind), person_path=None, statuses=JobRun.Status.choices
+    )
     return render(
         request,
         "core/job_runs.html",
         {
-            "runs": job_runs_marked(
-                job_runs_for_staff(now=now, kind=kind)[:200], now=now, retry_allowed=can_run
-            ),
+            **listing,
+            "runs": job_runs_marked(listing["page"].object_list, now=now, retry_allowed=can_run),
             "kind": kind,
+            "keep": [("kind", kind)],
             "kinds": JobRun.objects.order_by("kind").values_list("kind", flat=True).distinct(),
             **_run_now_context(can_run, now),
         },

@@ -12,6 +12,7 @@ from django.db.models import Q
 
 from core import hooks, memo
 from core.dates import EASTERN, add_years, day_of_month_after
+from core.lists import people_filter
 from core.models import Document
 from elections import validators as V
 from elections.models import (
@@ -597,13 +598,16 @@ def confirmation_of(*, election: Election) -> Document | None:
     )
 
 
-def refused_elections(*, plan: Plan | None = None, submitted_in: int | None = None) -> list:
-    """Refused elections of every kind, with the section and the reason, newest first."""
+def refused_elections(*, plan: Plan | None = None, submitted_in: int | None = None, query: str = "") -> list:
+    """Refused elections of every kind, with the section and the reason, newest first (at most 1,000 of each
+    kind); `query`: a prefix of the participant's name or employee number (core.lists)."""
     out: list[Election] = []
     for model in ELECTION_MODELS.values():
         qs = model.objects.filter(status=Status.REJECTED).select_related(
             "participation__person", "participation__plan"
         )
+        if query:
+            qs = qs.filter(people_filter(query, path="participation__person__"))
         if plan is not None:
             qs = qs.filter(participation__plan=plan)
         if submitted_in is not None:

@@ -20,6 +20,7 @@ from core.dates import EASTERN, year_in_range
 from core.decorators import capability_required, participant_required
 from core.errors import ApplicationError, InvalidInput
 from core.inputs import int_or_none
+from core.lists import list_search, page_of, staff_list
 from core.models import Document
 from core.money import money
 from core.pdf import document_bytes
@@ -1086,11 +1087,15 @@ def staff_export(request, plan_code: str, year: int):
 def staff_refused(request):
     plan = Plan.objects.filter(code=request.GET.get("plan", "")).first()
     year = _year(request.GET.get("year"))
+    listing = list_search(request)
+    refused = S.refused_elections(plan=plan, submitted_in=year, query=listing["query"])
     return render(
         request,
         "elections/staff/refused.html",
         {
-            "elections": S.refused_elections(plan=plan, submitted_in=year),
+            **listing,
+            "page": page_of(request, refused),
+            "keep": [("plan", plan.code if plan else ""), ("year", year or "")],
             "plan": plan,
             "year": year,
             "plans": Plan.objects.all(),
@@ -1287,16 +1292,20 @@ def staff_election_pdf(request, kind: str, pk: int):
 @capability_required(Cap.VIEW_STAFF)
 def staff_participants(request):
     plan = Plan.objects.filter(code=request.GET.get("plan", "")).first()
-    q = (request.GET.get("q") or "").strip()
-    qs = Participation.objects.select_related("person", "plan").order_by("plan__code", "person__last_name")
+    qs = Participation.objects.select_related("person", "plan").order_by(
+        "plan__code", "person__last_name", "person__first_name", "person__employee_number", "id"
+    )
     if plan:
         qs = qs.filter(plan=plan)
-    if q:
-        qs = qs.filter(person__last_name__icontains=q) | qs.filter(person__employee_number__iexact=q)
     return render(
         request,
         "elections/staff/participants.html",
-        {"participations": qs[:300], "plan": plan, "q": q, "plans": Plan.objects.all()},
+        {
+            **staff_list(request, qs, person_path="person__"),
+            "plan": plan,
+            "plans": Plan.objects.order_by("code"),
+            "keep": [("plan", plan.code if plan else "")],
+        },
     )
 
 

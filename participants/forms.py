@@ -11,7 +11,12 @@ from plans.models import Plan
 
 
 class SearchForm(forms.Form):
-    q = forms.CharField(label="Search", required=False, help_text="Employee number, name or email")
+    q = forms.CharField(
+        label="Name or employee number",
+        required=False,
+        max_length=100,
+        help_text="The beginning of a last name, first name, employee number or email",
+    )
     plan = forms.ChoiceField(required=False)
 
     def __init__(self, *args, **kwargs):

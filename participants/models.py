@@ -40,6 +40,10 @@ class Person(models.Model):
 
     class Meta:
         ordering = ["last_name", "first_name", "employee_number"]
+        # The staff list's order, read a page at a time (issue 15); its prefix searches: migration 0006.
+        indexes = [
+            models.Index(fields=["last_name", "first_name", "employee_number"], name="person_name_order")
+        ]
         constraints = [
             models.CheckConstraint(
                 condition=Q(hire_date__gt=models.F("birth_date")), name="hired_after_birth"

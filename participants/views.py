@@ -17,6 +17,7 @@ from core.audit_links import events_about_person
 from core.charts import line_chart_with_table
 from core.dates import add_months
 from core.decorators import capability_required
+from core.lists import page_of
 from core.models import AuditEvent, Document
 from core.roles import Cap, has_cap
 from participants import selectors
@@ -34,13 +35,17 @@ def participant_list(request):
     query, plan = "", ""
     if form.is_valid():
         query, plan = form.cleaned_data["q"], form.cleaned_data["plan"]
-    page = Paginator(selectors.people_search(query=query, plan_code=plan), PAGE_SIZE).get_page(
-        request.GET.get("page")
-    )
     return render(
         request,
         "participants/list.html",
-        {"form": form if form.is_bound else SearchForm(), "page": page, "query": query, "plan": plan},
+        {
+            "form": form,
+            "page": page_of(
+                request, selectors.people_search(query=query, plan_code=plan), per_page=PAGE_SIZE
+            ),
+            "query": query,
+            "plan": plan,
+        },
     )
 
 

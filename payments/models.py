@@ -239,6 +239,7 @@ class PaymentRun(models.Model):
 
     class Meta:
         ordering = ["-prepared_at", "-id"]
+        indexes = [models.Index(fields=["status", "prepared_at"], name="payment_run_status")]  # list filter
         constraints = [
             models.CheckConstraint(
                 condition=Q(approved_by__isnull=True) | ~Q(approved_by=models.F("prepared_by")),
@@ -331,6 +332,7 @@ class EmergencyWithdrawal(models.Model):
 
     class Meta:
         ordering = ["-requested_on", "-id"]
+        indexes = [models.Index(fields=["status", "requested_on"], name="emergency_status")]  # list filter
 
     def __str__(self) -> str:
         return f"Emergency request {self.requested_amount} on {self.requested_on} ({self.status})"

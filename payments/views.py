@@ -19,6 +19,7 @@ from core.dates import date_in_range, parse_date
 from core.decorators import capability_required, participant_required
 from core.errors import ApplicationError
 from core.inputs import date_or_none
+from core.lists import staff_list
 from core.money import parse_decimal
 from core.roles import Cap, has_cap
 from core.signin.decorators import fresh_second_factor_required
@@ -57,6 +58,12 @@ from payments.services.withdrawals import (
 )
 from payments.services.withholding import withholding_rate_record
 
+PERSON = "participation__person__"  # where a payment, request or order names its participant (core.lists)
+# The upcoming list's statuses: a cancelled payment is never upcoming (payments_upcoming leaves it out).
+UPCOMING_STATUSES = [
+    (v, label) for v, label in ScheduledPayment.Status.choices if v != ScheduledPayment.Status.CANCELLED
+]
+
 
 def _date(raw: str | None, default: dt.date) -> dt.date:
     day = date_or_none(raw) or default
@@ -68,17 +75,20 @@ def upcoming(request):
     today = timezone.localdate()
     start = _date(request.GET.get("start"), today)
     end = _date(request.GET.get("end"), today + dt.timedelta(days=60))
-    payments = list(selectors.payments_upcoming(start=start, end=end))
+    period = selectors.payments_upcoming(start=start, end=end)
+    listing = staff_list(request, period, person_path=PERSON, statuses=UPCOMING_STATUSES)
+    payments = list(listing["page"].object_list)
     amounts = selectors.payment_estimates(payments=payments, on=today)
-    ready = [p for p in payments if p.status == ScheduledPayment.Status.VALUED and p.run_id is None]
     return render(
         request,
         "payments/staff_upcoming.html",
         {
+            **listing,
             "payments": [(p, amounts[p.id]) for p in payments],
+            "keep": [("start", start.isoformat()), ("end", end.isoformat())],
             "start": start,
             "end": end,
-            "ready": ready,
+            "ready_count": period.filter(status=ScheduledPayment.Status.VALUED, run__isnull=True).count(),
             "can_prepare": has_cap(request.user, Cap.PREPARE_PAYMENTS),
         },
     )
@@ -86,15 +96,20 @@ def upcoming(request):
 
 @capability_required(Cap.VIEW_STAFF)
 def held(request):
-    return render(request, "payments/staff_held.html", {"payments": selectors.payments_held()})
+    return render(
+        request,
+        "payments/staff_held.html",
+        staff_list(request, selectors.payments_held(), person_path=PERSON),
+    )
 
 
 @capability_required(Cap.VIEW_STAFF)
 def runs(request):
+    runs = PaymentRun.objects.select_related("prepared_by", "approved_by").order_by("-prepared_at", "-id")
     return render(
         request,
         "payments/staff_runs.html",
-        {"runs": PaymentRun.objects.select_related("prepared_by", "approved_by")[:200]},
+        staff_list(request, runs, person_path=None, statuses=PaymentRun.Status.choices),
     )
 
 
@@ -313,16 +328,16 @@ def _errors(form) -> str:
 
 @capability_required(Cap.VIEW_STAFF)
 def emergency_list(request):
-    status = request.GET.get("status", "")
-    if status not in EmergencyWithdrawal.Status.values:
-        status = ""
     return render(
         request,
         "payments/staff_emergencies.html",
         {
-            "emergencies": selectors.emergencies(status=status)[:500],
-            "status": status,
-            "statuses": EmergencyWithdrawal.Status.choices,
+            **staff_list(
+                request,
+                selectors.emergencies().order_by("-requested_on", "-id"),
+                person_path=PERSON,
+                statuses=EmergencyWithdrawal.Status.choices,
+            ),
             "can_record": has_cap(request.user, Cap.RECORD_EVENTS),
             "form": StaffEmergencyRequestForm(initial={"requested_on": timezone.localdate()}),
         },
@@ -553,7 +568,7 @@ def order_list(request):
         request,
         "payments/staff_orders.html",
         {
-            "orders": selectors.orders()[:500],
+            **staff_list(request, selectors.orders().order_by("-order_date", "-id"), person_path=PERSON),
             "can_record": has_cap(request.user, Cap.RECORD_EVENTS),
             "form": OrderForm(initial={"order_date": timezone.localdate()}),
         },

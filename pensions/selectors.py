@@ -7,9 +7,10 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from django.db.models import Max, Q
+from django.db.models import Max
 
 from core import hooks, memo
+from core.lists import people_filter
 from elections.selectors import annuity_in_force
 from participants.models import EmploymentEvent, Participation
 from pensions.services.benefit import (
@@ -33,13 +34,8 @@ def brp_participations(*, query: str = "") -> QuerySet[Participation]:
         .annotate(figures_as_of=Max("db_records__as_of"))
         .order_by("person__last_name", "person__first_name", "id")
     )
-    for word in query.split():
-        qs = qs.filter(
-            Q(person__employee_number__icontains=word)
-            | Q(person__last_name__icontains=word)
-            | Q(person__first_name__icontains=word)
-        )
-    return qs
+    # A prefix of the name or employee number, with an index behind it (issue 15, core.lists).
+    return qs.filter(people_filter(query, path="person__")) if query else qs
 
 
 def employment_event_dates(*, participation: Participation) -> dict[str, dt.date]:

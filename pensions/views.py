@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from books.services.accounts import BooksError
-from core import hooks
+from core import hooks, lists
 from core.decorators import capability_required, participant_required
 from core.errors import ApplicationError
 from core.models import ImportBatch
@@ -48,8 +48,7 @@ def staff_list(request):
         request,
         "pensions/staff_list.html",
         {
-            "participations": brp_participations(query=request.GET.get("q", ""))[:500],
-            "q": request.GET.get("q", ""),
+            **lists.staff_list(request, brp_participations(), person_path="person__"),
             "can_import": has_cap(request.user, Cap.IMPORT_DATA),
             "import_kind": ImportBatch.Kind.PENSION_FIGURES,
         },
