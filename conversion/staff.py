@@ -8,12 +8,14 @@ approve-payments capability (the Committee) does, and the apply is the command's
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import io
 import secrets
 import shutil
 import zipfile
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path, PurePosixPath
@@ -26,9 +28,11 @@ from django.db import transaction
 from conversion import spec
 from conversion.models import ConversionRun
 from conversion.reader import normalise_header, read_rows
+from conversion.selectors import Key, books_totals, read_from_books
 from conversion.services import conversion_run
 from core.audit import audit_record
 from core.errors import ApplicationError
+from core.money import ZERO
 from core.pdf import document_store
 from core.roles import Cap, has_cap
 
@@ -188,6 +192,25 @@ def conversion_apply(*, run: ConversionRun, actor: User, now: dt.datetime) -> Co
     return applied
 
 
+def exception_csv_lines(*, run: ConversionRun, code: str = "") -> Iterator[str]:
+    """The run's exceptions as CSV lines (a header, then file, line, code, message), in the report's order."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+
+    def line(values: Iterable[object]) -> str:
+        out.seek(0)
+        out.truncate()
+        writer.writerow(values)
+        return out.getvalue()
+
+    yield line(("file", "line", "code", "message"))
+    rows = run.exceptions.order_by("file", "line", "code", "id")
+    if code:
+        rows = rows.filter(code=code)
+    for file, number, rule, message in rows.values_list("file", "line", "code", "message").iterator(2000):
+        yield line((file, number, rule, message))
+
+
 # --- the report: what would be written, and the reconciliation ---------------------------------------
 
 
@@ -203,10 +226,18 @@ class ControlLine:
     control: str  # the prior recordkeeper's total ("" when the control file has no row)
     package: str  # recomputed from the files, as the command does
     line: int
+    # After an apply, this system's figure read from the books on the conversion date (conversion.selectors);
+    # None where the group is not a balance of the books or the package is not applied.
+    books: str | None = None
+
+    @property
+    def compared(self) -> str:
+        """The figure the control total is held against: the books' after an apply, else the package's."""
+        return self.package if self.books is None else self.books
 
     @property
     def matches(self) -> bool:
-        return self.control != "" and Decimal(self.control) == Decimal(self.package or "0")
+        return self.control != "" and Decimal(self.control) == Decimal(self.compared or "0")
 
     @property
     def group(self) -> str:
@@ -216,8 +247,14 @@ class ControlLine:
         )
 
 
-def _line(*, key: tuple[str, ...], control: str, package: str, line: int) -> ControlLine:
+def _line(
+    *, key: tuple[str, ...], control: str, package: str, line: int, books: dict[Key, Decimal] | None
+) -> ControlLine:
     file, measure, plan, account, fund, plan_year, source = key
+    group: Key = (file, measure, plan, account, fund, plan_year, source)
+    figure = None
+    if books is not None and read_from_books(key=group):
+        figure = str(books.get(group, ZERO))
     return ControlLine(
         file=file,
         measure=measure,
@@ -229,6 +266,7 @@ def _line(*, key: tuple[str, ...], control: str, package: str, line: int) -> Con
         control=control,
         package=package,
         line=line,
+        books=figure,
     )
 
 
@@ -236,6 +274,7 @@ def control_lines(*, run: ConversionRun) -> list[ControlLine]:
     """Every control total of the package beside the total recomputed from its files (the command's
     `control.differences` for those that differ), in the control file's order, then groups it lacks."""
     path = Path(run.folder) / "control.csv"
+    books = _books(run=run)
     differences = {
         tuple(d[k] for k in ("file", "measure", "plan", "account", "fund", "plan_year", "source")): d
         for d in run.differences
@@ -258,12 +297,65 @@ def control_lines(*, run: ConversionRun) -> list[ControlLine]:
             diff = differences.get(key)
             total = row.get("total", "")
             lines.append(
-                _line(key=key, control=total, package=diff["package"] if diff else total, line=raw.line)
+                _line(
+                    key=key,
+                    control=total,
+                    package=diff["package"] if diff else total,
+                    line=raw.line,
+                    books=books,
+                )
             )
     for key, diff in sorted(differences.items()):
         if key not in seen:
-            lines.append(_line(key=key, control=diff["control"], package=diff["package"], line=0))
+            lines.append(
+                _line(key=key, control=diff["control"], package=diff["package"], line=0, books=books)
+            )
+    if books is not None:  # a balance the books hold that the control file has no row for
+        held = {ln_key(ln) for ln in lines}
+        for key, figure in sorted(books.items()):
+            if key not in held and figure != ZERO:
+                lines.append(_line(key=key, control="", package="0", line=0, books=books))
     return lines
+
+
+def ln_key(ln: ControlLine) -> tuple[str, ...]:
+    return (ln.file, ln.measure, ln.plan, ln.account, ln.fund, ln.plan_year, ln.source)
+
+
+def applied_run_of(run: ConversionRun) -> ConversionRun | None:
+    """The run that applied this package: the run itself, or the apply of a dry run (None before an apply)."""
+    if run.status == ConversionRun.Status.APPLIED and not run.dry_run:
+        return run
+    applied = run.applied_run
+    if applied is not None and applied.status == ConversionRun.Status.APPLIED:
+        return applied
+    return None
+
+
+def _books(*, run: ConversionRun) -> dict[Key, Decimal] | None:
+    """This system's figures on the conversion date once the package is applied (None before)."""
+    applied = applied_run_of(run)
+    if applied is None or applied.conversion_date is None:
+        return None
+    plans = sorted({d.get("plan", "") for d in applied.differences} | set(_control_plans(run=applied)))
+    return books_totals(plan_codes=[p for p in plans if p], as_of=applied.conversion_date)
+
+
+def _control_plans(*, run: ConversionRun) -> list[str]:
+    path = Path(run.folder) / "plans.csv"
+    if not path.is_file():
+        return []
+    header: list[str] = []
+    plans = []
+    for raw in read_rows(path=path):
+        if raw.values is None:
+            continue
+        if not header:
+            header = [normalise_header(h) for h in raw.values]
+            continue
+        row = dict(zip(header, (v.strip() for v in raw.values), strict=False))
+        plans.append(row.get("plan", ""))
+    return plans
 
 
 def written_by_kind(*, lines: list[ControlLine]) -> list[tuple[str, str]]:
@@ -305,6 +397,7 @@ def conversion_reconciliation_pdf(*, run: ConversionRun, actor: User, now: dt.da
             "by_plan": value_by_plan(lines=lines),
             "groups": reconciliation_groups(lines=lines),
             "differences": sum(1 for ln in lines if not ln.matches),
+            "applied": applied_run_of(run) is not None,
             "uploader": _person_name(run.uploaded_by),
             "applier": _person_name(run.applied_by),
         },

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Count
+from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
@@ -73,6 +74,20 @@ def run_detail(request, pk: int):
 
 
 run_detail.access_model = ConversionRun  # tests/test_access.py: the URL's pk is a conversion run
+
+
+@capability_required(Cap.VIEW_STAFF)  # the same capability as the report it comes from
+def run_exceptions_csv(request, pk: int):
+    """Every exception of the run as CSV (file, line, code, message), streamed; `?code=` keeps one code."""
+    run = get_object_or_404(ConversionRun, pk=pk)
+    response = StreamingHttpResponse(
+        staff.exception_csv_lines(run=run, code=request.GET.get("code", "")), content_type="text/csv"
+    )
+    response["Content-Disposition"] = f'attachment; filename="conversion-{run.pk}-exceptions.csv"'
+    return response
+
+
+run_exceptions_csv.access_model = ConversionRun
 
 
 @require_http_methods(["GET", "POST"])

@@ -898,6 +898,7 @@ def test_the_walker_covers_the_api_and_the_staff_pages(db):
         "participants_api:person",
         "core:imports",
         "core:import_detail",
+        "conversion_staff:run_exceptions",
         "api_docs",
     ):
         assert expected in names

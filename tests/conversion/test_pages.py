@@ -186,3 +186,37 @@ def test_the_menu_shows_conversion_to_staff_and_the_upload_only_to_importers():
     assert f'href="{url}"' in admin.get(reverse("core:dashboard")).content.decode()
     assert "Upload a package" in admin.get(url).content.decode()
     assert "Upload a package" not in committee.get(url).content.decode()
+
+
+def test_the_exceptions_download_as_csv_for_staff_who_may_read_the_report():
+    import csv
+
+    control = (PACKAGE / "control.csv").read_text().splitlines()
+    line = next(i for i, text in enumerate(control) if text.startswith("positions.csv,market_value,EDCP,"))
+    head, total = control[line].rsplit(",", 1)
+    control[line] = f"{head},{Decimal(total) + Decimal('100.00')}"
+    count = next(i for i, text in enumerate(control) if text.startswith("funds.csv,rows,"))
+    control[count] = "funds.csv,rows,,,,,,15"
+    run = _upload(
+        _client(user_in("administrator", "maker")), _zip({"control.csv": "\n".join(control) + "\n"})
+    )
+    url = reverse("conversion_staff:run_exceptions", args=[run.pk])
+    auditor = _client(user_in("auditor", "aud"))  # reads the report: reads its exceptions too
+    response = auditor.get(url)
+    assert response.status_code == 200 and response["Content-Type"] == "text/csv"
+    assert f"conversion-{run.pk}-exceptions.csv" in response["Content-Disposition"]
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    expected = [
+        [e.file, str(e.line), e.code, e.message]
+        for e in ConversionException.objects.filter(run=run).order_by("file", "line", "code", "id")
+    ]
+    assert rows[0] == ["file", "line", "code", "message"] and rows[1:] == expected
+    assert {r[2] for r in rows[1:]} == {"control_count_mismatch", "control_total_mismatch"}
+    assert [r[1] for r in rows[1:]] == sorted((str(count + 1), str(line + 1)), key=int)
+    one = auditor.get(url, {"code": "control_count_mismatch"})
+    rows = list(csv.reader(io.StringIO(b"".join(one.streaming_content).decode())))
+    assert rows[1:] == [r for r in expected if r[2] == "control_count_mismatch"]
+    page = auditor.get(reverse("conversion_staff:run", args=[run.pk])).content.decode()
+    assert f'href="{url}"' in page
+    participant = _client(user_in("participant", "pat"))
+    assert participant.get(url).status_code in (302, 403)
