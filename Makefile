@@ -41,7 +41,7 @@ test: $(STAMP) lint
 
 ## make check: the fast tier, for every change: lint, then every test not marked slow, browser or worker
 ## (under 3 minutes on a two-core machine), on CHECK_WORKERS pytest-xdist processes (2; each its own test
-## database and MEDIA_ROOT; --dist loadscope keeps a class's shared state on one process).
+## database and MEDIA_ROOT; --dist loadgroup with one group per test class, tests/conftest.py).
 ## `make test` stays the whole suite, serial.
 CHECK_WORKERS ?= 2
 check: $(STAMP) lint
@@ -50,7 +50,7 @@ check: $(STAMP) lint
 		$(PY) manage.py makemigrations --check --dry-run > /dev/null
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} TESTING=true \
 		$(PY) -m pytest -m "not slow and not browser and not worker" \
-		-n $(CHECK_WORKERS) --dist loadscope $(PYTEST_ARGS)
+		-n $(CHECK_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 ## make smoke: gunicorn (DEBUG=false, whitenoise), a Celery worker and beat against PostgreSQL and Redis, started
 ## as docker-compose.yml starts them; signs in, loads a portal and a staff page and their static files, credits a

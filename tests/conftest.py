@@ -110,6 +110,17 @@ def pytest_runtest_teardown(item, nextitem):
             role_groups_ensure()
 
 
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (`make check`: `-n 2 --dist loadgroup`), the tests of one class stay on one process, so
+    that state built once for the class (`replayed_once` in tests/payments/factories.py) is built once; every
+    other test is shared out on its own (a long module, or one test per round, spreads over both processes)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    for item in items:
+        if item.cls is not None and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(f"{item.module.__name__}.{item.cls.__qualname__}"))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _media_root_per_xdist_worker(tmp_path_factory):
     """Under pytest-xdist (`make check` runs `-n 2`), each worker has its own test database, and so its own
