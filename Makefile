@@ -40,13 +40,17 @@ test: $(STAMP) lint
 		$(PY) -m pytest $(PYTEST_ARGS)
 
 ## make check: the fast tier, for every change: lint, then every test not marked slow, browser or worker
-## (under 3 minutes on a two-core machine). `make test` stays the whole suite.
+## (under 3 minutes on a two-core machine), on CHECK_WORKERS pytest-xdist processes (2; each its own test
+## database and MEDIA_ROOT; --dist loadgroup with one group per test class, tests/conftest.py).
+## `make test` stays the whole suite, serial.
+CHECK_WORKERS ?= 2
 check: $(STAMP) lint
 	@DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} $(PY) scripts/check_services.py
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} TESTING=true \
 		$(PY) manage.py makemigrations --check --dry-run > /dev/null
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} TESTING=true \
-		$(PY) -m pytest -m "not slow and not browser and not worker" $(PYTEST_ARGS)
+		$(PY) -m pytest -m "not slow and not browser and not worker" \
+		-n $(CHECK_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 ## make smoke: gunicorn (DEBUG=false, whitenoise), a Celery worker and beat against PostgreSQL and Redis, started
 ## as docker-compose.yml starts them; signs in, loads a portal and a staff page and their static files, credits a

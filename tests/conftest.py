@@ -3,6 +3,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
+import os
 import zoneinfo
 from pathlib import Path
 
@@ -107,6 +108,40 @@ def pytest_runtest_teardown(item, nextitem):
         with item.config.stash[blocking_manager_key].unblock():
             catalog_load()
             role_groups_ensure()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (`make check`: `-n 2 --dist loadgroup`), the tests of one class stay on one process, so
+    that state built once for the class (`replayed_once` in tests/payments/factories.py) is built once; every
+    other test is shared out on its own (a long module, or one test per round, spreads over both processes)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    for item in items:
+        if item.cls is not None and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(f"{item.module.__name__}.{item.cls.__qualname__}"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _media_root_per_xdist_worker(tmp_path_factory):
+    """Under pytest-xdist (`make check` runs `-n 2`), each worker has its own test database, and so its own
+    document ids: stored documents (core.pdf, claims) go to a folder of that worker instead of the shared
+    var/media, where two workers would write the same relative path. Set in the environment too, for the
+    worker processes a test starts (tests/workers.py passes os.environ on). A serial run is unchanged."""
+    from django.conf import settings  # configured by pytest-django before the session fixtures run
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker or os.environ.get("MEDIA_ROOT"):
+        yield
+        return
+    media = tmp_path_factory.mktemp(f"media-{worker}")
+    saved = settings.MEDIA_ROOT
+    settings.MEDIA_ROOT = media
+    os.environ["MEDIA_ROOT"] = str(media)
+    try:
+        yield
+    finally:
+        settings.MEDIA_ROOT = saved
+        os.environ.pop("MEDIA_ROOT", None)
 
 
 @pytest.fixture

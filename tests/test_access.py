@@ -399,11 +399,14 @@ def staff_user(role: Role) -> User:
     return user
 
 
-def access_problems(population: Population) -> list[str]:
-    """Everything the walk finds wrong; empty when every page and endpoint keeps participants apart."""
+def access_problems(population: Population, *, only: str = "") -> list[str]:
+    """Everything the walk finds wrong; empty when every page and endpoint keeps participants apart. With `only`,
+    just the endpoints whose name contains it (the walker's self-test walks its broken views alone)."""
     problems: list[str] = []
     anonymous, other = client_for(None), client_for(population.b.user)
     for ep in endpoints():
+        if only not in ep.name:
+            continue
         try:
             url = fill(ep, population)
         except Unfillable as exc:
@@ -1018,7 +1021,9 @@ class LeakyUrls:
 
 def test_the_walker_catches_a_leaky_portal_page_and_an_unprotected_staff_page(population, settings):
     settings.ROOT_URLCONF = LeakyUrls()
-    problems = access_problems(population)
+    # Only the broken views: that the project's own pages find nothing is test_no_page_or_endpoint_shows_one_
+    # participant_anything_of_another, the same walk (walking them here again took a minute of the fast tier).
+    problems = access_problems(population, only="leaky")
     pk = population.a.pk
     assert any(
         p.startswith(f"participant B GET /portal/leaky/{pk}/ (leaky_portal:person) sees participant A's data")
@@ -1043,4 +1048,4 @@ def test_the_walker_catches_a_leaky_portal_page_and_an_unprotected_staff_page(po
     assert [
         ep.name for ep in endpoints() if "leaky" in ep.name and not (ep.is_portal or ep.capability("GET"))
     ] == ["leaky_staff:people", "leaky_api:people"]  # neither declares who may see it
-    assert all("/leaky/" in p for p in problems), problems  # and nothing else in the project
+    assert all("/leaky/" in p for p in problems), problems
