@@ -30,6 +30,9 @@ from core.money import money
 
 MONTHS = 12
 MAX_AGE = 121
+# Annuity factors are pure functions of (table, life, basis): kept per process, so a batch that asks for the
+# same age and basis again (a conversion's benefits in pay, a liability run) computes each once.
+FACTOR_CACHE = 8192
 
 
 def _data_dir() -> Path:
@@ -166,6 +169,7 @@ def annuity_life(table: MortalityTable, life: Life, basis: InterestBasis) -> flo
     return memo.remember(("annuity_life", table, life, basis), lambda: _annuity_life(table, life, basis))
 
 
+@functools.lru_cache(maxsize=FACTOR_CACHE)
 def _annuity_life(table: MortalityTable, life: Life, basis: InterestBasis) -> float:
     total = 0.0
     for m in range((MAX_AGE - life.age) * MONTHS):
@@ -181,6 +185,7 @@ def annuity_joint(table: MortalityTable, x: Life, y: Life, basis: InterestBasis)
     return memo.remember(("annuity_joint", table, x, y, basis), lambda: _annuity_joint(table, x, y, basis))
 
 
+@functools.lru_cache(maxsize=FACTOR_CACHE)
 def _annuity_joint(table: MortalityTable, x: Life, y: Life, basis: InterestBasis) -> float:
     total = 0.0
     for m in range((MAX_AGE - min(x.age, y.age)) * MONTHS):
@@ -201,6 +206,7 @@ def annuity_certain_and_life(
     )
 
 
+@functools.lru_cache(maxsize=FACTOR_CACHE)
 def _annuity_certain_and_life(
     table: MortalityTable, life: Life, basis: InterestBasis, certain_months: int
 ) -> float:
