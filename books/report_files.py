@@ -6,7 +6,7 @@ import datetime as dt
 from typing import Any
 
 from books.liability import PlanLiability, plan_liabilities
-from core.report_files import ReportFile
+from core.report_files import ReportFile, iso_date
 
 LIABILITY_HEADER = [
     "as_of",
@@ -77,6 +77,7 @@ LIABILITY = ReportFile(
     rows=_liability_rows,
     filename=lambda as_of: f"plan-liability-{as_of}.csv",
     params=["as_of"],
+    checks={"as_of": iso_date},
 )
 
 REPORTS = [LIABILITY]

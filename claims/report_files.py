@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from claims.selectors import average_days_to_decision, claims_by_status_and_plan, late_decisions
-from core.report_files import ReportFile
+from core.report_files import ReportFile, iso_date
 
 
 def by_status_rows(on: str) -> list[list[Any]]:
@@ -51,6 +51,7 @@ REPORTS = [
         rows=by_status_rows,
         filename=lambda on: f"claims-by-status-{on}.csv",
         params=["on"],
+        checks={"on": iso_date},
     ),
     ReportFile(
         name="claims_late",
@@ -59,6 +60,7 @@ REPORTS = [
         rows=late_rows,
         filename=lambda on: f"claims-late-decisions-{on}.csv",
         params=["on"],
+        checks={"on": iso_date},
     ),
     ReportFile(
         name="claims_average_days",
@@ -67,5 +69,6 @@ REPORTS = [
         rows=average_rows,
         filename=lambda on: f"claims-average-days-{on}.csv",
         params=["on"],
+        checks={"on": iso_date},
     ),
 ]

@@ -51,6 +51,13 @@ class ReportFile:
     params: list[str] = field(default_factory=list)  # the parameters' names, as the page's form posts them
     capability: Cap = Cap.VIEW_STAFF  # the same capability as viewing the report
     lineterminator: str = "\n"
+    # How each parameter is read (raising ValueError when it does not parse), checked before a job is queued.
+    checks: dict[str, Callable[[str], object]] = field(default_factory=dict)
+
+
+def iso_date(text: str) -> dt.date:
+    """A report's date parameter: YYYY-MM-DD."""
+    return dt.date.fromisoformat(text)
 
 
 def report_files() -> dict[str, ReportFile]:
@@ -105,12 +112,18 @@ def report_key(report: ReportFile, args: Sequence[str]) -> str:
 
 
 def report_args(report: ReportFile, data: Any) -> list[str]:
-    """The report's parameters from a posted form (each one required)."""
+    """The report's parameters from a posted form (each one required, and read by its check if it has one)."""
     args = []
     for name in report.params:
         value = str(data.get(name, "")).strip()
         if not value:
             raise ReportRefused(f"The report needs its {name}.")
+        check = report.checks.get(name)
+        if check is not None:
+            try:
+                check(value)
+            except ValueError as exc:
+                raise ReportRefused(f"The report's {name} {value!r} does not read: {exc}.") from exc
         args.append(value)
     return args
 

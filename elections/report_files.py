@@ -46,6 +46,7 @@ ELECTIONS_EXPORT = ReportFile(
     rows=_export_rows,
     filename=lambda plan_code, year: f"{plan_code}-{year}-elections-in-force.csv",
     params=["plan_code", "year"],
+    checks={"year": int},
     lineterminator="\r\n",  # csv.DictWriter's, as the export has always been written
 )
 

@@ -6,7 +6,7 @@ import datetime as dt
 from typing import Any
 
 from core.errors import ApplicationError
-from core.report_files import ReportFile
+from core.report_files import ReportFile, iso_date
 from payments import selectors
 
 
@@ -35,6 +35,7 @@ FORECAST = ReportFile(
     rows=lambda start: _forecast_rows(start, "month"),
     filename=lambda start: f"payments-forecast-by-month-{start}.csv",
     params=["start"],
+    checks={"start": iso_date},
 )
 FORECAST_BY_YEAR = ReportFile(
     name="forecast_by_year",
@@ -43,6 +44,7 @@ FORECAST_BY_YEAR = ReportFile(
     rows=lambda start: _forecast_rows(start, "year"),
     filename=lambda start: f"payments-forecast-by-year-{start}.csv",
     params=["start"],
+    checks={"start": iso_date},
 )
 
 REPORTS = [FORECAST, FORECAST_BY_YEAR]

@@ -151,3 +151,11 @@ def test_a_failing_report_leaves_the_run_failed_with_the_reason(liability_data, 
 
 def _with_rows(name, rows):
     return replace(report_files.report_files()[name], rows=rows)
+
+
+def test_a_parameter_that_does_not_read_is_refused_before_anything_is_queued(client, liability_data):
+    sign_in(client, staff_user("aud", "auditor"))
+    response = client.post("/staff/reports/liability/prepare", {"as_of": "April"}, follow=True)
+    assert "does not read" in response.content.decode()
+    assert client.post("/staff/reports/no-such-report/prepare", {"as_of": AS_OF}).status_code == 404
+    assert not JobRun.objects.filter(kind=JOB_KIND).exists()
