@@ -25,7 +25,7 @@ from typing import Any
 from core.audit import audit_record
 from core.csv_export import CsvWriter
 from core.errors import ApplicationError
-from core.jobs import _task, job_claim, job_finish, job_item, job_lock, job_progress
+from core.jobs import _task, job_claim, job_finish, job_is_stale, job_item, job_lock, job_progress
 from core.models import Document, JobRun
 from core.pdf import document_store_bytes
 from core.roles import Cap
@@ -131,11 +131,15 @@ def report_args(report: ReportFile, data: Any) -> list[str]:
 def report_file_queue(*, name: str, args: Sequence[str], actor, now: dt.datetime) -> str:
     """Queue the job that prepares the report as a file, once the transaction commits; its key.
 
-    A run already done or running for the same parameters is not queued again: its page shows it."""
+    A run already done, or running and not stale, for the same parameters is not queued again: its page shows it."""
     report = report_file(name)
     key = report_key(report, list(args))
     run = JobRun.objects.filter(kind=JOB_KIND, key=key).first()
-    if run is None or run.status in (JobRun.Status.FAILED, JobRun.Status.REFUSED):
+    if (
+        run is None
+        or run.status in (JobRun.Status.FAILED, JobRun.Status.REFUSED)
+        or job_is_stale(run, now=now)
+    ):
         audit_record(action="report.prepare", actor=actor, at=now, data={"report": name, "args": list(args)})
         _task(TASK).delay_on_commit(name, *args)
     return key
@@ -154,6 +158,8 @@ def report_file_run(*, name: str, args: Sequence[str], now: dt.datetime) -> JobR
             return run
         stats = {"task": TASK, "args": [name, *args], "kwargs": {}, "report": name}
         run.stats = stats
+        # Written now, so that a run whose worker vanishes is retried from the jobs page with its arguments.
+        JobRun.objects.filter(pk=run.pk).update(stats=stats)
         job_item(run, "rows")
         rows = report.rows(*args)
         total = len(rows)

@@ -159,3 +159,23 @@ def test_a_parameter_that_does_not_read_is_refused_before_anything_is_queued(cli
     assert "does not read" in response.content.decode()
     assert client.post("/staff/reports/no-such-report/prepare", {"as_of": AS_OF}).status_code == 404
     assert not JobRun.objects.filter(kind=JOB_KIND).exists()
+
+
+def test_a_run_whose_worker_vanished_is_retryable_and_prepared_again(
+    client, liability_data, eager, django_capture_on_commit_callbacks, monkeypatch
+):
+    def vanished(*args):
+        raise SystemExit("the worker was killed")  # not an Exception: the run is left running, as a SIGKILL leaves it
+
+    monkeypatch.setattr(report_files, "report_file", lambda name: _with_rows(name, vanished))
+    with pytest.raises(SystemExit):
+        report_file_run(name="liability", args=[AS_OF], now=NOW)
+    monkeypatch.undo()
+    run = JobRun.objects.get(kind=JOB_KIND, key=f"liability:{AS_OF}")
+    assert run.status == JobRun.Status.RUNNING and run.stats["args"] == ["liability", AS_OF]
+    JobRun.objects.filter(pk=run.pk).update(heartbeat_at=NOW - dt.timedelta(days=1))
+    sign_in(client, staff_user("aud", "auditor"))
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/staff/reports/liability/prepare", {"as_of": AS_OF})
+    run.refresh_from_db()
+    assert run.status == JobRun.Status.DONE and run.attempts == 2 and run.stats["document"]
