@@ -24,6 +24,7 @@ from typing import Any
 
 from core.audit import audit_record
 from core.csv_export import CsvWriter
+from core.dates import date_in_range, out_of_range_message, year_in_range
 from core.errors import ApplicationError
 from core.jobs import _task, job_claim, job_finish, job_is_stale, job_item, job_lock, job_progress
 from core.models import Document, JobRun
@@ -56,8 +57,19 @@ class ReportFile:
 
 
 def iso_date(text: str) -> dt.date:
-    """A report's date parameter: YYYY-MM-DD."""
-    return dt.date.fromisoformat(text)
+    """A report's date parameter: YYYY-MM-DD, within the dates the application takes."""
+    day = dt.date.fromisoformat(text)
+    if not date_in_range(day):
+        raise ValueError(out_of_range_message("the date", text))
+    return day
+
+
+def plan_year(text: str) -> int:
+    """A report's plan year parameter, within the years the application takes."""
+    year = int(text)
+    if not year_in_range(year):
+        raise ValueError(f"the year {text} is outside the years the application takes")
+    return year
 
 
 def report_files() -> dict[str, ReportFile]:

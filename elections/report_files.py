@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.errors import InvalidInput
-from core.report_files import ReportFile
+from core.report_files import ReportFile, plan_year
 from elections import selectors
 from plans.models import Plan
 
@@ -46,7 +46,7 @@ ELECTIONS_EXPORT = ReportFile(
     rows=_export_rows,
     filename=lambda plan_code, year: f"{plan_code}-{year}-elections-in-force.csv",
     params=["plan_code", "year"],
-    checks={"year": int},
+    checks={"year": plan_year},
     lineterminator="\r\n",  # csv.DictWriter's, as the export has always been written
 )
 

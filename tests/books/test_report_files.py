@@ -157,6 +157,8 @@ def test_a_parameter_that_does_not_read_is_refused_before_anything_is_queued(cli
     sign_in(client, staff_user("aud", "auditor"))
     response = client.post("/staff/reports/liability/prepare", {"as_of": "April"}, follow=True)
     assert "does not read" in response.content.decode()
+    response = client.post("/staff/reports/liability/prepare", {"as_of": "0001-01-01"}, follow=True)
+    assert "is outside" in response.content.decode()
     assert client.post("/staff/reports/no-such-report/prepare", {"as_of": AS_OF}).status_code == 404
     assert not JobRun.objects.filter(kind=JOB_KIND).exists()
 
@@ -165,7 +167,9 @@ def test_a_run_whose_worker_vanished_is_retryable_and_prepared_again(
     client, liability_data, eager, django_capture_on_commit_callbacks, monkeypatch
 ):
     def vanished(*args):
-        raise SystemExit("the worker was killed")  # not an Exception: the run is left running, as a SIGKILL leaves it
+        raise SystemExit(
+            "the worker was killed"
+        )  # not an Exception: the run is left running, as a SIGKILL leaves it
 
     monkeypatch.setattr(report_files, "report_file", lambda name: _with_rows(name, vanished))
     with pytest.raises(SystemExit):
