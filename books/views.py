@@ -11,7 +11,7 @@ import io
 
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import HttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 
@@ -27,12 +27,14 @@ from books.models import (
     ParallelRunTolerance,
     PendingTransaction,
 )
+from books.report_files import LIABILITY, liability_csv_rows
 from books.services import parallel
 from core.charts import line_chart_with_table
 from core.csv_export import CsvWriter
 from core.dates import date_in_range, out_of_range_message
 from core.decorators import capability_required, participant_required
 from core.inputs import date_or_none
+from core.report_files import csv_chunks
 from core.roles import Cap, has_cap
 
 RANGES = {"3m": ("3 months", 92), "1y": ("1 year", 366), "2y": ("2 years", 731), "all": ("All", None)}
@@ -156,61 +158,9 @@ def liability(request):
     as_of, error = _day_asked(request, today)
     reports = plan_liabilities(as_of=as_of)
     if request.GET.get("format") == "csv":
-        out = io.StringIO()
-        writer = CsvWriter(out)
-        writer.writerow(
-            [
-                "as_of",
-                "plan",
-                "section",
-                "line",
-                "employee_number",
-                "status",
-                "accounts",
-                "value",
-                "vested",
-                "unvested",
-                "method",
-                "note",
-            ]
-        )
-        for r in reports:
-            for a in r.accounts:
-                writer.writerow(
-                    [
-                        as_of,
-                        r.plan.code,
-                        r.cite,
-                        a.label,
-                        "",
-                        "",
-                        a.accounts,
-                        f"{a.value:.2f}",
-                        f"{a.vested:.2f}",
-                        f"{a.unvested:.2f}",
-                        "account values",
-                        "",
-                    ]
-                )
-            for b in r.benefits:
-                writer.writerow(
-                    [
-                        as_of,
-                        r.plan.code,
-                        b.cite,
-                        b.participation.person.full_name,
-                        b.participation.person.employee_number,
-                        b.status,
-                        "",
-                        "" if b.value is None else f"{b.value:.2f}",
-                        "",
-                        "",
-                        b.method,
-                        b.note,
-                    ]
-                )
-        response = HttpResponse(out.getvalue(), content_type="text/csv")
-        response["Content-Disposition"] = f'attachment; filename="plan-liability-{as_of}.csv"'
+        rows = liability_csv_rows(reports, as_of=as_of)
+        response = StreamingHttpResponse(csv_chunks(LIABILITY, rows), content_type="text/csv")
+        response["Content-Disposition"] = f'attachment; filename="{LIABILITY.filename(as_of.isoformat())}"'
         return response
     return render(
         request,
@@ -221,6 +171,7 @@ def liability(request):
             "today": today,
             "error": error,
             "total": sum((r.total for r in reports), 0),
+            "prepare": {"name": LIABILITY.name, "params": [("as_of", as_of.isoformat())]},
         },
     )
 

@@ -550,7 +550,7 @@ def late_decisions() -> QuerySet[ClaimDecision]:
     return (
         ClaimDecision.objects.filter(late=True)
         .select_related("claim__plan", "decided_by")
-        .order_by("-decided_on")
+        .order_by("-decided_on", "-id")
     )
 
 

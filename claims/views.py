@@ -136,6 +136,7 @@ def staff_queue(request):
 
 @staff_page(Cap.VIEW_STAFF)
 def staff_reports(request):
+    today = [("on", timezone.localdate().isoformat())]
     return render(
         request,
         "claims/staff_reports.html",
@@ -143,6 +144,9 @@ def staff_reports(request):
             "by_status": claims_by_status_and_plan(),
             "late": late_decisions()[:200],
             "averages": average_days_to_decision(),
+            "prepare_by_status": {"name": "claims_by_status", "params": today},
+            "prepare_late": {"name": "claims_late", "params": today},
+            "prepare_averages": {"name": "claims_average_days", "params": today},
         },
     )
 

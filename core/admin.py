@@ -69,7 +69,7 @@ class ImportBatchAdmin(ReadOnlyAdmin):
 
 @admin.register(Document)
 class DocumentAdmin(ReadOnlyAdmin):
-    list_display = ("created_at", "kind", "title", "person", "size", "sha256")
+    list_display = ("created_at", "kind", "title", "person", "content_type", "size", "sha256")
     list_filter = ("kind",)
     search_fields = ("title", "sha256", "person__employee_number", "person__last_name")
     raw_id_fields = ("person",)

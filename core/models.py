@@ -125,9 +125,11 @@ class ImportBatch(models.Model):
 
 
 class Document(models.Model):
-    """A generated PDF (notice, form, confirmation, register): stored once by content hash, never edited.
+    """A generated document (a PDF notice, form, confirmation, register; a CSV report prepared as a file):
+    stored once by content hash, never edited. `content_type` and `extension` say what it is (PDF by default).
 
-    `person` is the participant the document belongs to: only they (and staff) may download it.
+    `person` is the participant the document belongs to: only they (and staff) may download it; a document
+    without a person (a staff report) is staff-only.
     Rendering the same data again gives the same bytes and therefore the same hash.
     """
 
@@ -142,6 +144,8 @@ class Document(models.Model):
     sha256 = models.CharField(max_length=64)
     size = models.PositiveIntegerField()
     template = models.CharField(max_length=200)
+    content_type = models.CharField(max_length=100, default="application/pdf")
+    extension = models.CharField(max_length=10, default="pdf")
     created_at = models.DateTimeField()
     created_by = models.CharField(max_length=200)
 

@@ -80,8 +80,11 @@ def document_store_bytes(
     person=None,
     obj: models.Model | None = None,
     now: dt.datetime | None = None,
+    content_type: str = "application/pdf",
+    extension: str = "pdf",
 ) -> Document:
-    """Store PDF bytes (rendered here or assembled elsewhere, e.g. a claim file) by content hash."""
+    """Store PDF bytes (rendered here or assembled elsewhere, e.g. a claim file) by content hash; or another
+    kind of file (a CSV report: `content_type="text/csv", extension="csv"`), recorded on the Document."""
     digest = hashlib.sha256(data).hexdigest()
     object_type = obj._meta.label if obj is not None else ""
     object_id = str(obj.pk) if obj is not None else ""
@@ -90,12 +93,14 @@ def document_store_bytes(
     ).first()
     if existing:
         return existing
-    relative = Path("documents") / kind / digest[:2] / f"{digest}.pdf"
+    relative = Path("documents") / kind / digest[:2] / f"{digest}.{extension}"
     target = Path(settings.MEDIA_ROOT) / relative
     target.parent.mkdir(parents=True, exist_ok=True)
     if not target.exists():
         target.write_bytes(data)
     return Document.objects.create(
+        content_type=content_type,
+        extension=extension,
         kind=kind,
         title=title,
         person=person,

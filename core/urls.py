@@ -10,6 +10,7 @@ urlpatterns = [
     path("jobs/<int:pk>/progress", views.job_progress_fragment, name="job_progress"),
     path("jobs/<int:pk>/retry", views.job_retry_view, name="job_retry"),
     path("jobs/run-now", views.job_run_now_view, name="job_run_now"),
+    path("reports/<str:name>/prepare", views.report_file_prepare, name="report_file_prepare"),
     path("jobs/<str:kind>/<str:key>/", views.job_detail, name="job_detail"),
     path("jobs/<str:kind>/<str:key>/progress", views.job_key_progress, name="job_key_progress"),
     path("audit/", views.audit_log, name="audit_log"),

@@ -6,6 +6,7 @@ import datetime as dt
 from dataclasses import replace
 
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -22,6 +23,7 @@ from core.jobs import job_is_stale, job_retry, job_run_now, job_runs_for_staff, 
 from core.lists import staff_list
 from core.models import AuditEvent, Document, ImportBatch, JobRun
 from core.pdf import document_bytes
+from core.report_files import JOB_KIND, report_args, report_file_document, report_file_queue, report_files
 from core.roles import ROLE_CAPABILITIES, Cap, has_cap, is_participant_user, is_staff_user
 from core.schedules import job_kinds
 from core.templatetags.nav import link_allowed
@@ -135,8 +137,28 @@ def job_detail(request, kind: str, key: str):
             "key": key,
             "run": runs[0] if runs else None,
             "progress": _progress(run, now),
+            "document": report_file_document(run),
         },
     )
+
+
+@require_POST
+@capability_required(Cap.VIEW_STAFF)
+def report_file_prepare(request, name: str):
+    """Queue the job that prepares a report as a file (with the capability of viewing the report); its page."""
+    report = report_files().get(name)
+    if report is None:
+        raise Http404("no such report")
+    if not has_cap(request.user, report.capability):
+        raise PermissionDenied(f"this report needs the {report.capability} capability")
+    try:
+        key = report_file_queue(
+            name=name, args=report_args(report, request.POST), actor=request.user, now=timezone.now()
+        )
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return redirect("core:job_runs")
+    return redirect(reverse("core:job_detail", args=[JOB_KIND, key]))
 
 
 @capability_required(Cap.VIEW_STAFF)
@@ -216,14 +238,16 @@ def audit_log(request):
 
 
 def document_download(request, pk: int):
-    """A stored PDF: staff see every document; a participant only their own (anyone else gets 404)."""
+    """A stored document (a PDF, a prepared CSV report): staff see every document; a participant only their own
+    (anyone else gets 404), so a document without a person is staff-only."""
     doc = get_object_or_404(Document, pk=pk)
     if not has_cap(request.user, Cap.VIEW_STAFF):
         person = getattr(request.user, "person", None) if is_participant_user(request.user) else None
         if person is None or doc.person_id != person.pk:
             raise Http404("no such document")
-    response = HttpResponse(document_bytes(doc), content_type="application/pdf")
-    response["Content-Disposition"] = f'inline; filename="{doc.kind}-{doc.pk}.pdf"'
+    response = HttpResponse(document_bytes(doc), content_type=doc.content_type)
+    disposition = "inline" if doc.extension == "pdf" else "attachment"
+    response["Content-Disposition"] = f'{disposition}; filename="{doc.kind}-{doc.pk}.{doc.extension}"'
     response["X-Content-SHA256"] = doc.sha256
     return response
 

@@ -9,13 +9,12 @@ import datetime as dt
 from django import forms as djforms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from core import hooks, memo
-from core.csv_export import CsvDictWriter
 from core.dates import EASTERN, year_in_range
 from core.decorators import capability_required, participant_required
 from core.errors import ApplicationError, InvalidInput
@@ -24,6 +23,7 @@ from core.lists import list_search, page_of, staff_list
 from core.models import Document
 from core.money import money
 from core.pdf import document_bytes
+from core.report_files import csv_chunks
 from core.roles import Cap, has_cap
 from elections import forms as F
 from elections import selectors as S
@@ -31,6 +31,7 @@ from elections import services
 from elections import validators as V
 from elections.models import Channel, EnrollmentWindow, InvestmentElection, Status
 from elections.pdf import confirmation_context
+from elections.report_files import ELECTIONS_EXPORT, export_csv_rows
 from participants.models import Participation
 from participants.selectors import beneficiaries_in_force, employment_status_on
 from plans import selectors as plan_selectors
@@ -1039,6 +1040,10 @@ def staff_plan_year(request, plan_code: str, year: int):
             "plan": plan,
             "year": year,
             "summary": S.plan_year_summary(plan=plan, plan_year=year),
+            "prepare": {
+                "name": ELECTIONS_EXPORT.name,
+                "params": [("plan_code", plan.code), ("year", str(year))],
+            },
             "net_pay_cap": version.provision("net_pay_cap_percent", None),
             "net_pay_cite": version.cite("net_pay_cap_percent"),
             "cancellation_cite": version.cite("deferral_cancellation")
@@ -1058,28 +1063,11 @@ def staff_plan_year(request, plan_code: str, year: int):
 @capability_required(Cap.VIEW_STAFF)
 def staff_export(request, plan_code: str, year: int):
     plan = get_object_or_404(Plan, code=plan_code)
-    rows = S.payroll_export_rows(plan=plan, plan_year=year)
-    response = HttpResponse(content_type="text/csv")
-    response["Content-Disposition"] = f'attachment; filename="{plan.code}-{year}-elections-in-force.csv"'
-    columns = [
-        "employee_number",
-        "name",
-        "plan",
-        "plan_year",
-        "component",
-        "percent",
-        "kind",
-        "election_id",
-        "election_plan_year",
-        "irrevocable_at",
-        "covers_pay_from",
-        "performance_period_end",
-        "cancelled_from",
-        "cancelled_to",
-    ]
-    writer = CsvDictWriter(response, fieldnames=columns)
-    writer.writeheader()
-    writer.writerows(rows)
+    rows = export_csv_rows(S.payroll_export_rows(plan=plan, plan_year=year))
+    response = StreamingHttpResponse(csv_chunks(ELECTIONS_EXPORT, rows), content_type="text/csv")
+    response["Content-Disposition"] = (
+        f'attachment; filename="{ELECTIONS_EXPORT.filename(plan.code, str(year))}"'
+    )
     return response
 
 

@@ -3,24 +3,23 @@
 from __future__ import annotations
 
 import datetime as dt
-import io
 from decimal import Decimal
 
 from django.contrib import messages
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
 from django.utils.html import escape
 from django.views.decorators.http import require_http_methods, require_POST
 
-from core.csv_export import CsvWriter
 from core.dates import date_in_range, parse_date
 from core.decorators import capability_required, participant_required
 from core.errors import ApplicationError
 from core.inputs import date_or_none
 from core.lists import staff_list
 from core.money import parse_decimal
+from core.report_files import csv_chunks
 from core.roles import Cap, has_cap
 from core.signin.decorators import fresh_second_factor_required
 from participants.models import Person
@@ -39,6 +38,7 @@ from payments.models import (
     ScheduledPayment,
     WithholdingRate,
 )
+from payments.report_files import FORECAST, FORECAST_BY_YEAR, forecast_csv_rows, forecast_report
 from payments.services.runs import (
     PaymentRunError,
     payment_run_approve,
@@ -255,15 +255,9 @@ def forecast(request):
     data = selectors.forecast(start=today)
     by = request.GET.get("by")
     if request.GET.get("format") == "csv":
-        out = io.StringIO()
-        writer = CsvWriter(out)
-        if by == "year":
-            writer.writerow(["year", "gross"])
-            writer.writerows([(y, f"{v:.2f}") for y, v in data["by_year"]])
-        else:
-            writer.writerow(["month", "gross"])
-            writer.writerows([(m.strftime("%Y-%m"), f"{v:.2f}") for m, v in data["by_month"]])
-        response = HttpResponse(out.getvalue(), content_type="text/csv")
+        report = forecast_report(by or "month")
+        rows = forecast_csv_rows(data, by="year" if by == "year" else "month")
+        response = StreamingHttpResponse(csv_chunks(report, rows), content_type="text/csv")
         response["Content-Disposition"] = f'attachment; filename="payments-forecast-by-{by or "month"}.csv"'
         return response
     return render(
@@ -276,6 +270,8 @@ def forecast(request):
                 [(m.strftime("%b %y"), v) for m, v in data["by_month"]], title="Payments by month"
             ),
             "year_chart": _bar_chart([(str(y), v) for y, v in data["by_year"]], title="Payments by year"),
+            "prepare_month": {"name": FORECAST.name, "params": [("start", today.isoformat())]},
+            "prepare_year": {"name": FORECAST_BY_YEAR.name, "params": [("start", today.isoformat())]},
         },
     )
 

@@ -148,6 +148,7 @@ NON_OBJECT = {
     "on": "2024-05-31",
     "as_of": "2024-05-31",
     "kind": "deferral",
+    "name": "liability",  # core:report_file_prepare: a report prepared as a file
 }
 
 A = {

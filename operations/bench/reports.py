@@ -9,6 +9,8 @@
    plan year, and the claims reports (claims_by_status_and_plan, late_decisions, average_days_to_decision). For
    each: seconds, queries, rows, and this process's peak RSS after it (a running peak, so the largest figure is the
    whole bench's).
+3. Each report prepared as a file by the report job (core.report_files.report_file_run: the CSV written in chunks
+   with progress, stored as a Document), named `<report>_file`: seconds, queries, and the file's rows and bytes.
 
 Targets (issue 15): each under 30 s and 1 GB at 100,000 participants.
 """
@@ -75,6 +77,44 @@ def _reports(as_of: dt.date) -> dict[str, Callable[[], Any]]:
     }
 
 
+def _report_files(as_of: dt.date) -> dict[str, Callable[[], Any]]:
+    # The report job and the plans: imported here, after the scratch database is in place.
+    from django.utils import timezone
+
+    from core.report_files import report_file_run  # after the scratch database is in place (above)
+    from plans.models import Plan  # after the scratch database is in place (above)
+
+    day = as_of.isoformat()
+    jobs: dict[str, tuple[str, list[str]]] = {
+        "liability_file": ("liability", [day]),
+        "forecast_file": ("forecast", [day]),
+        "forecast_by_year_file": ("forecast_by_year", [day]),
+        "claims_by_status_file": ("claims_by_status", [day]),
+        "claims_late_file": ("claims_late", [day]),
+        "claims_average_days_file": ("claims_average_days", [day]),
+    }
+    for code in (
+        Plan.objects.filter(kind=Plan.Kind.ACCOUNT_BALANCE).order_by("code").values_list("code", flat=True)
+    ):
+        jobs[f"elections_export_{code}_file"] = ("elections_export", [code, str(as_of.year)])
+
+    def job(name: str, args: list[str]) -> Callable[[], Any]:
+        return lambda: report_file_run(name=name, args=args, now=timezone.now())
+
+    return {label: job(name, args) for label, (name, args) in jobs.items()}
+
+
+def _timed_file(label: str, work: Callable[[], Any], quiet: bool) -> dict:
+    timed = _timed(label, work, quiet)
+    from core.models import (
+        JobRun,  # the run the job just finished (imported with the scratch database in place)
+    )
+
+    run = JobRun.objects.filter(kind="report").order_by("-finished_at", "-id").first()
+    stats = run.stats if run is not None else {}
+    return {**timed, "rows": stats.get("rows"), "bytes": stats.get("size"), "status": run and run.status}
+
+
 def population_build(participants: int, as_of: dt.date, history_days: int, quiet: bool) -> int:
     """`load_demo --participants N` in the scratch database, then ANALYZE; the number of people built."""
     call_command(
@@ -109,6 +149,7 @@ def run(*, participants: int, json: bool, as_of: dt.date | None = None, history_
             accounts = cursor.fetchone()[0]
         built = time.perf_counter() - started
         reports = {name: _timed(name, work, quiet) for name, work in _reports(as_of).items()}
+        reports |= {name: _timed_file(name, work, quiet) for name, work in _report_files(as_of).items()}
     return {
         "participants": people,
         "accounts": accounts,

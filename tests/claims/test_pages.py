@@ -13,6 +13,9 @@ from django.utils import timezone
 from claims.models import Claim, ClaimDecision, ClaimDocument, State
 from claims.selectors import review_procedure_text
 from claims.services import appeal_file, claim_approve, claim_assign
+from core.models import Document
+from core.pdf import document_bytes
+from core.report_files import report_file_run
 from plans.models import Plan
 from tests.claims.factories import at, deny, file_claim, png_bytes, section, upload
 from tests.factories import ParticipationFactory
@@ -257,3 +260,14 @@ def test_the_reports_count_by_status_and_plan_and_list_late_decisions(alice, bob
     assert '<td class="num">3</td>' in late_table  # decided on day 93
     averages = html.split('id="averages"')[1].split("</table>")[0]
     assert '<td class="num">2</td><td class="num">61.5</td><td class="num">1</td>' in averages
+    assert html.count("Prepare as a file") == 3
+    # The same reports prepared as files (core.report_files).
+    files = {}
+    for name in ("claims_by_status", "claims_late", "claims_average_days"):
+        run = report_file_run(name=name, args=["2025-04-14"], now=at(2025, 4, 14))
+        files[name] = document_bytes(Document.objects.get(pk=run.stats["document"])).decode()
+    assert f"Approved,{on_time.plan.code},1\n" in files["claims_by_status"]
+    assert f"Denied,{late.plan.code},1\n" in files["claims_by_status"]
+    assert files["claims_late"].splitlines()[1].startswith(f"{late.number},{late.plan.code},")
+    assert on_time.number not in files["claims_late"]
+    assert ",2,61.5,1" in files["claims_average_days"]

@@ -13,6 +13,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from core.models import Document
+from core.pdf import document_bytes
+from core.report_files import report_file_run
 from elections.models import (
     DeferralElection,
     DistributionElection,
@@ -455,7 +457,11 @@ def test_the_plan_year_screen_shows_who_elected_who_did_not_and_totals(
 
 def test_the_payroll_export_lists_the_percentages_in_force(client, auditor, alice, alice_elections):
     response = client_for(client, auditor).get(reverse("elections_staff:export", args=["EDCP", 2027]))
-    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    streamed = b"".join(response.streaming_content)
+    rows = list(csv.DictReader(io.StringIO(streamed.decode())))
+    # Prepared as a file by the report job (core.report_files): the same bytes.
+    run = report_file_run(name="elections_export", args=["EDCP", "2027"], now=timezone.now())
+    assert document_bytes(Document.objects.get(pk=run.stats["document"])) == streamed
     assert [(r["employee_number"], r["component"], r["percent"]) for r in rows] == [
         (alice.person.employee_number, "base_salary", "10")
     ]

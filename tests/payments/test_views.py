@@ -5,7 +5,11 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.utils import timezone
 
+from core.models import Document
+from core.pdf import document_bytes
+from core.report_files import report_file_run
 from participants.models import Person
 from tests.payments.factories import deferrals, replayed_once, scenario, simulate, staff_user
 from tests.signin import sign_in
@@ -72,8 +76,14 @@ class TestTwoSeparatedPeople:
             "/staff/payments/withholding/",
         ):
             assert client.get(url).status_code == 200, url
-        csv_text = client.get("/staff/payments/forecast/?format=csv&by=year").content.decode()
+        streamed = b"".join(client.get("/staff/payments/forecast/?format=csv&by=year").streaming_content)
+        csv_text = streamed.decode()
         assert csv_text.startswith("year,gross")
+        # Prepared as a file by the report job (core.report_files), from today: the same bytes.
+        run = report_file_run(
+            name="forecast_by_year", args=[timezone.localdate().isoformat()], now=timezone.now()
+        )
+        assert document_bytes(Document.objects.get(pk=run.stats["document"])) == streamed
         assert client.post("/staff/payments/runs/prepare", {"period_end": "2026-05-15"}).status_code == 403
         _participant_client(client, "P2")
         assert client.get("/staff/payments/").status_code == 403
