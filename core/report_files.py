@@ -201,6 +201,16 @@ def report_file_run(*, name: str, args: Sequence[str], now: dt.datetime) -> JobR
         )
 
 
+def report_file_title(*, key: str) -> str | None:
+    """A report job's heading for people: the report's label and its parameters ("Plan liability, 2026-04-30"),
+    None when the key names no report."""
+    name, _, params = key.partition(":")
+    report = report_files().get(name)
+    if report is None:
+        return None
+    return ", ".join([report.label, *(p for p in params.split(":") if p)])
+
+
 def report_file_document(run: JobRun | None) -> Document | None:
     """The document a done report run prepared, if any."""
     if run is None or run.kind != JOB_KIND or run.status != JobRun.Status.DONE:

@@ -23,7 +23,14 @@ from core.jobs import job_is_stale, job_retry, job_run_now, job_runs_for_staff, 
 from core.lists import staff_list
 from core.models import AuditEvent, Document, ImportBatch, JobRun
 from core.pdf import document_bytes
-from core.report_files import JOB_KIND, report_args, report_file_document, report_file_queue, report_files
+from core.report_files import (
+    JOB_KIND,
+    report_args,
+    report_file_document,
+    report_file_queue,
+    report_file_title,
+    report_files,
+)
 from core.roles import ROLE_CAPABILITIES, Cap, has_cap, is_participant_user, is_staff_user
 from core.schedules import job_kinds
 from core.templatetags.nav import link_allowed
@@ -138,6 +145,7 @@ def job_detail(request, kind: str, key: str):
             "run": runs[0] if runs else None,
             "progress": _progress(run, now),
             "document": report_file_document(run),
+            "title": report_file_title(key=key) if kind == JOB_KIND else None,
         },
     )
 

@@ -102,6 +102,7 @@ def test_the_button_queues_the_job_and_its_page_links_the_file(
     run = JobRun.objects.get(kind=JOB_KIND, key=f"liability:{AS_OF}")
     assert run.status == JobRun.Status.DONE
     detail = client.get(response["Location"]).content.decode()
+    assert f"<h1>Plan liability, {AS_OF}</h1>" in detail  # the report's label, not the job's key
     assert (
         f'href="/documents/{run.stats["document"]}/"' in detail and "plan-liability-2026-04-30.csv" in detail
     )
