@@ -282,14 +282,7 @@ def control_lines(*, run: ConversionRun) -> list[ControlLine]:
     lines: list[ControlLine] = []
     seen: set[tuple[str, ...]] = set()
     if path.is_file():
-        header: list[str] = []
-        for raw in read_rows(path=path):
-            if raw.values is None:
-                continue
-            if not header:
-                header = [normalise_header(h) for h in raw.values]
-                continue
-            row = dict(zip(header, (v.strip() for v in raw.values), strict=False))
+        for line, row in _file_rows(path=path):
             key = tuple(
                 row.get(k, "") for k in ("file", "measure", "plan", "account", "fund", "plan_year", "source")
             )
@@ -301,7 +294,7 @@ def control_lines(*, run: ConversionRun) -> list[ControlLine]:
                     key=key,
                     control=total,
                     package=diff["package"] if diff else total,
-                    line=raw.line,
+                    line=line,
                     books=books,
                 )
             )
@@ -345,17 +338,20 @@ def _control_plans(*, run: ConversionRun) -> list[str]:
     path = Path(run.folder) / "plans.csv"
     if not path.is_file():
         return []
+    return [row.get("plan", "") for _, row in _file_rows(path=path)]
+
+
+def _file_rows(*, path: Path) -> Iterator[tuple[int, dict[str, str]]]:
+    """A package file's rows, each with its line, by (normalised) column name, values stripped; rows that do not
+    read are skipped (the dry run has reported them)."""
     header: list[str] = []
-    plans = []
     for raw in read_rows(path=path):
         if raw.values is None:
             continue
         if not header:
             header = [normalise_header(h) for h in raw.values]
             continue
-        row = dict(zip(header, (v.strip() for v in raw.values), strict=False))
-        plans.append(row.get("plan", ""))
-    return plans
+        yield raw.line, dict(zip(header, (v.strip() for v in raw.values), strict=False))
 
 
 def written_by_kind(*, lines: list[ControlLine]) -> list[tuple[str, str]]:

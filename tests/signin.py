@@ -11,6 +11,15 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from core.signin.services import VERIFIED_AT_SESSION_KEY, second_factor_expected
 
+# Headless Chromium (Debian's /usr/bin/chromium) as the browser tests launch it: no sandbox (root in CI), nothing
+# fetched in the background.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-sync",
+    "--no-first-run",
+]
 TEST_KEY = "3132333435363738393031323334353637383930"  # RFC 6238's test key, as hex
 
 

@@ -17,16 +17,10 @@ from pypdf import PdfReader
 from conversion.models import ConversionRun
 from participants.models import Person
 from tests.payments.factories import staff_user
-from tests.signin import authenticator_of, browser_sign_in
+from tests.signin import CHROMIUM_ARGS, authenticator_of, browser_sign_in
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-sync",
-    "--no-first-run",
-]
+ARGS = CHROMIUM_ARGS
 PASSWORD = "a-long-test-password"
 PACKAGE = Path(__file__).parent / "sample" / "package"
 

@@ -16,16 +16,10 @@ from core.roles import Role
 from participants.models import Person
 from payments.services.runs import payment_run_prepare
 from tests.payments.factories import deferrals, scenario, simulate, staff_user
-from tests.signin import authenticator_of, browser_sign_in
+from tests.signin import CHROMIUM_ARGS, authenticator_of, browser_sign_in
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-sync",
-    "--no-first-run",
-]
+ARGS = CHROMIUM_ARGS
 PASSWORD = "a-long-test-password"
 WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 # Vendored third-party pages, not ours to change: the Swagger UI of the API (static/vendor/swagger-ui) and the

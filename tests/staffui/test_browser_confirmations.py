@@ -21,16 +21,10 @@ from payments.services.withdrawals import emergency_request_record
 from tests.claims.factories import at, file_claim
 from tests.claims.factories import participant as claims_participant
 from tests.payments.factories import deferrals, scenario, simulate, staff_user
-from tests.signin import authenticator_of, browser_sign_in
+from tests.signin import CHROMIUM_ARGS, authenticator_of, browser_sign_in
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-sync",
-    "--no-first-run",
-]
+ARGS = CHROMIUM_ARGS
 PASSWORD = "a-long-test-password"
 
 
