@@ -8,7 +8,6 @@ approve-payments capability (the Committee) does, and the apply is the command's
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import io
 import secrets
@@ -31,6 +30,7 @@ from conversion.reader import normalise_header, read_rows
 from conversion.selectors import Key, books_totals, read_from_books
 from conversion.services import conversion_run
 from core.audit import audit_record
+from core.csv_export import CsvWriter
 from core.errors import ApplicationError
 from core.money import ZERO
 from core.pdf import document_store
@@ -195,7 +195,7 @@ def conversion_apply(*, run: ConversionRun, actor: User, now: dt.datetime) -> Co
 def exception_csv_lines(*, run: ConversionRun, code: str = "") -> Iterator[str]:
     """The run's exceptions as CSV lines (a header, then file, line, code, message), in the report's order."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n")
+    writer = CsvWriter(out, lineterminator="\r\n")  # cells a spreadsheet would read as formulas are escaped
 
     def line(values: Iterable[object]) -> str:
         out.seek(0)
