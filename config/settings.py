@@ -94,6 +94,7 @@ MIDDLEWARE = [
     "core.middleware.LoginRequiredEverywhereMiddleware",
     "core.signin.middleware.SecondFactorRequiredMiddleware",
     "core.middleware.ApplicationErrorMiddleware",
+    "plans.middleware.SharedPlanVersionsMiddleware",
     # Last, as django-axes asks: it turns a locked-out sign-in into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]

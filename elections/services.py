@@ -1412,6 +1412,7 @@ def annuity_offer(*, participation: Participation, as_of: dt.date) -> Offer:
     later = (version.provision("db_election_change", None) or {}).get("min_years_later", 0)
     tries = [(form, current.defer_years) for form in forms if form != current.form]
     tries += [(form, current.defer_years + later) for form in forms if later]
+    commencement = benefit_commencement(participation=participation, defer_years=current.defer_years)
     for form, years in tries:
         check = V.check_annuity(
             participation=participation,
@@ -1419,7 +1420,7 @@ def annuity_offer(*, participation: Participation, as_of: dt.date) -> Offer:
             defer_years=years,
             current_form=current.form,
             current_defer_years=current.defer_years,
-            commencement=benefit_commencement(participation=participation, defer_years=current.defer_years),
+            commencement=commencement,
             submitted_on=as_of,
         )
         if check.violation is None:

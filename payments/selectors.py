@@ -83,7 +83,10 @@ def person_calendar(*, person: Person) -> list[ScheduledPayment]:
     return list(
         ScheduledPayment.objects.filter(participation__person=person)
         .exclude(status=S.CANCELLED)
-        .select_related("participation__plan", "account", "schedule")
+        # the account's own participation and plan too: its label reads the plan version (Account.label)
+        .select_related(
+            "participation__plan", "participation__person", "account__participation__plan", "schedule"
+        )
         .order_by("payment_date", "account_id", "number")
     )
 

@@ -25,6 +25,26 @@ def pinned_version_date(day: dt.date | None):
         _pinned_version_date.reset(token)
 
 
+# Plan id -> its versions (each keeping its provisions once read), shared by every Plan instance while
+# `versions_shared()` is open: a page that reaches one plan through many rows (a payment's account's
+# participation's plan, per payment) reads the plan's versions and provisions once, not once per row.
+_shared_versions: contextvars.ContextVar[dict[int, list[PlanVersion]] | None] = contextvars.ContextVar(
+    "shared_versions", default=None
+)
+
+
+@contextlib.contextmanager
+def versions_shared():
+    """Within the block, Plan.version_on() reads each plan's versions (and their provisions) once for all
+    instances of that plan. Opened for each read-only request (plans.middleware); a block that changes a plan's
+    versions or provisions must not be inside one."""
+    token = _shared_versions.set({})
+    try:
+        yield
+    finally:
+        _shared_versions.reset(token)
+
+
 class Plan(models.Model):
     """A plan of the catalog. Everything that differs between plans is in its versions' provisions."""
 
@@ -50,7 +70,13 @@ class Plan(models.Model):
         day = _pinned_version_date.get() or day
         versions = getattr(self, "_versions_cache", None)
         if versions is None:
-            versions = list(self.versions.order_by("effective_date"))
+            shared = _shared_versions.get()
+            if shared is not None and self.pk in shared:
+                versions = shared[self.pk]
+            else:
+                versions = list(self.versions.order_by("effective_date"))
+                if shared is not None:
+                    shared[self.pk] = versions
             self._versions_cache = versions
         if not versions:
             raise PlanVersion.DoesNotExist(f"{self.code} has no versions")

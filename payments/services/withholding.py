@@ -109,9 +109,21 @@ def _default_rows() -> list[WithholdingRate]:
 
 
 def rates_on(*, day: dt.date) -> Rates:
-    rows = list(WithholdingRate.objects.filter(effective_date__lte=day))
+    return _rates_in(rows=_rate_rows(through=day), day=day)
+
+
+def _rate_rows(*, through: dt.date) -> list[WithholdingRate]:
+    """Every rate effective on or before `through` (the built-in defaults while none is recorded): one read
+    for all the release dates of a batch of payments."""
+    rows = list(WithholdingRate.objects.filter(effective_date__lte=through))
     if not rows and not WithholdingRate.objects.exists():
-        rows = [r for r in _default_rows() if r.effective_date <= day]
+        rows = [r for r in _default_rows() if r.effective_date <= through]
+    return rows
+
+
+def _rates_in(*, rows: list[WithholdingRate], day: dt.date) -> Rates:
+    """The rates in force on `day`: for each kind and jurisdiction, the latest of `rows` effective by then."""
+    rows = [r for r in rows if r.effective_date <= day]
     rows.sort(key=lambda r: (r.kind, r.jurisdiction, r.effective_date), reverse=True)
     latest: dict[tuple[str, str], WithholdingRate] = {}
     for r in rows:
@@ -211,11 +223,12 @@ def withholding_apply(*, payments: list[ScheduledPayment], exclude_ids: set[int]
         .annotate(t=Sum("amount"))
     ):
         ytd[(row["participation__person_id"], row["release_date__year"])] += row["t"]
+    rate_rows = _rate_rows(through=max(p.release_date for p in payments))
     rates_cache: dict[dt.date, Rates] = {}
     for p in sorted(payments, key=lambda x: (x.release_date, x.id or 0)):
         gross = p.amount or ZERO
         rates = rates_cache.get(p.release_date) or rates_cache.setdefault(
-            p.release_date, rates_on(day=p.release_date)
+            p.release_date, _rates_in(rows=rate_rows, day=p.release_date)
         )
         key = (p.participation.person_id, p.release_date.year)
         before = ytd[key]

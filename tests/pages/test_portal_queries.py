@@ -18,6 +18,7 @@ from books.services.accounts import credit_create
 from books.services.crediting import credit_valuation_date
 from core import valuation_calendar as cal
 from core.roles import Role
+from payments.models import PaymentSchedule, ScheduledPayment
 from plans.models import FundPrice
 from tests.factories import FundFactory, ParticipationFactory, PersonFactory, price
 from tests.pages.conftest import JAN15, JAN16, client_of, make_user
@@ -192,9 +193,68 @@ def test_each_portal_page_reads_the_same_queries_for_1_account_and_10_with_three
     for who, account in (
         ("one", Account.objects.get(participation=one[edcp])),
         ("many", accounts.filter(kind="specified_date").order_by("pk").last()),
+        ("one", Account.objects.get(participation=one[rrp])),
         ("many", accounts.filter(participation=many[rrp]).order_by("pk").last()),
     ):
         url = reverse("books_portal:account", args=[account.pk])
         clients[who].get(url)
-        counts.setdefault("books_portal:account", {})[f"{who}:{account.kind}"] = _count(clients[who], url)
+        # per plan: a page reads each plan version in force once, and the plans have different numbers of them
+        page = f"books_portal:account ({account.participation.plan.code})"
+        counts.setdefault(page, {})[f"{who}:{account.kind}"] = _count(clients[who], url)
     assert {page: len(set(c.values())) for page, c in counts.items()} == dict.fromkeys(counts, 1), counts
+
+
+def _installments(participation, count: int) -> None:
+    """`count` annual installments of the participant's Retirement/Termination Account (EDCP 5.2(b)), each on a
+    Payment Date of its own, so that each has its own release date and withholding tables to look up."""
+    account = Account.objects.get(participation=participation, kind="retirement_termination")
+    schedule = PaymentSchedule.objects.create(
+        participation=participation,
+        account=account,
+        trigger="separation",
+        trigger_date=dt.date(2025, 6, 30),
+        form="installments",
+        installments=count,
+        cite="EDCP 5.2(b)",
+        computed_at=timezone.now(),
+    )
+    ScheduledPayment.objects.bulk_create(
+        ScheduledPayment(
+            schedule=schedule,
+            account=account,
+            participation=participation,
+            trigger="separation",
+            kind=ScheduledPayment.Kind.INSTALLMENT,
+            number=n,
+            of=count,
+            share=ScheduledPayment.Share.INSTALLMENT,
+            payment_date=dt.date(2026 + n, 1, 15),
+            valuation_rule="release_date",
+            valuable_on=dt.date(2026 + n, 1, 14),
+            release_date=dt.date(2026 + n, 1, 15),
+            cite="EDCP 5.2(b)",
+            reason="test installment",
+            created_at=timezone.now(),
+        )
+        for n in range(1, count + 1)
+    )
+
+
+def test_the_payment_calendar_reads_the_same_queries_for_1_installment_and_24(edcp):
+    """Every payment's account label, plan version and withholding tables come from reads made once per page
+    (the plan's versions shared per request, plans.middleware; one read of the withholding tables for every
+    release date), not once per payment: before, a retiree's calendar grew by five queries a payment."""
+    _population(edcp)
+    # two participants alike but for the number of their installments
+    few, lots = (_participant(edcp, name, ["retirement_termination"]) for name in ("few", "lots"))
+    credit_valuation_date(valuation_date=JAN15)
+    credit_valuation_date(valuation_date=JAN16)
+    _installments(few, 1)
+    _installments(lots, 24)
+    url = reverse("payments_portal:calendar")
+    counts = []
+    for p in (few, lots):
+        client = client_of(p.person.user)
+        client.get(url)
+        counts.append(_count(client, url))
+    assert counts[0] == counts[1], counts
