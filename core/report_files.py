@@ -194,7 +194,11 @@ def report_file_run(*, name: str, args: Sequence[str], now: dt.datetime) -> JobR
         job_item(run, "rows")
         rows = report.rows(*args)
         total = len(rows) if isinstance(rows, Sized) else 0  # 0: not known beforehand
-        job_progress(run, done=0, total=total, message=f"0 of {total} rows")
+
+        def said(done: int) -> str:
+            return f"{done} of {total} rows" if total else f"{done} rows so far"
+
+        job_progress(run, done=0, total=total, message=said(0))
         written = 0
 
         def counted() -> Iterator[Sequence[Any]]:
@@ -210,8 +214,7 @@ def report_file_run(*, name: str, args: Sequence[str], now: dt.datetime) -> JobR
                 spool.write(data)
                 digest.update(data)
                 size += len(data)
-                done, of = written, max(total, written)
-                job_progress(run, done=done, total=of, message=f"{done} of {of} rows")
+                job_progress(run, done=written, total=total and max(total, written), message=said(written))
             job_item(run, "document")
             document = document_store_file(
                 file=spool,
