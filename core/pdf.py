@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import uuid
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 from django.conf import settings
 from django.db import models
@@ -107,7 +107,7 @@ def document_store_bytes(
 
 def document_store_file(
     *,
-    file: BinaryIO,
+    file: IO[bytes],
     sha256: str,
     size: int,
     kind: str,
