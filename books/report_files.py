@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from typing import Any
 
 from books.liability import PlanLiability, plan_liabilities
-from core.report_files import ReportFile, iso_date
+from core.report_files import ReportFile, Rows, iso_date
 
 LIABILITY_HEADER = [
     "as_of",
@@ -24,12 +25,12 @@ LIABILITY_HEADER = [
 ]
 
 
-def liability_csv_rows(reports: list[PlanLiability], *, as_of: dt.date) -> list[list[Any]]:
-    """The liability report's rows: each plan's account lines, then its benefit lines (books.liability)."""
-    rows: list[list[Any]] = []
+def liability_csv_rows(reports: list[PlanLiability], *, as_of: dt.date) -> Iterator[list[Any]]:
+    """The liability report's rows, as they are written: each plan's account lines, then its benefit lines
+    (books.liability)."""
     for r in reports:
         for a in r.accounts:
-            rows.append(
+            yield (
                 [
                     as_of,
                     r.plan.code,
@@ -46,7 +47,7 @@ def liability_csv_rows(reports: list[PlanLiability], *, as_of: dt.date) -> list[
                 ]
             )
         for b in r.benefits:
-            rows.append(
+            yield (
                 [
                     as_of,
                     r.plan.code,
@@ -62,12 +63,13 @@ def liability_csv_rows(reports: list[PlanLiability], *, as_of: dt.date) -> list[
                     b.note,
                 ]
             )
-    return rows
 
 
-def _liability_rows(as_of: str) -> list[list[Any]]:
+def _liability_rows(as_of: str) -> Rows:
     day = dt.date.fromisoformat(as_of)
-    return liability_csv_rows(plan_liabilities(as_of=day), as_of=day)
+    reports = plan_liabilities(as_of=day)
+    total = sum(len(r.accounts) + len(r.benefits) for r in reports)
+    return Rows(liability_csv_rows(reports, as_of=day), total=total)
 
 
 LIABILITY = ReportFile(

@@ -9,9 +9,13 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import hashlib
+import io
+import shutil
 import subprocess
 import tempfile
+import uuid
 from pathlib import Path
+from typing import IO
 
 from django.conf import settings
 from django.db import models
@@ -85,19 +89,55 @@ def document_store_bytes(
 ) -> Document:
     """Store PDF bytes (rendered here or assembled elsewhere, e.g. a claim file) by content hash; or another
     kind of file (a CSV report: `content_type="text/csv", extension="csv"`), recorded on the Document."""
-    digest = hashlib.sha256(data).hexdigest()
+    return document_store_file(
+        file=io.BytesIO(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        size=len(data),
+        kind=kind,
+        title=title,
+        template=template,
+        actor=actor,
+        person=person,
+        obj=obj,
+        now=now,
+        content_type=content_type,
+        extension=extension,
+    )
+
+
+def document_store_file(
+    *,
+    file: IO[bytes],
+    sha256: str,
+    size: int,
+    kind: str,
+    title: str,
+    template: str,
+    actor: str,
+    person=None,
+    obj: models.Model | None = None,
+    now: dt.datetime | None = None,
+    content_type: str = "application/pdf",
+    extension: str = "pdf",
+) -> Document:
+    """document_store_bytes for a file written elsewhere, its hash and size already known (a report job's CSV,
+    spooled to a temporary file as it was written): copied into the store in pieces, never read whole."""
     object_type = obj._meta.label if obj is not None else ""
     object_id = str(obj.pk) if obj is not None else ""
     existing = Document.objects.filter(
-        kind=kind, sha256=digest, object_type=object_type, object_id=object_id
+        kind=kind, sha256=sha256, object_type=object_type, object_id=object_id
     ).first()
     if existing:
         return existing
-    relative = Path("documents") / kind / digest[:2] / f"{digest}.{extension}"
+    relative = Path("documents") / kind / sha256[:2] / f"{sha256}.{extension}"
     target = Path(settings.MEDIA_ROOT) / relative
     target.parent.mkdir(parents=True, exist_ok=True)
     if not target.exists():
-        target.write_bytes(data)
+        partial = target.with_name(f"{target.name}.{uuid.uuid4().hex[:8]}.part")
+        file.seek(0)
+        with partial.open("wb") as out:
+            shutil.copyfileobj(file, out)
+        partial.replace(target)  # whole or absent: a reader never sees half a file under its hash
     return Document.objects.create(
         content_type=content_type,
         extension=extension,
@@ -107,8 +147,8 @@ def document_store_bytes(
         object_type=object_type,
         object_id=object_id,
         path=str(relative),
-        sha256=digest,
-        size=len(data),
+        sha256=sha256,
+        size=size,
         template=template,
         created_at=now or timezone.now(),
         created_by=actor,

@@ -4,21 +4,25 @@ One mechanism for every report. An app lists its reports in <app>/report_files.p
 
     REPORTS = [ReportFile(name="liability", label="Plan liability", header=[...], rows=..., ...)]
 
-`rows(*args)` returns the report's rows (lists of cells, in the header's order) for its parameters, given as
+`rows(*args)` gives the report's rows (lists of cells, in the header's order) for its parameters, given as
 strings (an ISO date, a plan code): the same strings are the job's key and the task's arguments, so a rerun of
-the same parameters claims the same run. `csv_chunks` writes them in chunks of rows; the page's direct download
-streams those chunks (StreamingHttpResponse), and the job (`report_file_run`) writes the same chunks, records its
-progress after each, and stores the bytes as a staff-only CSV Document: the same parameters give the same bytes,
-therefore the same document. A run already done returns its document; a failure is recorded failed with the
+the same parameters claims the same run. The rows are produced as they are written (a generator), never all
+held at once; wrapped in `Rows` they also say how many there will be, so the job's progress has a total.
+`csv_chunks` writes them in chunks of rows; the page's direct download streams those chunks
+(StreamingHttpResponse), and the job (`report_file_run`) writes the same chunks to a temporary file (spooled to
+disk past a few megabytes), hashing them as they go, records its progress after each, and stores the file as a
+staff-only CSV Document: the same parameters give the same bytes, therefore the same document. A run already done returns its document; a failure is recorded failed with the
 reason by the job lock (core.jobs), and staff retry it from the jobs page.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import importlib
 import io
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +32,7 @@ from core.dates import date_in_range, out_of_range_message, year_in_range
 from core.errors import ApplicationError
 from core.jobs import _task, job_claim, job_finish, job_is_stale, job_item, job_lock, job_progress
 from core.models import Document, JobRun
-from core.pdf import document_store_bytes
+from core.pdf import document_store_file
 from core.roles import Cap
 from core.schedules import APPS
 
@@ -36,6 +40,7 @@ JOB_KIND = "report"
 TASK = "core.report_file"
 CHUNK_ROWS = 2000
 DOCUMENT_KIND_PREFIX = "report-"
+SPOOL_BYTES = 4 * 1024 * 1024  # a report file larger than this is written to a temporary file on disk
 
 
 class ReportRefused(ApplicationError):
@@ -47,13 +52,27 @@ class ReportFile:
     name: str  # the job key's first part: short, no colon
     label: str
     header: list[str]
-    rows: Callable[..., Sequence[Sequence[Any]]]  # the report's rows for its parameters (strings)
+    rows: Callable[..., Iterable[Sequence[Any]]]  # the report's rows for its parameters (strings)
     filename: Callable[..., str]  # the file's name for its parameters
     params: list[str] = field(default_factory=list)  # the parameters' names, as the page's form posts them
     capability: Cap = Cap.VIEW_STAFF  # the same capability as viewing the report
     lineterminator: str = "\n"
     # How each parameter is read (raising ValueError when it does not parse), checked before a job is queued.
     checks: dict[str, Callable[[str], object]] = field(default_factory=dict)
+
+
+class Rows:
+    """A report's rows produced as they are read, with their number known beforehand (the job's progress total)."""
+
+    def __init__(self, rows: Iterable[Sequence[Any]], *, total: int) -> None:
+        self._rows = rows
+        self.total = total
+
+    def __iter__(self) -> Iterator[Sequence[Any]]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return self.total
 
 
 def iso_date(text: str) -> dt.date:
@@ -174,30 +193,46 @@ def report_file_run(*, name: str, args: Sequence[str], now: dt.datetime) -> JobR
         JobRun.objects.filter(pk=run.pk).update(stats=stats)
         job_item(run, "rows")
         rows = report.rows(*args)
-        total = len(rows)
-        job_progress(run, done=0, total=total, message=f"0 of {total} rows")
-        parts: list[str] = []
-        for number, part in enumerate(csv_chunks(report, rows, chunk_rows=CHUNK_ROWS), start=1):
-            parts.append(part)
-            done = min(total, number * CHUNK_ROWS)
-            job_progress(run, done=done, total=total, message=f"{done} of {total} rows")
-        job_item(run, "document")
-        data = "".join(parts).encode("utf-8")
-        document = document_store_bytes(
-            data=data,
-            kind=f"{DOCUMENT_KIND_PREFIX}{report.name}"[:60],
-            title=report.filename(*args),
-            template=f"report_files:{report.name}",
-            actor="report job",
-            now=now,
-            content_type="text/csv",
-            extension="csv",
-        )
+        total = len(rows) if isinstance(rows, Sized) else 0  # 0: not known beforehand
+
+        def said(done: int) -> str:
+            return f"{done} of {total} rows" if total else f"{done} rows so far"
+
+        job_progress(run, done=0, total=total, message=said(0))
+        written = 0
+
+        def counted() -> Iterator[Sequence[Any]]:
+            nonlocal written
+            for row in rows:
+                written += 1
+                yield row
+
+        digest, size = hashlib.sha256(), 0
+        with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES, mode="w+b") as spool:
+            for part in csv_chunks(report, counted(), chunk_rows=CHUNK_ROWS):
+                data = part.encode("utf-8")
+                spool.write(data)
+                digest.update(data)
+                size += len(data)
+                job_progress(run, done=written, total=total and max(total, written), message=said(written))
+            job_item(run, "document")
+            document = document_store_file(
+                file=spool,
+                sha256=digest.hexdigest(),
+                size=size,
+                kind=f"{DOCUMENT_KIND_PREFIX}{report.name}"[:60],
+                title=report.filename(*args),
+                template=f"report_files:{report.name}",
+                actor="report job",
+                now=now,
+                content_type="text/csv",
+                extension="csv",
+            )
         return job_finish(
             run,
             status=JobRun.Status.DONE,
-            message=f"{total} rows: {report.filename(*args)}",
-            stats={**stats, "document": document.pk, "rows": total, "size": len(data)},
+            message=f"{written} rows: {report.filename(*args)}",
+            stats={**stats, "document": document.pk, "rows": written, "size": size},
         )
 
 

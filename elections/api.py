@@ -513,4 +513,4 @@ class StaffInForce(APIView):
     def get(self, request):
         plan = get_object_or_404(Plan, code=request.query_params.get("plan", ""))
         year = _year_param(request)
-        return Response(S.payroll_export_rows(plan=plan, plan_year=year))
+        return Response(list(S.payroll_export_rows(plan=plan, plan_year=year)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from core.errors import InvalidInput
@@ -27,12 +28,13 @@ EXPORT_COLUMNS = [
 ]
 
 
-def export_csv_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
-    """The payroll export's rows (elections.selectors.payroll_export_rows) in the columns' order."""
-    return [[row.get(column, "") for column in EXPORT_COLUMNS] for row in rows]
+def export_csv_rows(rows: Iterable[dict[str, Any]]) -> Iterator[list[Any]]:
+    """The payroll export's rows (elections.selectors.payroll_export_rows) in the columns' order, as they come."""
+    for row in rows:
+        yield [row.get(column, "") for column in EXPORT_COLUMNS]
 
 
-def _export_rows(plan_code: str, year: str) -> list[list[Any]]:
+def _export_rows(plan_code: str, year: str) -> Iterator[list[Any]]:
     plan = Plan.objects.filter(code=plan_code).first()
     if plan is None or not year.isdigit():
         raise InvalidInput(f"No plan {plan_code!r} or no plan year {year!r} to export.")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -152,25 +152,19 @@ def _governing_elections(*, plan: Plan, plan_year: int) -> QuerySet[DeferralElec
     )
 
 
-def deferral_elections_in_force(
-    *, plan: Plan, participations: list[Participation], plan_year: int
-) -> dict[int, DeferralElection | None]:
-    """participation id -> deferral_election_in_force, for many participations of `plan` in a handful of queries
-    (not a few per participant): the elections that govern, their lines and allocations, and the cancellations
-    that ended them, read once for all (by plan, not by a list of ids: a list of 100,000 ids is too long)."""
-    ids = [p.pk for p in participations]
-    chosen: dict[int, int] = {}
-    for participation_id, election_id in (
+def _in_force_election_ids(*, plan: Plan, plan_year: int) -> dict[int, int]:
+    """participation id -> the id of the annual or first-year election in force for `plan_year`, for every
+    participation of `plan` with one, in two queries of plain values: the latest governing election (its own
+    plan year's, or an evergreen plan's earlier one carried forward), unless a cancellation decided after it
+    ended before the plan year (EDCP 3.7)."""
+    chosen: dict[int, tuple[int, dt.datetime]] = {}
+    for participation_id, election_id, submitted_at in (
         _governing_elections(plan=plan, plan_year=plan_year)
         .filter(participation__plan=plan)
         .order_by("participation_id", "-plan_year", "-submitted_at", "-id")
-        .values_list("participation_id", "id")
+        .values_list("participation_id", "id", "submitted_at")
     ):
-        chosen.setdefault(participation_id, election_id)
-    elections = DeferralElection.objects.filter(id__in=chosen.values()).prefetch_related(
-        "lines", "allocations"
-    )
-    by_id = {e.pk: e for e in elections}
+        chosen.setdefault(participation_id, (election_id, submitted_at))
     ended: dict[int, dt.datetime] = {}
     for participation_id, decided_at in (
         DeferralCancellation.objects.filter(participation__plan=plan, ends_on__lt=dt.date(plan_year, 1, 1))
@@ -178,13 +172,11 @@ def deferral_elections_in_force(
         .values_list("participation_id", "decided_at")
     ):
         ended.setdefault(participation_id, decided_at)
-    out: dict[int, DeferralElection | None] = {}
-    for pk in ids:
-        election = by_id.get(chosen[pk]) if pk in chosen else None
-        if election is not None and pk in ended and election.submitted_at <= ended[pk]:
-            election = None
-        out[pk] = election
-    return out
+    return {
+        pk: election_id
+        for pk, (election_id, submitted_at) in chosen.items()
+        if not (pk in ended and submitted_at <= ended[pk])
+    }
 
 
 def deferral_election_in_force(*, participation: Participation, plan_year: int) -> DeferralElection | None:
@@ -671,26 +663,29 @@ def plan_year_summary(*, plan: Plan, plan_year: int) -> PlanYearSummary:
     return PlanYearSummary(plan, plan_year, elected, carried, not_elected, totals)
 
 
-def payroll_export_rows(*, plan: Plan, plan_year: int) -> list[dict]:
-    """The deferral percentages in force for a plan year, one row per participant and component, for payroll."""
-    rows = []
-    cancellations = {
-        c.participation_id: c
-        for c in DeferralCancellation.objects.filter(
-            participation__plan=plan,
-            starts_on__lte=dt.date(plan_year, 12, 31),
-            ends_on__gte=dt.date(plan_year, 1, 1),
-        )
-    }
-    participations = list(
-        Participation.objects.filter(plan=plan).select_related("person").order_by("person__employee_number")
+EXPORT_CHUNK = 2000  # participants whose elections and lines are read by one pair of queries
+
+
+def payroll_export_rows(*, plan: Plan, plan_year: int) -> Iterator[dict]:
+    """The deferral percentages in force for a plan year, one row per participant and component, for payroll:
+    produced as they are read, participants by employee number in chunks (two queries a chunk, plain values,
+    never every election of the plan held at once), then the performance elections of the year (EDCP 3.2(c))."""
+    cancellations: dict[int, tuple[dt.date, dt.date]] = {}
+    for participation_id, starts_on, ends_on in DeferralCancellation.objects.filter(
+        participation__plan=plan,
+        starts_on__lte=dt.date(plan_year, 12, 31),
+        ends_on__gte=dt.date(plan_year, 1, 1),
+    ).values_list("participation_id", "starts_on", "ends_on"):
+        cancellations[participation_id] = (starts_on, ends_on)
+    in_force = _in_force_election_ids(plan=plan, plan_year=plan_year)
+    people = list(
+        Participation.objects.filter(plan=plan)
+        .order_by("person__employee_number")
+        .values_list("id", "person__employee_number", "person__first_name", "person__last_name")
     )
-    in_force = deferral_elections_in_force(plan=plan, participations=participations, plan_year=plan_year)
-    elections: list[tuple[Participation, DeferralElection]] = []
-    for p in participations:
-        election = in_force[p.pk]
-        if election is not None:
-            elections.append((p, election))
+    for start in range(0, len(people), EXPORT_CHUNK):
+        chunk = [(p, in_force[p[0]]) for p in people[start : start + EXPORT_CHUNK] if p[0] in in_force]
+        yield from _export_lines(plan, plan_year, chunk, cancellations)
     performance = (
         DeferralElection.objects.filter(
             participation__plan=plan,
@@ -698,36 +693,63 @@ def payroll_export_rows(*, plan: Plan, plan_year: int) -> list[dict]:
             kind=DeferralElection.Kind.PERFORMANCE,
             plan_year=plan_year,
         )
-        .select_related("participation__person")
-        .prefetch_related("lines")
+        .order_by("-plan_year", "-submitted_at", "-id")
+        .values_list(
+            "participation_id",
+            "participation__person__employee_number",
+            "participation__person__first_name",
+            "participation__person__last_name",
+            "id",
+        )
     )
-    elections.extend((e.participation, e) for e in performance)
-    for p, e in elections:
-        c = cancellations.get(p.pk)
-        for line in e.lines.all():
-            rows.append(
-                {
-                    "employee_number": p.person.employee_number,
-                    "name": p.person.full_name,
-                    "plan": plan.code,
-                    "plan_year": plan_year,
-                    "component": line.component,
-                    "percent": f"{line.percent:.0f}",
-                    "election_id": e.pk,
-                    "election_plan_year": e.plan_year,
-                    "kind": e.kind,
-                    "irrevocable_at": e.irrevocable_at.astimezone(EASTERN).isoformat()
-                    if e.irrevocable_at
-                    else "",
-                    "covers_pay_from": e.covers_pay_from.isoformat() if e.covers_pay_from else "",
-                    "performance_period_end": e.performance_period_end.isoformat()
-                    if e.performance_period_end
-                    else "",
-                    "cancelled_from": c.starts_on.isoformat() if c else "",
-                    "cancelled_to": c.ends_on.isoformat() if c else "",
-                }
-            )
-    return rows
+    chunk = [
+        ((pid, number, first, last), election_id) for pid, number, first, last, election_id in performance
+    ]
+    for start in range(0, len(chunk), EXPORT_CHUNK):
+        yield from _export_lines(plan, plan_year, chunk[start : start + EXPORT_CHUNK], cancellations)
+
+
+def _export_lines(
+    plan: Plan,
+    plan_year: int,
+    chunk: list[tuple[tuple[int, str, str, str], int]],
+    cancellations: dict[int, tuple[dt.date, dt.date]],
+) -> Iterator[dict]:
+    """The export's rows of (participant, election) pairs, in their order: each election's lines by component."""
+    ids = [election_id for _, election_id in chunk]
+    elections = {
+        row[0]: row[1:]
+        for row in DeferralElection.objects.filter(id__in=ids).values_list(
+            "id", "plan_year", "kind", "irrevocable_at", "covers_pay_from", "performance_period_end"
+        )
+    }
+    lines: dict[int, list[tuple[str, Decimal]]] = {i: [] for i in ids}
+    for election_id, component, percent in (
+        DeferralElectionLine.objects.filter(election_id__in=ids)
+        .order_by("election", "component")
+        .values_list("election_id", "component", "percent")
+    ):
+        lines[election_id].append((component, percent))
+    for (participation_id, number, first, last), election_id in chunk:
+        year, kind, irrevocable_at, covers_pay_from, period_end = elections[election_id]
+        c = cancellations.get(participation_id)
+        for component, percent in lines[election_id]:
+            yield {
+                "employee_number": number,
+                "name": f"{first} {last}",  # Person.full_name
+                "plan": plan.code,
+                "plan_year": plan_year,
+                "component": component,
+                "percent": f"{percent:.0f}",
+                "election_id": election_id,
+                "election_plan_year": year,
+                "kind": kind,
+                "irrevocable_at": irrevocable_at.astimezone(EASTERN).isoformat() if irrevocable_at else "",
+                "covers_pay_from": covers_pay_from.isoformat() if covers_pay_from else "",
+                "performance_period_end": period_end.isoformat() if period_end else "",
+                "cancelled_from": c[0].isoformat() if c else "",
+                "cancelled_to": c[1].isoformat() if c else "",
+            }
 
 
 def payroll_reductions(

@@ -144,7 +144,10 @@ def defined_benefit_value(*, participation: Participation, as_of: dt.date) -> Be
             why or "the benefit is not fixed yet",
         )
     try:
-        quote = brp_benefit_sheet(participation=participation, separation_date=as_of, as_of=as_of)
+        # BRP 8.1 values the single lump sum: the other forms of 4.2(c) are not converted for the report.
+        quote = brp_benefit_sheet(
+            participation=participation, separation_date=as_of, as_of=as_of, every_form=False
+        )
     except BenefitError as exc:
         return BenefitLine(participation, "employed", None, "not valued", cite, str(exc))
     value, method = (

@@ -352,11 +352,15 @@ def _forms(
     spouse: actuarial.Life | None,
     default: str,
     elected: str,
+    every_form: bool = True,
 ) -> tuple[list[FormOption], Decimal]:
-    """Every form of 4.2(c) side by side, and the lump sum."""
+    """Every form of 4.2(c) side by side, and the lump sum; without `every_form`, only the elected form and the
+    lump sum (what the liability report values, BRP 8.1)."""
     out = []
     lump = ZERO
     for form in version.provision("db_forms")["forms"]:
+        if not every_form and form not in (elected, "lump_sum"):
+            continue
         detail = actuarial.FORM_DETAILS.get(form, {"label": form})
         option = FormOption(
             form=form,
@@ -401,10 +405,12 @@ def brp_benefit_sheet(
     form: str | None = None,
     spouse_birth_date: dt.date | None = None,
     defer_years: int = 0,
+    every_form: bool = True,
 ) -> BenefitQuote:
     """The Supplemental Benefit of a separation on `separation_date`, every form side by side. The chosen form
     (`form`, else the default of 4.2(c)) may be unavailable (a joint form without the survivor's birth date):
-    then its amounts are None and `forms` says why; `brp_benefit_quote` refuses that case."""
+    then its amounts are None and `forms` says why; `brp_benefit_quote` refuses that case. Without `every_form`
+    `forms` holds only the chosen form and the lump sum (the liability report of every participant, BRP 8.1)."""
     plan = participation.plan
     version = plan.version_on(separation_date)
     person = participation.person
@@ -464,7 +470,15 @@ def brp_benefit_sheet(
             steps,
         )
     options, lump = _forms(
-        version, post_sla if post_sla is not None else sla, table, interest, life, spouse, default, form
+        version,
+        post_sla if post_sla is not None else sla,
+        table,
+        interest,
+        life,
+        spouse,
+        default,
+        form,
+        every_form=every_form,
     )
     chosen = next(o for o in options if o.form == form)
     missed = (
