@@ -20,6 +20,7 @@ with the population (compare two runs at different N).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import secrets
@@ -28,6 +29,7 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,6 +62,13 @@ def add_arguments(parser) -> None:
     parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes (default 4)")
     parser.add_argument("--as-of", type=dt.date.fromisoformat, default=dt.date(2026, 11, 30))
     parser.add_argument("--history-days", type=int, default=21)
+    parser.add_argument(
+        "--reuse-database",
+        action="store_true",
+        help="drive the pages on DATABASE_URL's database as it is (a population load_demo built before, e.g. for "
+        "bench reports --reuse-database), not a scratch one built now; its sessions and the staff users' "
+        "authenticators are added to it",
+    )
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -231,6 +240,16 @@ def _serve_and_drive(
             processes.stop()
 
 
+@contextlib.contextmanager
+def _database(reuse: bool) -> Iterator[str]:
+    """The database the pages are served from: DATABASE_URL's own (`--reuse-database`), else a scratch one."""
+    if reuse:
+        yield str(connection.settings_dict["NAME"])
+        return
+    with scratch_database() as name:
+        yield name
+
+
 def run(
     *,
     participants: int,
@@ -240,18 +259,24 @@ def run(
     workers: int = 4,
     as_of: dt.date | None = None,
     history_days: int = 21,
+    reuse_database: bool = False,
 ) -> dict:
     quiet = json
     as_of = as_of or dt.date(2026, 11, 30)
     if not cal.is_valuation_date(as_of):
         as_of = cal.previous_valuation_date(as_of)
-    with scratch_database() as name:
+    with _database(reuse_database) as name:
         if connection.vendor != "postgresql":
             raise RuntimeError("bench pages needs PostgreSQL (DATABASE_URL)")
-        if not quiet:
-            print(f"scratch database {name}: building {participants} participants", file=sys.stderr)
         started = time.perf_counter()
-        people = population_build(participants, as_of, history_days, quiet)
+        if reuse_database:
+            people = Person.objects.count()
+            if not quiet:
+                print(f"database {name}: {people} participants", file=sys.stderr)
+        else:
+            if not quiet:
+                print(f"scratch database {name}: building {participants} participants", file=sys.stderr)
+            people = population_build(participants, as_of, history_days, quiet)
         # The sessions are signed with the key gunicorn will use (session data and the user's auth hash).
         secret_key = secrets.token_urlsafe(50)
         with override_settings(SECRET_KEY=secret_key):
@@ -271,6 +296,7 @@ def run(
         "seconds": seconds,
         "workers": workers,
         "population_seconds": round(built, 1),
+        "reused_database": reuse_database,
         "requests": sum(p["requests"] for p in pages.values()),
         "errors": len(tally.errors),
         "error_pages": sorted({f"{page} {status}" for page, status in tally.errors}),
