@@ -245,16 +245,33 @@ def _exchanges(day: dt.date, prices: dict[int, Decimal], actor: str) -> int:
 
 # --- phase 2: credits ---------------------------------------------------------------------------
 
-# Measured by `manage.py bench crediting` (operations/bench/crediting.py) on a payday for every participant.
-# Tried and not kept (issue 9 section 5, 20,000 participants, backend CPU; the payday is at 3.0-3.5x the
+# Measured by `manage.py bench crediting` (operations/bench/crediting.py) on a payday for every participant;
+# its `backend_cpu_by_statement` splits the job's backend CPU into this statement, the valuation and the rest.
+# Tried and not kept (issue 9 section 5, 20,000 participants, backend CPU; the payday is at 2.6-3.2x the
 # reference): the UPDATE joining account and participation itself (no gain); books_ledgerentry's
-# idempotency index COLLATE "C" (no gain). Every index of books_ledgerentry and
-# books_pendingtransaction has a reader (pending_id: taxes/services/fica.py; (account, status), applied
-# rows too: books/selectors.py, payments/services/values.py), so none was dropped. Of about 1.3 s for
-# 40,000 credits, the pending -> applied UPDATE alone is about 0.4 s (non-HOT: status is indexed) and
-# the statement-level reference check of the ledger about 0.1 s; what would remove the UPDATE is a
-# status no longer written (an applied marker inserted, or derived from the ledger), which every
-# reader of `status` would have to follow.
+# idempotency index COLLATE "C" (no gain); `jit = off` for the job (no difference); the ledger INSERT
+# without ON CONFLICT (0.05-0.1 s, within the noise: not worth trading a skipped duplicate for an error);
+# the valuation written as prev LEFT JOIN flows UNION ALL the new positions instead of the FULL JOIN (no
+# gain). Every index of books_ledgerentry and books_pendingtransaction has a reader (pending_id:
+# taxes/services/fica.py; (account, status), applied rows too: books/selectors.py,
+# payments/services/values.py), so none was dropped. The pending table's frozen-when-applied trigger has
+# been an AFTER trigger WHEN (OLD.status = 'applied') since books/migrations/0007: no PL/pgSQL call per row.
+# 2026-12-03 (load average 8-11 on the two cores), 40,000 credits: the job's backend CPU is 2.9-3.2 s
+# against the reference's 0.9-1.2 s; this statement 1.3-1.6 s, the valuation after it 1.35-1.5 s (1.33-1.39 s
+# on an ordinary day, when the reference took 0.97-1.08 s), the rest 0.02-0.04 s. Inside this statement,
+# measured apart in rolled-back transactions (medians of 3): all of it 1.13 s; with the pending rows only
+# SELECTed (no UPDATE) 0.83 s; that and no ON CONFLICT 0.71 s. The ledger INSERT (6 btree indexes a row,
+# the statement-level reference check) is then most of what is left.
+# So removing the pending -> applied UPDATE is worth about 0.3 s of some 3 s: needed for 2x, not enough
+# alone (about 2.3-2.5x). And it must not be done naively: pending credits are found through
+# pending_due_by_date (WHERE status = 'pending'), which applied rows leave because the UPDATE changes
+# status. With "applied" derived from the ledger (an anti-join on ledger.pending_id) or from a marker
+# table, no credit would ever leave that index, and every day (ordinary days too: the has_credits check
+# and _MISSING_PRICES_SQL read it) would scan every credit ever due: some 5 million a year at 100,000
+# participants. The bench's books hold one day of history, so it would show a gain there. A bounded
+# form needs a structure that shrinks without an UPDATE, e.g. a narrow due-queue (pending_id,
+# effective_date) written with the pending transaction and DELETEd when applied (a DELETE writes no index
+# entry), with pending/applied for the ~30 readers of `status` derived through one manager method.
 _CREDITS_SQL = """
 WITH todo AS (
     -- Marked applied first: the row lock re-checks `pending` against a concurrent cancel, and the

@@ -20,6 +20,8 @@
 
 Backend CPU: the user + system time of the PostgreSQL backend that ran the reference, and of the one
 that ran the job (when the server runs on this machine): on a loaded machine the steadier comparison.
+`backend_cpu_by_statement` splits the job's figure by statement: the credits (`_CREDITS_SQL`), the
+valuation (`_VALUATION_SQL`, or its resuming form) and everything else (claim, checks, progress, finish).
 
 Peak memory: this process's peak RSS (getrusage) plus, when PostgreSQL runs on this machine, the
 peak RSS (VmHWM) of the backend that ran the job (its shared-buffer pages included).
@@ -41,6 +43,7 @@ from django.db import connection
 from django.utils import timezone
 
 from books.models import Source
+from books.services import crediting
 from books.tasks import credit_valuation_date_task
 from core import valuation_calendar as cal
 from core.models import JobRun
@@ -158,7 +161,11 @@ def _backend_cpu_seconds() -> float | None:
     On a loaded machine wall time mostly measures the wait for a core; the CPU time of the one backend
     that ran a statement is the steadier figure to compare the job with the reference.
     """
-    pid = _scalar("SELECT pg_backend_pid()")
+    return _postgres_cpu_seconds(_scalar("SELECT pg_backend_pid()"))
+
+
+def _postgres_cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system) of PostgreSQL process `pid`, or None when it is not a process of this machine."""
     try:
         if b"postgres" not in Path(f"/proc/{pid}/cmdline").read_bytes():
             return None
@@ -171,6 +178,38 @@ def _backend_cpu_seconds() -> float | None:
 def _cpu_used(before: float | None) -> float | None:
     after = _backend_cpu_seconds()
     return round(after - before, 2) if before is not None and after is not None else None
+
+
+def _statement_label(sql: str) -> str:
+    if sql == crediting._CREDITS_SQL:
+        return "credits"
+    if sql in (crediting._VALUATION_SQL, crediting._VALUATION_RESUME_SQL):
+        return "valuation"
+    return "other"
+
+
+class _CpuByStatement:
+    """A connection execute wrapper adding up the backend CPU time of each statement the job runs."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {"credits": 0.0, "valuation": 0.0, "other": 0.0}
+        self.statements: dict[str, int] = {"credits": 0, "valuation": 0, "other": 0}
+        self.pid = _scalar("SELECT pg_backend_pid()")
+        self.measured = _postgres_cpu_seconds(self.pid) is not None
+
+    def __call__(self, execute, sql, params, many, context):
+        label = _statement_label(sql)
+        self.statements[label] += 1
+        before = _postgres_cpu_seconds(self.pid) if self.measured else None
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            after = _postgres_cpu_seconds(self.pid) if before is not None else None
+            if before is not None and after is not None:
+                self.seconds[label] += after - before
+
+    def figures(self) -> dict[str, float] | None:
+        return {k: round(v, 2) for k, v in self.seconds.items()} if self.measured else None
 
 
 def _rows_written() -> int:
@@ -274,9 +313,11 @@ def measure(*, quiet: bool = True) -> dict:
     _fresh_connection()
     _say(quiet, f"crediting {DAY} with books.tasks.credit_valuation_date_task")
     before = _rows_written()
+    by_statement = _CpuByStatement()
     cpu_before = _backend_cpu_seconds()
     started = time.perf_counter()
-    summary = credit_valuation_date_task(DAY.isoformat())
+    with connection.execute_wrapper(by_statement):
+        summary = credit_valuation_date_task(DAY.isoformat())
     seconds = time.perf_counter() - started
     cpu = _cpu_used(cpu_before)
     backend_mb = _backend_peak_mb()
@@ -302,6 +343,7 @@ def measure(*, quiet: bool = True) -> dict:
         "backend_cpu_seconds": cpu,
         "reference_backend_cpu_seconds": reference_cpu,
         "cpu_ratio": round(cpu / reference_cpu, 2) if cpu and reference_cpu else None,
+        "backend_cpu_by_statement": by_statement.figures(),
         "rows_written": after - before,
         "positions_valued": valued,
         "reference_rows": reference_rows,

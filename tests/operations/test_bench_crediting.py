@@ -6,9 +6,11 @@ import json
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 
 from books.models import DailyValuation, Position
 from books.services.verify import books_verify
+from books.tasks import credit_valuation_date_task
 from operations.bench import crediting as bench
 
 KEYS = {"positions", "seconds", "reference_seconds", "ratio", "peak_memory_mb", "rerun_rows_added"}
@@ -27,6 +29,20 @@ def test_the_benchmark_credits_every_position_once_and_a_rerun_adds_nothing(tran
     assert result["stats"]["credits"] == built["pending_credits"] > 0
     assert DailyValuation.objects.filter(valuation_date=bench.DAY).count() == Position.objects.count()
     assert books_verify() == []
+
+
+def test_the_benchmark_splits_the_jobs_cpu_into_the_credits_the_valuation_and_the_rest(transactional_db):
+    bench.generate(participants=5, paid=1)
+    by_statement = bench._CpuByStatement()
+    with connection.execute_wrapper(by_statement):
+        credit_valuation_date_task(bench.DAY.isoformat())
+
+    assert by_statement.statements["credits"] == by_statement.statements["valuation"] == 1
+    assert by_statement.statements["other"] >= 2  # the claim and the finish
+    figures = by_statement.figures()
+    assert figures is None or (
+        figures.keys() == {"credits", "valuation", "other"} and min(figures.values()) >= 0
+    )
 
 
 def test_bench_command_prints_the_target_result_as_one_json_object(monkeypatch, capsys):
