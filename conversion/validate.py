@@ -55,51 +55,10 @@ class Finding:
         return {"file": self.file, "line": self.line, "code": self.code, "message": self.message}
 
 
-class Values:
-    """A row's parsed values (None for blank), read by column name like a dict.
-
-    One tuple per row and one column index per file: the files the cross-file checks hold whole (participants,
-    participations, accounts, elections, schedules) cost a quarter of what a dict per row does. `__keyless__`
-    (the row's key could not be read) is the one mark a row carries besides its columns.
-    """
-
-    __slots__ = ("_index", "_values", "_keyless")
-
-    def __init__(self, index: dict[str, int], values: list[Any] | tuple[Any, ...]) -> None:
-        self._index = index
-        self._values = tuple(values)
-        self._keyless = False
-
-    def __getitem__(self, key: str) -> Any:
-        if key == "__keyless__" and self._keyless:
-            return True
-        return self._values[self._index[key]]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        if key != "__keyless__":
-            raise KeyError(f"a parsed row is read-only ({key})")
-        self._keyless = bool(value)
-
-    def __contains__(self, key: object) -> bool:
-        if key == "__keyless__":
-            return self._keyless
-        return key in self._index
-
-    def get(self, key: str, default: Any = None) -> Any:
-        i = self._index.get(key)
-        return default if i is None else self._values[i]
-
-    def items(self) -> Iterator[tuple[str, Any]]:
-        return ((k, self._values[i]) for k, i in self._index.items())
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.items())
-
-
 @dataclass(slots=True)
 class Row:
     line: int
-    v: Values
+    v: dict[str, Any]  # parsed values (None for blank)
     bad: bool = False  # raised an exception: present, but not believed (FORMAT.md 4.4)
 
 
@@ -317,7 +276,6 @@ class Checker:
         self.present[name] = True
         columns = {c.name: c for c in fspec.columns}
         ordered = [columns[h] for h in header]
-        index = {h: i for i, h in enumerate(header)}
         seen: set[tuple[Any, ...]] = set()
         for raw in rows:
             self.row_counts[name] += 1
@@ -334,19 +292,18 @@ class Checker:
                     f"line {raw.line} has {len(raw.values)} values, the header names {len(header)}",
                 )
                 continue
-            values: list[Any] = []
-            row = Row(line=raw.line, v=_NO_VALUES)
+            values: dict[str, Any] = {}
+            row = Row(line=raw.line, v=values)
             for col, text in zip(ordered, raw.values, strict=True):
                 try:
-                    values.append(parse_value(col, text))
+                    values[col.name] = parse_value(col, text)
                 except _Unreadable as exc:
-                    values.append(_UNREADABLE)
+                    values[col.name] = _UNREADABLE
                     if not row.bad:
                         self.flag(name, row, self._blank_code(name, col, text, exc.code), exc.message)
-            row.v = parsed = Values(index, values)
-            key = tuple(parsed[k] for k in fspec.key)
+            key = tuple(values[k] for k in fspec.key)
             if fspec.key and any(
-                parsed[k] is _UNREADABLE or (parsed[k] is None and columns[k].required) for k in fspec.key
+                values[k] is _UNREADABLE or (values[k] is None and columns[k].required) for k in fspec.key
             ):
                 row.v["__keyless__"] = True
                 row.bad = True
@@ -364,6 +321,7 @@ class Checker:
                     if fspec.key
                     else "package.csv has a second data row; a package has exactly one",
                 )
+                row.v["__duplicate__"] = True
                 continue
             seen.add(key)
             yield row
@@ -749,7 +707,7 @@ class Checker:
             if emp not in has_participation and self.present.get("participations.csv"):
                 self.flag(name, row, "participation_invalid", f"{emp} has no row in participations.csv")
 
-    def _participant_dates(self, v: Values) -> str:
+    def _participant_dates(self, v: dict[str, Any]) -> str:
         if v["hire_date"] <= v["birth_date"]:
             return f"hire_date {v['hire_date']} is not after birth_date {v['birth_date']}"
         if v["rehire_date"] and (v["termination_date"] is None or v["rehire_date"] <= v["termination_date"]):
@@ -771,7 +729,7 @@ class Checker:
                     return f"{col} {v[col]} is after the conversion date {self.cd}"
         return ""
 
-    def _participant_values(self, v: Values) -> str:
+    def _participant_values(self, v: dict[str, Any]) -> str:
         if v["termination_date"] and not v["termination_reason"]:
             return f"termination_date {v['termination_date']} has no termination_reason"
         if v["termination_reason"] and not v["termination_date"]:
@@ -793,7 +751,7 @@ class Checker:
                 return f"vesting_service_through {v['vesting_service_through']} is not {expected}"
         return ""
 
-    def _service_through(self, v: Values) -> int | None:
+    def _service_through(self, v: dict[str, Any]) -> int | None:
         assert self.cd is not None
         row = Row(0, v)
         if self.employed(row):
@@ -829,7 +787,7 @@ class Checker:
                     name, row, "participation_invalid", f"{v['employee_number']} {v['plan']}: {message}"
                 )
 
-    def _participation_problem(self, v: Values, person: Row) -> str:
+    def _participation_problem(self, v: dict[str, Any], person: Row) -> str:
         p = person.v
         if v["entry_date"] < p["hire_date"]:
             return f"entry_date {v['entry_date']} is before hire_date {p['hire_date']}"
@@ -900,7 +858,7 @@ class Checker:
                 f"{label}: {v['units']} units x {v['price']} = {expected}, not {v['market_value']}",
             )
 
-    def _position_sums(self, v: Values, *, readable: bool) -> None:
+    def _position_sums(self, v: dict[str, Any], *, readable: bool) -> None:
         plan = v.get("plan") if isinstance(v.get("plan"), str) else None
         account = v.get("account") if isinstance(v.get("account"), str) else None
         fund = v.get("fund") if isinstance(v.get("fund"), str) else None
@@ -1305,7 +1263,7 @@ class Checker:
                     f"{row.v['employee_number']} {row.v['plan']} {row.v['plan_year']} {row.v['component']}: {message}",
                 )
 
-    def _deferral_problem(self, v: Values) -> str:
+    def _deferral_problem(self, v: dict[str, Any]) -> str:
         plan, year = v["plan"], v["plan_year"]
         if self.is_db(plan):
             return f"{plan} takes no deferrals"
@@ -1657,7 +1615,7 @@ class Checker:
                     f"{label}: payments remain, but the account has no balance in accounts.csv",
                 )
 
-    def _schedule_problem(self, v: Values, p: Values) -> str:  # noqa: C901 - the ten checks in FORMAT.md order
+    def _schedule_problem(self, v: dict[str, Any], p: dict[str, Any]) -> str:  # noqa: C901 - the ten checks in FORMAT.md order
         plan, account, trigger = v["plan"], v["account"], v["trigger"]
         kind, month, _ = split_account(account)
         emp = v["employee_number"]
@@ -1859,7 +1817,7 @@ class Checker:
             if message:
                 self.flag(name, row, "brp_benefit_inconsistent", f"{label}: {message}")
 
-    def _benefit_problem(self, v: Values, person: Row) -> str:  # noqa: C901 - the seven checks in FORMAT.md order
+    def _benefit_problem(self, v: dict[str, Any], person: Row) -> str:  # noqa: C901 - the seven checks in FORMAT.md order
         p = person.v
         status, form, made = v["status"], v["form"], v["payments_made"]
         if status == "not_commenced" and p["death_date"]:
@@ -2007,7 +1965,6 @@ class Checker:
 
 
 _UNREADABLE: Any = object()
-_NO_VALUES = Values({}, ())  # a row's values while they are being read
 # text columns whose values repeat on many rows: one string object per distinct value
 _INTERNED = frozenset(
     {"employee_number", "plan", "account", "fund", "component", "relationship", "state", "city"}
