@@ -834,7 +834,7 @@ def _apply_payments(
         apply_db_benefits(
             stream=lambda name: _stream(folder, name),
             participations=participations,
-            people=_benefit_people(folder=folder, checker=checker),
+            people={emp: row.v for emp, row in checker.people.items()},
             key_employee=checker.key_employee,
             package_id=package_id,
             now=now,
@@ -842,9 +842,3 @@ def _apply_payments(
         )
     except PaymentMismatch as exc:
         raise ApplyFailure(exc.file, exc.line, exc.message) from exc
-
-
-def _benefit_people(*, folder: Path, checker: Checker) -> dict[str, dict[str, Any]]:
-    """The participant rows of those with a BRP benefit (db_benefits.csv), as the annuity take-over reads them."""
-    emps = {v["employee_number"] for _line, v in _stream(folder, "db_benefits.csv")}
-    return {emp: checker.people[emp].v.as_dict() for emp in emps}
