@@ -545,6 +545,18 @@ def _jsonable(v: dict[str, Any]) -> dict[str, Any]:
     return {k: (str(x) if x is not None else None) for k, x in v.items()}
 
 
+def _in_batches(items: Iterator[Any]) -> Iterator[list[Any]]:
+    """`items` in lists of BATCH: the model instances of one batch are all that is held at a time."""
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
 def _apply_elections(
     *,
     folder: Path,
@@ -553,109 +565,123 @@ def _apply_elections(
     actor: str,
 ) -> None:
     """Deferral, distribution, schedule-change and investment elections, as accepted elections (FORMAT.md 5)."""
-    # deferral elections: rows with the same person, plan, plan year, type and filing date make one election
+    by_year = _apply_deferral_elections(folder=folder, participations=participations, actor=actor)
+    for batch in _in_batches(iter(_stream(folder, "deferral_allocations.csv"))):
+        allocations = []
+        for line, v in batch:
+            kind, month, _ = split_account(v["account"])
+            target = by_year.get((v["employee_number"], v["plan"], v["plan_year"]))
+            if target is None:
+                raise ApplyFailure(
+                    "deferral_allocations.csv", line, "no deferral election to attach the allocation to"
+                )
+            allocations.append(
+                DeferralAllocation(
+                    election_id=target, account_kind=kind, specified_month=month, percent=v["percent"]
+                )
+            )
+        _bulk(DeferralAllocation, allocations, "deferral_allocations.csv", 2)
+    for batch in _in_batches(iter(_stream(folder, "distribution_elections.csv"))):
+        distribution = []
+        for _line, v in batch:
+            kind, month, _ = split_account(v["account"])
+            distribution.append(
+                DistributionElection(
+                    account_kind=kind,
+                    specified_month=month,
+                    form=v["form"],
+                    installments=v["installments"],
+                    lump_sum_percent=v["lump_sum_percent"],
+                    delay_months=v["delay_months"] or 0,
+                    **_election_fields(
+                        participation=participations[(v["employee_number"], v["plan"])],
+                        filed_on=v["filed_on"],
+                        actor=actor,
+                        data=_jsonable(v),
+                    ),
+                )
+            )
+        _bulk(DistributionElection, distribution, "distribution_elections.csv", 2)
+    for batch in _in_batches(iter(_stream(folder, "schedule_changes.csv"))):
+        changes = []
+        for _line, v in batch:
+            kind, month, _ = split_account(v["account"])
+            changes.append(
+                ScheduleChange(
+                    account_kind=kind,
+                    specified_month=month,
+                    new_month=v["new_payment_month"],
+                    delay_years=v["delay_years"],
+                    form=v["form"] or "",
+                    installments=v["installments"],
+                    takes_effect_on=add_years(v["filed_on"], 1),  # EDCP 6.2: no sooner than 12 months after
+                    **_election_fields(
+                        participation=participations[(v["employee_number"], v["plan"])],
+                        filed_on=v["filed_on"],
+                        actor=actor,
+                        data=_jsonable(v),
+                    ),
+                )
+            )
+        _bulk(ScheduleChange, changes, "schedule_changes.csv", 2)
+    _apply_investment_elections(folder=folder, participations=participations, funds=funds, actor=actor)
+
+
+def _apply_deferral_elections(
+    *, folder: Path, participations: dict[tuple[str, str], Participation], actor: str
+) -> dict[tuple[str, str, int], int]:
+    """Rows with the same person, plan, plan year, type and filing date make one election; returns the id of the
+    election each (person, plan, plan year)'s allocations attach to: its first non-performance one, else its first."""
     grouped: dict[tuple[str, str, int, str, dt.date], list[dict[str, Any]]] = defaultdict(list)
     for _line, v in _stream(folder, "deferral_elections.csv"):
         grouped[(v["employee_number"], v["plan"], v["plan_year"], v["election_type"], v["filed_on"])].append(
-            v
+            _jsonable(v)
         )
-    elections = []
-    for (emp, plan, year, kind, filed_on), rows in grouped.items():
-        first = rows[0]
-        irrevocable = (
-            dt.datetime(
-                year - 1, 12, 31, 23, 59, tzinfo=EASTERN
-            )  # the annual deadline (EDCP 3.2(b), RRP 2.03(b))
-            if kind == DeferralElection.Kind.ANNUAL
-            else _received(filed_on)
-        )
-        elections.append(
-            DeferralElection(
-                plan_year=year,
-                kind=kind,
-                performance_period_start=first["performance_period_start"],
-                performance_period_end=first["performance_period_end"],
-                irrevocable_at=irrevocable,
-                **_election_fields(
-                    participation=participations[(emp, plan)],
-                    filed_on=filed_on,
-                    actor=actor,
-                    data={"rows": [_jsonable(r) for r in rows]},
-                ),
+    by_year: dict[tuple[str, str, int], int] = {}
+    for keys in _in_batches(iter(list(grouped))):
+        elections = []
+        for emp, plan, year, kind, filed_on in keys:
+            first = grouped[(emp, plan, year, kind, filed_on)][0]
+            irrevocable = (
+                dt.datetime(
+                    year - 1, 12, 31, 23, 59, tzinfo=EASTERN
+                )  # the annual deadline (EDCP 3.2(b), RRP 2.03(b))
+                if kind == DeferralElection.Kind.ANNUAL
+                else _received(filed_on)
             )
-        )
-    elections = _bulk(DeferralElection, elections, "deferral_elections.csv", 2)
-    lines = []
-    by_year: dict[tuple[str, str, int], DeferralElection] = {}
-    for election, rows in zip(elections, grouped.values(), strict=True):
-        key = (
-            election.participation.person.employee_number,
-            election.participation.plan.code,
-            election.plan_year,
-        )
-        if election.kind != DeferralElection.Kind.PERFORMANCE or key not in by_year:
-            by_year.setdefault(key, election)
-        for r in rows:
-            lines.append(
-                DeferralElectionLine(election=election, component=r["component"], percent=r["percent"])
+            elections.append(
+                DeferralElection(
+                    plan_year=year,
+                    kind=kind,
+                    performance_period_start=_day(first["performance_period_start"]),
+                    performance_period_end=_day(first["performance_period_end"]),
+                    irrevocable_at=irrevocable,
+                    **_election_fields(
+                        participation=participations[(emp, plan)],
+                        filed_on=filed_on,
+                        actor=actor,
+                        data={"rows": grouped[(emp, plan, year, kind, filed_on)]},
+                    ),
+                )
             )
-    _bulk(DeferralElectionLine, lines, "deferral_elections.csv", 2)
-    allocations = []
-    for line, v in _stream(folder, "deferral_allocations.csv"):
-        kind, month, _ = split_account(v["account"])
-        target = by_year.get((v["employee_number"], v["plan"], v["plan_year"]))
-        if target is None:
-            raise ApplyFailure(
-                "deferral_allocations.csv", line, "no deferral election to attach the allocation to"
-            )
-        allocations.append(
-            DeferralAllocation(
-                election=target, account_kind=kind, specified_month=month, percent=v["percent"]
-            )
-        )
-    _bulk(DeferralAllocation, allocations, "deferral_allocations.csv", 2)
-    distribution = []
-    for _line, v in _stream(folder, "distribution_elections.csv"):
-        kind, month, _ = split_account(v["account"])
-        distribution.append(
-            DistributionElection(
-                account_kind=kind,
-                specified_month=month,
-                form=v["form"],
-                installments=v["installments"],
-                lump_sum_percent=v["lump_sum_percent"],
-                delay_months=v["delay_months"] or 0,
-                **_election_fields(
-                    participation=participations[(v["employee_number"], v["plan"])],
-                    filed_on=v["filed_on"],
-                    actor=actor,
-                    data=_jsonable(v),
-                ),
-            )
-        )
-    _bulk(DistributionElection, distribution, "distribution_elections.csv", 2)
-    changes = []
-    for _line, v in _stream(folder, "schedule_changes.csv"):
-        kind, month, _ = split_account(v["account"])
-        changes.append(
-            ScheduleChange(
-                account_kind=kind,
-                specified_month=month,
-                new_month=v["new_payment_month"],
-                delay_years=v["delay_years"],
-                form=v["form"] or "",
-                installments=v["installments"],
-                takes_effect_on=add_years(v["filed_on"], 1),  # EDCP 6.2: no sooner than 12 months after
-                **_election_fields(
-                    participation=participations[(v["employee_number"], v["plan"])],
-                    filed_on=v["filed_on"],
-                    actor=actor,
-                    data=_jsonable(v),
-                ),
-            )
-        )
-    _bulk(ScheduleChange, changes, "schedule_changes.csv", 2)
-    _apply_investment_elections(folder=folder, participations=participations, funds=funds, actor=actor)
+        elections = _bulk(DeferralElection, elections, "deferral_elections.csv", 2)
+        lines = []
+        for election, key in zip(elections, keys, strict=True):
+            emp, plan, year = key[0], key[1], key[2]
+            if election.kind != DeferralElection.Kind.PERFORMANCE or (emp, plan, year) not in by_year:
+                by_year.setdefault((emp, plan, year), election.pk)
+            for r in grouped.pop(key):
+                lines.append(
+                    DeferralElectionLine(
+                        election=election, component=r["component"], percent=int(r["percent"])
+                    )
+                )
+        _bulk(DeferralElectionLine, lines, "deferral_elections.csv", 2)
+    return by_year
+
+
+def _day(text: str | None) -> dt.date | None:
+    return dt.date.fromisoformat(text) if text is not None else None
 
 
 def _apply_investment_elections(
@@ -667,31 +693,34 @@ def _apply_investment_elections(
 ) -> None:
     grouped: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for _line, v in _stream(folder, "investment_elections.csv"):
-        grouped[(v["employee_number"], v["plan"])].append(v)
-    elections = _bulk(
-        InvestmentElection,
-        [
-            InvestmentElection(
-                applies_to=InvestmentElection.AppliesTo.FUTURE,  # the conversion rebalances nothing (FORMAT.md 2)
-                effective_on=rows[0]["effective_on"],
-                **_election_fields(
-                    participation=participations[key],
-                    filed_on=rows[0]["effective_on"],
-                    actor=actor,
-                    data={"rows": [_jsonable(r) for r in rows]},
-                ),
+        grouped[(v["employee_number"], v["plan"])].append(_jsonable(v))
+    for keys in _in_batches(iter(list(grouped))):
+        elections = _bulk(
+            InvestmentElection,
+            [
+                InvestmentElection(
+                    applies_to=InvestmentElection.AppliesTo.FUTURE,  # the conversion rebalances nothing (FORMAT.md 2)
+                    effective_on=_day(grouped[key][0]["effective_on"]),
+                    **_election_fields(
+                        participation=participations[key],
+                        filed_on=dt.date.fromisoformat(grouped[key][0]["effective_on"]),
+                        actor=actor,
+                        data={"rows": grouped[key]},
+                    ),
+                )
+                for key in keys
+            ],
+            "investment_elections.csv",
+            2,
+        )
+        lines = [
+            InvestmentElectionLine(
+                election=election, fund=funds[(r["plan"], r["fund"])], percent=int(r["percent"])
             )
-            for key, rows in grouped.items()
-        ],
-        "investment_elections.csv",
-        2,
-    )
-    lines = [
-        InvestmentElectionLine(election=election, fund=funds[(r["plan"], r["fund"])], percent=r["percent"])
-        for election, rows in zip(elections, grouped.values(), strict=True)
-        for r in rows
-    ]
-    _bulk(InvestmentElectionLine, lines, "investment_elections.csv", 2)
+            for election, key in zip(elections, keys, strict=True)
+            for r in grouped.pop(key)
+        ]
+        _bulk(InvestmentElectionLine, lines, "investment_elections.csv", 2)
 
 
 def _apply_beneficiaries(
@@ -700,37 +729,40 @@ def _apply_beneficiaries(
     """Each designation as received on its designation_date (FORMAT.md 5)."""
     grouped: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for _line, v in _stream(folder, "beneficiaries.csv"):
-        grouped[(v["employee_number"], v["plan"])].append(v)
-    designations = _bulk(
-        BeneficiaryDesignation,
-        [
-            BeneficiaryDesignation(
-                person=people[emp],
-                plan=plans[plan],
-                received_at=_received(rows[0]["designation_date"]),
-                recorded_by=actor,
-            )
-            for (emp, plan), rows in grouped.items()
-        ],
-        "beneficiaries.csv",
-        2,
-    )
-    _bulk(
-        Beneficiary,
-        [
-            Beneficiary(
-                designation=designation,
-                tier=r["tier"],
-                name=r["name"],
-                relationship=r["relationship"],
-                percent=r["percent"],
-            )
-            for designation, rows in zip(designations, grouped.values(), strict=True)
-            for r in rows
-        ],
-        "beneficiaries.csv",
-        2,
-    )
+        grouped[(v["employee_number"], v["plan"])].append(
+            {k: v[k] for k in ("designation_date", "tier", "name", "relationship", "percent")}
+        )
+    for keys in _in_batches(iter(list(grouped))):
+        designations = _bulk(
+            BeneficiaryDesignation,
+            [
+                BeneficiaryDesignation(
+                    person=people[emp],
+                    plan=plans[plan],
+                    received_at=_received(grouped[(emp, plan)][0]["designation_date"]),
+                    recorded_by=actor,
+                )
+                for emp, plan in keys
+            ],
+            "beneficiaries.csv",
+            2,
+        )
+        _bulk(
+            Beneficiary,
+            [
+                Beneficiary(
+                    designation=designation,
+                    tier=r["tier"],
+                    name=r["name"],
+                    relationship=r["relationship"],
+                    percent=r["percent"],
+                )
+                for designation, key in zip(designations, keys, strict=True)
+                for r in grouped.pop(key)
+            ],
+            "beneficiaries.csv",
+            2,
+        )
 
 
 def _apply_brp(
