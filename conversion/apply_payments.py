@@ -6,7 +6,7 @@ Through the payments app's own services, so a converted benefit lives on as any 
   by the prior recordkeeper (they move no units), the next one falls on its Payment Date and is valued by the plan's
   rule by the payment job (`payments.services.schedules.schedules_take_over`);
 - `db_benefits.csv`: a benefit in pay is recorded fixed (BRP 3.4(c)) at its monthly amount, form and survivor, with
-  the payments made; the payment job pays the next month (`payments.services.annuities.annuity_take_over`). A
+  the payments made; the payment job pays the next month (`payments.services.annuities.annuities_take_over`). A
   separated participant's benefit not yet begun is planned as after any separation.
 
 The package and the system must agree on what comes next: a schedule whose next Payment Date or number of payments
@@ -25,10 +25,10 @@ from conversion.validate import first_after_six_month_anniversary
 from participants.models import Participation
 from payments.models import ScheduledPayment
 from payments.services.annuities import (
-    AnnuityError,
     AnnuityTakenOver,
-    annuity_not_commenced_open,
-    annuity_take_over,
+    AnnuityTakeOverError,
+    annuities_not_commenced_open,
+    annuities_take_over,
 )
 from payments.services.schedules import ScheduleTakenOver, schedules_take_over
 
@@ -98,26 +98,36 @@ def apply_db_benefits(
     now: dt.datetime,
     cd: dt.date,
 ) -> int:
-    """Each BRP benefit in pay, fixed, with its payments made; each separated benefit not begun, planned."""
-    count = 0
+    """Each BRP benefit in pay, fixed, with its payments made; each separated benefit not begun, planned. All the
+    benefits of the package in one call of each service (a fixed number of statements, whatever their number)."""
+    in_pay: list[tuple[int, dict[str, Any], AnnuityTakenOver]] = []
+    not_begun: list[tuple[int, dict[str, Any], Participation]] = []
     for line, v in stream("db_benefits.csv"):
         participation = participations[(v["employee_number"], v["plan"])]
-        person = people[v["employee_number"]]
         if v["status"] in IN_PAY:
-            left = _in_pay(
-                v, participation, person, key_employee, package_id=package_id, now=now, cd=cd, line=line
+            in_pay.append(
+                (line, v, _taken_over(v, participation, people[v["employee_number"]], key_employee))
             )
         elif v["next_payment_date"] is not None:
-            # the benefit the package describes; a Pre-2005 Supplemental Benefit (BRP App. A) is paid apart
-            left = [
-                p
-                for p in annuity_not_commenced_open(
-                    participation=participation, by=_by(package_id), now=now, as_of=cd
-                )
-                if p.benefit == p.schedule.benefit
-            ]
-        else:
-            continue
+            not_begun.append((line, v, participation))
+    by = _by(package_id)
+    try:
+        paying = annuities_take_over(taken=[t for _, _, t in in_pay], by=by, now=now, as_of=cd)
+    except AnnuityTakeOverError as exc:
+        line = next(line for line, _, t in in_pay if t is exc.taken)
+        raise PaymentMismatch("db_benefits.csv", line, str(exc)) from exc
+    planned = annuities_not_commenced_open(
+        participations=[p for _, _, p in not_begun], by=by, now=now, as_of=cd
+    )
+    checked: list[tuple[int, dict[str, Any], list[ScheduledPayment]]] = [
+        (line, v, left) for (line, v, _), left in zip(in_pay, paying, strict=True)
+    ]
+    # the benefit the package describes; a Pre-2005 Supplemental Benefit (BRP App. A) is paid apart
+    checked += [
+        (line, v, [p for p in left if p.benefit == p.schedule.benefit])
+        for (line, v, _), left in zip(not_begun, planned, strict=True)
+    ]
+    for line, v, left in sorted(checked, key=lambda c: c[0]):
         first = left[0].payment_date if left else None
         if first != v["next_payment_date"]:
             raise PaymentMismatch(
@@ -126,41 +136,25 @@ def apply_db_benefits(
                 f"{v['employee_number']} {v['plan']}: the next monthly payment here is on {first}, the package says "
                 f"{v['next_payment_date']}",
             )
-        count += 1
-    return count
+    return len(checked)
 
 
-def _in_pay(
+def _taken_over(
     v: dict[str, Any],
     participation: Participation,
     person: dict[str, Any],
     key_employee: Callable[[str, dt.date], bool | None],
-    *,
-    package_id: str,
-    now: dt.datetime,
-    cd: dt.date,
-    line: int,
-) -> list[ScheduledPayment]:
+) -> AnnuityTakenOver:
     separation = person["termination_date"]
     commencement = v["benefit_commencement_date"]
     survivor_monthly: Decimal | None = v["survivor_monthly_amount"]
-    try:
-        return annuity_take_over(
-            taken=AnnuityTakenOver(
-                participation=participation,
-                form=v["form"],
-                commencement=commencement,
-                first_payment=_key_wait_end(
-                    separation, key_employee(v["employee_number"], separation), commencement
-                ),
-                monthly=v["monthly_amount"],
-                next_payment=v["next_payment_date"],
-                survivor_name=v["survivor_name"] or "",
-                survivor_monthly=survivor_monthly,
-            ),
-            by=_by(package_id),
-            now=now,
-            as_of=cd,
-        )
-    except AnnuityError as exc:
-        raise PaymentMismatch("db_benefits.csv", line, str(exc)) from exc
+    return AnnuityTakenOver(
+        participation=participation,
+        form=v["form"],
+        commencement=commencement,
+        first_payment=_key_wait_end(separation, key_employee(v["employee_number"], separation), commencement),
+        monthly=v["monthly_amount"],
+        next_payment=v["next_payment_date"],
+        survivor_name=v["survivor_name"] or "",
+        survivor_monthly=survivor_monthly,
+    )
