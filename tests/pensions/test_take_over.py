@@ -86,7 +86,9 @@ def test_one_benefit_taken_over_alone_is_planned_as_in_a_package(toy_basis):
 
     for left in left_together:
         assert shape(left) == shape(left_alone)
-    schedules = PaymentSchedule.objects.filter(participation__in=[t.participation for t in [alone, *together]])
+    schedules = PaymentSchedule.objects.filter(
+        participation__in=[t.participation for t in [alone, *together]]
+    )
     assert {(s.revision, s.computed_because) for s in schedules} == {(2, BY)}
 
 
