@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -957,8 +957,10 @@ class _Inputs:
     orders: dict[int, list[BenefitOrder]]  # participation id -> Domestic Relations Orders, oldest first
 
     @classmethod
-    def read(cls, participation_ids: Collection[int]) -> _Inputs:
-        plans: dict[int, Plan] = {}
+    def read(cls, participation_ids: Collection[int], *, known: Iterable[Participation] = ()) -> _Inputs:
+        """`known`: participations the caller holds; their plan objects (and the versions they have read) are
+        reused."""
+        plans: dict[int, Plan] = {p.plan_id: p.plan for p in known if Participation.plan.is_cached(p)}
         participations: dict[int, Participation] = {}
         for p in Participation.objects.filter(id__in=participation_ids).select_related("plan", "person"):
             p.plan = plans.setdefault(p.plan_id, p.plan)  # one plan object: its versions are read once
@@ -1136,7 +1138,10 @@ def _recompute(
             .order_by("id")
         ):
             have[p.schedule_id].append(p)
-        inputs = _Inputs.read({a.participation_id for a in accounts})
+        inputs = _Inputs.read(
+            {a.participation_id for a in accounts},
+            known=[a.participation for a in accounts if Account.participation.is_cached(a)],
+        )
         opened = {s.account_id for s in created}
         replanned = []
         for account in accounts:
@@ -1291,7 +1296,7 @@ def annuities_take_over(
     make of each, first due first."""
     if not taken:
         return []
-    inputs = _Inputs.read({t.participation.pk for t in taken})
+    inputs = _Inputs.read({t.participation.pk for t in taken}, known=[t.participation for t in taken])
     people = [inputs.participations[t.participation.pk] for t in taken]
     separations = []
     for t, participation in zip(taken, people, strict=True):
@@ -1374,7 +1379,7 @@ def annuities_not_commenced_open(
     """Separated participants' benefits not yet begun, taken over: open each record account and plan it as the
     screens do after a separation (`annuities_recompute`), the writes in a fixed number of statements. Returns, in
     `participations`' order, each one's payments first due first (none without a separation on file)."""
-    inputs = _Inputs.read({p.pk for p in participations})
+    inputs = _Inputs.read({p.pk for p in participations}, known=participations)
     separated = []
     for i, p in enumerate(participations):
         participation = inputs.participations[p.pk]
