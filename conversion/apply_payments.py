@@ -34,6 +34,9 @@ from payments.services.schedules import ScheduleTakenOver, schedules_take_over
 
 Stream = Callable[[str], Iterator[tuple[int, dict[str, Any]]]]
 IN_PAY = ("in_pay", "survivor_in_pay", "beneficiary_in_pay")
+# Benefits per call of the set-based take-overs: each call's statements do not grow with it, its memory does (some
+# 80 payments made per benefit in pay, with their history rows).
+BENEFITS_PER_CALL = 250
 
 
 class PaymentMismatch(Exception):
@@ -98,8 +101,8 @@ def apply_db_benefits(
     now: dt.datetime,
     cd: dt.date,
 ) -> int:
-    """Each BRP benefit in pay, fixed, with its payments made; each separated benefit not begun, planned. All the
-    benefits of the package in one call of each service (a fixed number of statements, whatever their number)."""
+    """Each BRP benefit in pay, fixed, with its payments made; each separated benefit not begun, planned. The
+    benefits of the package go to the set-based services `BENEFITS_PER_CALL` at a time."""
     in_pay: list[tuple[int, dict[str, Any], AnnuityTakenOver]] = []
     not_begun: list[tuple[int, dict[str, Any], Participation]] = []
     for line, v in stream("db_benefits.csv"):
@@ -111,24 +114,26 @@ def apply_db_benefits(
         elif v["next_payment_date"] is not None:
             not_begun.append((line, v, participation))
     by = _by(package_id)
-    try:
-        paying = annuities_take_over(taken=[t for _, _, t in in_pay], by=by, now=now, as_of=cd)
-    except AnnuityTakeOverError as exc:
-        line = next(line for line, _, t in in_pay if t is exc.taken)
-        raise PaymentMismatch("db_benefits.csv", line, str(exc)) from exc
-    planned = annuities_not_commenced_open(
-        participations=[p for _, _, p in not_begun], by=by, now=now, as_of=cd
-    )
-    checked: list[tuple[int, dict[str, Any], list[ScheduledPayment]]] = [
-        (line, v, left) for (line, v, _), left in zip(in_pay, paying, strict=True)
-    ]
-    # the benefit the package describes; a Pre-2005 Supplemental Benefit (BRP App. A) is paid apart
-    checked += [
-        (line, v, [p for p in left if p.benefit == p.schedule.benefit])
-        for (line, v, _), left in zip(not_begun, planned, strict=True)
-    ]
-    for line, v, left in sorted(checked, key=lambda c: c[0]):
-        first = left[0].payment_date if left else None
+    checked: list[tuple[int, dict[str, Any], dt.date | None]] = []
+    for start in range(0, len(in_pay), BENEFITS_PER_CALL):
+        chunk = in_pay[start : start + BENEFITS_PER_CALL]
+        try:
+            paying = annuities_take_over(taken=[t for _, _, t in chunk], by=by, now=now, as_of=cd)
+        except AnnuityTakeOverError as exc:
+            line = next(line for line, _, t in chunk if t is exc.taken)
+            raise PaymentMismatch("db_benefits.csv", line, str(exc)) from exc
+        checked += [(line, v, _first(left)) for (line, v, _), left in zip(chunk, paying, strict=True)]
+    for start in range(0, len(not_begun), BENEFITS_PER_CALL):
+        chunk_nb = not_begun[start : start + BENEFITS_PER_CALL]
+        planned = annuities_not_commenced_open(
+            participations=[p for _, _, p in chunk_nb], by=by, now=now, as_of=cd
+        )
+        # the benefit the package describes; a Pre-2005 Supplemental Benefit (BRP App. A) is paid apart
+        checked += [
+            (line, v, _first([p for p in left if p.benefit == p.schedule.benefit]))
+            for (line, v, _), left in zip(chunk_nb, planned, strict=True)
+        ]
+    for line, v, first in sorted(checked, key=lambda c: c[0]):
         if first != v["next_payment_date"]:
             raise PaymentMismatch(
                 "db_benefits.csv",
@@ -137,6 +142,10 @@ def apply_db_benefits(
                 f"{v['next_payment_date']}",
             )
     return len(checked)
+
+
+def _first(left: list[ScheduledPayment]) -> dt.date | None:
+    return left[0].payment_date if left else None
 
 
 def _taken_over(
