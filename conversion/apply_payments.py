@@ -36,7 +36,7 @@ Stream = Callable[[str], Iterator[tuple[int, dict[str, Any]]]]
 IN_PAY = ("in_pay", "survivor_in_pay", "beneficiary_in_pay")
 # Benefits per call of the set-based take-overs: each call's statements do not grow with it, its memory does (some
 # 80 payments made per benefit in pay, with their history rows).
-BENEFITS_PER_CALL = 250
+BENEFITS_PER_CALL = 100
 
 
 class PaymentMismatch(Exception):
