@@ -6,7 +6,7 @@ Through the payments app's own services, so a converted benefit lives on as any 
   by the prior recordkeeper (they move no units), the next one falls on its Payment Date and is valued by the plan's
   rule by the payment job (`payments.services.schedules.schedules_take_over`);
 - `db_benefits.csv`: a benefit in pay is recorded fixed (BRP 3.4(c)) at its monthly amount, form and survivor, with
-  the payments made; the payment job pays the next month (`payments.services.annuities.annuity_take_over`). A
+  the payments made; the payment job pays the next month (`payments.services.annuities.annuities_take_over`). A
   separated participant's benefit not yet begun is planned as after any separation.
 
 The package and the system must agree on what comes next: a schedule whose next Payment Date or number of payments
@@ -25,15 +25,18 @@ from conversion.validate import first_after_six_month_anniversary
 from participants.models import Participation
 from payments.models import ScheduledPayment
 from payments.services.annuities import (
-    AnnuityError,
     AnnuityTakenOver,
-    annuity_not_commenced_open,
-    annuity_take_over,
+    AnnuityTakeOverError,
+    annuities_not_commenced_open,
+    annuities_take_over,
 )
 from payments.services.schedules import ScheduleTakenOver, schedules_take_over
 
 Stream = Callable[[str], Iterator[tuple[int, dict[str, Any]]]]
 IN_PAY = ("in_pay", "survivor_in_pay", "beneficiary_in_pay")
+# Benefits per call of the set-based take-overs: each call's statements do not grow with it, its memory does (some
+# 80 payments made per benefit in pay, with their history rows).
+BENEFITS_PER_CALL = 100
 
 
 class PaymentMismatch(Exception):
@@ -98,27 +101,39 @@ def apply_db_benefits(
     now: dt.datetime,
     cd: dt.date,
 ) -> int:
-    """Each BRP benefit in pay, fixed, with its payments made; each separated benefit not begun, planned."""
-    count = 0
+    """Each BRP benefit in pay, fixed, with its payments made; each separated benefit not begun, planned. The
+    benefits of the package go to the set-based services `BENEFITS_PER_CALL` at a time."""
+    in_pay: list[tuple[int, dict[str, Any], AnnuityTakenOver]] = []
+    not_begun: list[tuple[int, dict[str, Any], Participation]] = []
     for line, v in stream("db_benefits.csv"):
         participation = participations[(v["employee_number"], v["plan"])]
-        person = people[v["employee_number"]]
         if v["status"] in IN_PAY:
-            left = _in_pay(
-                v, participation, person, key_employee, package_id=package_id, now=now, cd=cd, line=line
+            in_pay.append(
+                (line, v, _taken_over(v, participation, people[v["employee_number"]], key_employee))
             )
         elif v["next_payment_date"] is not None:
-            # the benefit the package describes; a Pre-2005 Supplemental Benefit (BRP App. A) is paid apart
-            left = [
-                p
-                for p in annuity_not_commenced_open(
-                    participation=participation, by=_by(package_id), now=now, as_of=cd
-                )
-                if p.benefit == p.schedule.benefit
-            ]
-        else:
-            continue
-        first = left[0].payment_date if left else None
+            not_begun.append((line, v, participation))
+    by = _by(package_id)
+    checked: list[tuple[int, dict[str, Any], dt.date | None]] = []
+    for start in range(0, len(in_pay), BENEFITS_PER_CALL):
+        chunk = in_pay[start : start + BENEFITS_PER_CALL]
+        try:
+            paying = annuities_take_over(taken=[t for _, _, t in chunk], by=by, now=now, as_of=cd)
+        except AnnuityTakeOverError as exc:
+            line = next(line for line, _, t in chunk if t is exc.taken)
+            raise PaymentMismatch("db_benefits.csv", line, str(exc)) from exc
+        checked += [(line, v, _first(left)) for (line, v, _), left in zip(chunk, paying, strict=True)]
+    for start in range(0, len(not_begun), BENEFITS_PER_CALL):
+        chunk_nb = not_begun[start : start + BENEFITS_PER_CALL]
+        planned = annuities_not_commenced_open(
+            participations=[p for _, _, p in chunk_nb], by=by, now=now, as_of=cd
+        )
+        # the benefit the package describes; a Pre-2005 Supplemental Benefit (BRP App. A) is paid apart
+        checked += [
+            (line, v, _first([p for p in left if p.benefit == p.schedule.benefit]))
+            for (line, v, _), left in zip(chunk_nb, planned, strict=True)
+        ]
+    for line, v, first in sorted(checked, key=lambda c: c[0]):
         if first != v["next_payment_date"]:
             raise PaymentMismatch(
                 "db_benefits.csv",
@@ -126,41 +141,29 @@ def apply_db_benefits(
                 f"{v['employee_number']} {v['plan']}: the next monthly payment here is on {first}, the package says "
                 f"{v['next_payment_date']}",
             )
-        count += 1
-    return count
+    return len(checked)
 
 
-def _in_pay(
+def _first(left: list[ScheduledPayment]) -> dt.date | None:
+    return left[0].payment_date if left else None
+
+
+def _taken_over(
     v: dict[str, Any],
     participation: Participation,
     person: dict[str, Any],
     key_employee: Callable[[str, dt.date], bool | None],
-    *,
-    package_id: str,
-    now: dt.datetime,
-    cd: dt.date,
-    line: int,
-) -> list[ScheduledPayment]:
+) -> AnnuityTakenOver:
     separation = person["termination_date"]
     commencement = v["benefit_commencement_date"]
     survivor_monthly: Decimal | None = v["survivor_monthly_amount"]
-    try:
-        return annuity_take_over(
-            taken=AnnuityTakenOver(
-                participation=participation,
-                form=v["form"],
-                commencement=commencement,
-                first_payment=_key_wait_end(
-                    separation, key_employee(v["employee_number"], separation), commencement
-                ),
-                monthly=v["monthly_amount"],
-                next_payment=v["next_payment_date"],
-                survivor_name=v["survivor_name"] or "",
-                survivor_monthly=survivor_monthly,
-            ),
-            by=_by(package_id),
-            now=now,
-            as_of=cd,
-        )
-    except AnnuityError as exc:
-        raise PaymentMismatch("db_benefits.csv", line, str(exc)) from exc
+    return AnnuityTakenOver(
+        participation=participation,
+        form=v["form"],
+        commencement=commencement,
+        first_payment=_key_wait_end(separation, key_employee(v["employee_number"], separation), commencement),
+        monthly=v["monthly_amount"],
+        next_payment=v["next_payment_date"],
+        survivor_name=v["survivor_name"] or "",
+        survivor_monthly=survivor_monthly,
+    )

@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections import defaultdict
+from collections.abc import Sequence
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from simple_history.utils import bulk_create_with_history
 
 from books.models import Account, EntryKind, PendingTransaction, Source
 from core.dates import parse_month
 from core.errors import ApplicationError
 from core.money import money
 from participants.models import Participation
+
+if TYPE_CHECKING:
+    from plans.models import PlanVersion
 
 
 class BooksError(ApplicationError):
@@ -27,16 +34,28 @@ def parse_account_name(*, name: str) -> tuple[str, dt.date | None]:
     return name, None
 
 
-def account_get_or_open(
-    *, participation: Participation, kind: str, specified_month: dt.date | None = None, on: dt.date
-) -> Account:
-    """The account of that kind, opened on first use; refused if the plan has no such account."""
+def _account_spec(participation: Participation, kind: str, on: dt.date) -> tuple[PlanVersion, dict]:
     version = participation.plan.version_on(on)
     spec = version.account_spec(kind)
     if spec is None:
         raise BooksError(
             f"{participation.plan.code} has no {kind.replace('_', ' ')} account ({version.cite('accounts')})"
         )
+    return version, spec
+
+
+def _refuse_over_max(participation: Participation, version: PlanVersion, spec: dict, count: int) -> None:
+    if count >= spec["max_count"]:
+        raise BooksError(
+            f"{participation.plan.code} allows at most {spec['max_count']} {spec['label']}s ({spec.get('cite', version.cite('accounts'))})"
+        )
+
+
+def account_get_or_open(
+    *, participation: Participation, kind: str, specified_month: dt.date | None = None, on: dt.date
+) -> Account:
+    """The account of that kind, opened on first use; refused if the plan has no such account."""
+    version, spec = _account_spec(participation, kind, on)
     if (kind == "specified_date") != (specified_month is not None):
         raise BooksError("a Specified Date Account needs its month, and only it does")
     existing = Account.objects.filter(
@@ -45,10 +64,7 @@ def account_get_or_open(
     if existing:
         return existing
     count = Account.objects.filter(participation=participation, kind=kind).count()
-    if count >= spec["max_count"]:
-        raise BooksError(
-            f"{participation.plan.code} allows at most {spec['max_count']} {spec['label']}s ({spec.get('cite', version.cite('accounts'))})"
-        )
+    _refuse_over_max(participation, version, spec, count)
     try:
         with transaction.atomic():
             return Account.objects.create(
@@ -56,6 +72,42 @@ def account_get_or_open(
             )
     except IntegrityError:
         return Account.objects.get(participation=participation, kind=kind, specified_month=specified_month)
+
+
+def accounts_get_or_open(*, wanted: Sequence[tuple[Participation, str, dt.date]]) -> list[Account]:
+    """`account_get_or_open` for many (participation, kind, opened on) at once, none a Specified Date Account: the
+    same refusals, the accounts missing opened with their history rows in a few statements. In `wanted`'s order."""
+    if any(kind == "specified_date" for _, kind, _ in wanted):
+        raise BooksError("a Specified Date Account needs its month, and only it does")
+    specs = [_account_spec(participation, kind, on) for participation, kind, on in wanted]
+    existing: dict[tuple[int, str], Account] = {}
+    counts: dict[tuple[int, str], int] = defaultdict(int)
+    for account in Account.objects.filter(
+        participation_id__in={p.pk for p, _, _ in wanted}, kind__in={kind for _, kind, _ in wanted}
+    ).order_by("id"):
+        counts[(account.participation_id, account.kind)] += 1
+        if account.specified_month is None:
+            existing.setdefault((account.participation_id, account.kind), account)
+    opened: dict[tuple[int, str], Account] = {}
+    for (participation, kind, on), (version, spec) in zip(wanted, specs, strict=True):
+        key = (participation.pk, kind)
+        if key in existing or key in opened:
+            continue
+        _refuse_over_max(participation, version, spec, counts[key])
+        opened[key] = Account(participation=participation, kind=kind, specified_month=None, opened_on=on)
+    if opened:
+        try:
+            with transaction.atomic():
+                bulk_create_with_history(list(opened.values()), Account, batch_size=2000)
+        except (
+            IntegrityError
+        ):  # another process opened one meanwhile: one by one, as account_get_or_open does
+            for key, account in opened.items():
+                opened[key] = account_get_or_open(
+                    participation=account.participation, kind=account.kind, on=account.opened_on
+                )
+    found = existing | opened
+    return [found[(participation.pk, kind)] for participation, kind, _ in wanted]
 
 
 def pending_create(

@@ -27,16 +27,18 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from django.db import transaction
+from django.db.models import Model
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
-from books.models import Account
-from books.services.accounts import account_get_or_open
+from books.models import Account, DefinedBenefitRecord
+from books.services.accounts import accounts_get_or_open
 from core import valuation_calendar as cal
 from core.audit import actor_label, audit_record
 from core.dates import add_months, day_of_month_after, first_day_of_month_after_anniversary, first_of_month
@@ -44,9 +46,10 @@ from core.errors import ApplicationError
 from core.money import money
 from elections.selectors import annuity_in_force
 from participants.models import EmploymentEvent, Participation
-from participants.selectors import beneficiaries_in_force
+from participants.selectors import beneficiaries_in_force_of
 from payments.models import Annuity, PaymentSchedule, ScheduledPayment
-from payments.services.reconcile import COMPUTED_HOLDS, reconcile, reconciliation_write
+from payments.services.bulk import bulk_update_fast
+from payments.services.reconcile import COMPUTED_HOLDS, Reconciliation, reconcile, reconciliation_write
 from pensions.models import BenefitOrder
 from pensions.services.benefit import (
     BenefitError,
@@ -416,26 +419,39 @@ class Outcome:
     fields: dict = field(default_factory=dict)  # Annuity fields to store
 
 
-def _events(person: Person) -> dict[str, dt.date]:
-    out: dict[str, dt.date] = {}
-    for kind, day in (
-        EmploymentEvent.objects.filter(person=person)
+def _events_of(person_ids: Collection[int]) -> dict[int, dict[str, dt.date]]:
+    """person id -> the first date of each kind of employment event (a rehire aside)."""
+    out: dict[int, dict[str, dt.date]] = defaultdict(dict)
+    for person_id, kind, day in (
+        EmploymentEvent.objects.filter(person_id__in=person_ids)
         .exclude(kind=EmploymentEvent.Kind.REHIRE)
-        .order_by("effective_date", "id")
-        .values_list("kind", "effective_date")
+        .order_by("person_id", "effective_date", "id")
+        .values_list("person_id", "kind", "effective_date")
     ):
-        out.setdefault(kind, day)
+        out[person_id].setdefault(kind, day)
     return out
 
 
-def _beneficiary_name(participation: Participation) -> str:
+def _events(person: Person) -> dict[str, dt.date]:
+    return _events_of([person.pk]).get(person.pk, {})
 
-    designation = beneficiaries_in_force(person=participation.person, plan=participation.plan)
-    if designation is not None:
-        names = [b.name for b in designation.beneficiaries.all() if b.tier == "primary" and not b.deceased_on]
-        if names:
-            return "; ".join(names)[:200]
-    return f"Estate of {participation.person.full_name}"[:200]
+
+def _beneficiary_names(participations: Sequence[Participation]) -> dict[int, str]:
+    """participation id -> who takes what is left after a death: the primary Beneficiaries in force, else the
+    Estate."""
+    designations = beneficiaries_in_force_of(pairs={(p.person_id, p.plan_id) for p in participations})
+    out: dict[int, str] = {}
+    for participation in participations:
+        designation = designations.get((participation.person_id, participation.plan_id))
+        names = (
+            [b.name for b in designation.beneficiaries.all() if b.tier == "primary" and not b.deceased_on]
+            if designation is not None
+            else []
+        )
+        out[participation.pk] = (
+            "; ".join(names)[:200] if names else f"Estate of {participation.person.full_name}"[:200]
+        )
+    return out
 
 
 def _cites(version: PlanVersion) -> dict[str, str]:
@@ -459,7 +475,11 @@ def _cites(version: PlanVersion) -> dict[str, str]:
 
 
 def _fresh(
-    participation: Participation, events: dict[str, dt.date], annuity: Annuity, as_of: dt.date
+    participation: Participation,
+    events: dict[str, dt.date],
+    annuity: Annuity,
+    as_of: dt.date,
+    beneficiary: str,
 ) -> Outcome:
     """The terms from the inputs as they stand (nothing released yet)."""
 
@@ -568,7 +588,7 @@ def _fresh(
     survivor = (quote.record.spouse_name if quote.record else "") or ""
     if quote.survivor_percent and not survivor:
         survivor = (
-            _beneficiary_name(participation)
+            beneficiary
             if not person.marital_status == person.MaritalStatus.MARRIED
             else f"Surviving Spouse of {person.full_name}"
         )
@@ -602,7 +622,7 @@ def _fresh(
         key_unknown_until=key_unknown,
         death=death,
         survivor_death=annuity.survivor_died_on,
-        beneficiary_name=_beneficiary_name(participation),
+        beneficiary_name=beneficiary,
     )
     pre = quote.pre_2005
     if pre is not None:
@@ -624,7 +644,7 @@ def _fresh(
             cite_survivor=pre.survivor_cite,
             death=death,
             survivor_death=annuity.survivor_died_on,
-            beneficiary_name=_beneficiary_name(participation),
+            beneficiary_name=beneficiary,
             survivor_benefit="Pre-2005 Post-Retirement Survivor Benefit",
         )
     what = "a single lump sum of" if quote.form == "lump_sum" else "a month:"
@@ -731,13 +751,16 @@ OWN_BENEFITS = ("Supplemental Benefit", "Pre-2005 Supplemental Benefit")
 
 
 def _apply_orders(
-    dues: list[Due], participation: Participation, t: Terms, started: list[ScheduledPayment]
+    dues: list[Due],
+    participation: Participation,
+    t: Terms,
+    started: list[ScheduledPayment],
+    orders: list[BenefitOrder],
 ) -> list[Due]:
     """BRP 6.7: each Domestic Relations Order takes its share out of the participant's own payments due after the day
     it was received: paid to the Alternate Payee on the same Payment Date, or once as the share's Actuarial
     Equivalent lump sum on the first of those dates. A payment already released whole stays whole."""
 
-    orders = list(BenefitOrder.objects.filter(participation=participation).order_by("received_on", "id"))
     if not orders:
         return dues
     out = list(dues)
@@ -828,7 +851,9 @@ def _refused(exc: Exception, expected: dt.date, prefix: str, trigger: str) -> Ou
     return Outcome(status=Annuity.Status.NOT_PAYABLE, summary=f"{prefix}{exc}.", trigger=trigger)
 
 
-def _stored(annuity: Annuity, participation: Participation, events: dict[str, dt.date]) -> Outcome:
+def _stored(
+    annuity: Annuity, participation: Participation, events: dict[str, dt.date], beneficiary: str
+) -> Outcome:
     """The terms already fixed (a payment was released): only deaths change what is paid."""
     if (
         annuity.event_date is None
@@ -860,7 +885,7 @@ def _stored(annuity: Annuity, participation: Participation, events: dict[str, dt
         survivor_death=None if prsb else annuity.survivor_died_on,
         cite_key=cites["key"],
         cite_survivor=cites["survivor"],
-        beneficiary_name=_beneficiary_name(participation),
+        beneficiary_name=beneficiary,
     )
     terms.pre_2005 = _pre_2005_terms(annuity.pre_2005, terms)
     summary = (
@@ -879,13 +904,11 @@ def _stored(annuity: Annuity, participation: Participation, events: dict[str, dt
 def annuities_recompute(
     *, accounts: list[Account], because: str, now: dt.datetime, as_of: dt.date | None = None
 ) -> list[PaymentSchedule]:
-    """Recompute the annuity of each account; returns the schedules that changed."""
+    """Recompute the annuity of each account, one account at a time; returns the schedules that changed."""
     as_of = as_of or timezone.localdate(now)
     changed = []
     for account in sorted(accounts, key=lambda a: a.id):
-        schedule = _recompute(account, because=because, now=now, as_of=as_of)
-        if schedule is not None:
-            changed.append(schedule)
+        changed += _recompute(accounts=[account], because=because, now=now, as_of=as_of)
     return changed
 
 
@@ -924,142 +947,245 @@ def _signature(p: ScheduledPayment) -> tuple:
     return (p.trigger, p.kind, p.number, p.payment_date, p.amount, p.payee_name, p.benefit)
 
 
-def _recompute(account: Account, *, because: str, now: dt.datetime, as_of: dt.date) -> PaymentSchedule | None:
-    participation = account.participation
-    with transaction.atomic():
-        schedule = (
-            PaymentSchedule.objects.select_for_update()
-            .filter(account=account, kind=PaymentSchedule.Kind.BENEFIT)
-            .first()
+@dataclass
+class _Inputs:
+    """What planning annuities reads besides their own rows, read for many participations at once."""
+
+    participations: dict[int, Participation]
+    events: dict[int, dict[str, dt.date]]  # person id -> first date of each kind of event
+    beneficiaries: dict[int, str]  # participation id -> who takes what is left after a death
+    orders: dict[int, list[BenefitOrder]]  # participation id -> Domestic Relations Orders, oldest first
+
+    @classmethod
+    def read(cls, participation_ids: Collection[int], *, known: Iterable[Participation] = ()) -> _Inputs:
+        """`known`: participations the caller holds; their plan objects (and the versions they have read) are
+        reused."""
+        plans: dict[int, Plan] = {p.plan_id: p.plan for p in known if Participation.plan.is_cached(p)}
+        participations: dict[int, Participation] = {}
+        for p in Participation.objects.filter(id__in=participation_ids).select_related("plan", "person"):
+            p.plan = plans.setdefault(p.plan_id, p.plan)  # one plan object: its versions are read once
+            participations[p.pk] = p
+        orders: dict[int, list[BenefitOrder]] = defaultdict(list)
+        for order in BenefitOrder.objects.filter(participation_id__in=participation_ids).order_by(
+            "participation_id", "received_on", "id"
+        ):
+            orders[order.participation_id].append(order)
+        return cls(
+            participations=participations,
+            events=_events_of({p.person_id for p in participations.values()}),
+            beneficiaries=_beneficiary_names(list(participations.values())),
+            orders=orders,
         )
-        created = schedule is None
-        if schedule is None:
-            schedule = PaymentSchedule.objects.create(
-                participation=participation,
-                account=account,
+
+
+@dataclass
+class _Replanned:
+    """One annuity's recomputation, decided in memory (`_replan`), written with the others (`_recompute`)."""
+
+    schedule: PaymentSchedule
+    annuity: Annuity
+    changed: bool
+    stored_changes: list[ScheduledPayment]
+    rows: list[ScheduledPayment]
+    runs: set[int]
+
+
+def _replan(
+    schedule: PaymentSchedule,
+    annuity: Annuity,
+    have: list[ScheduledPayment],
+    inputs: _Inputs,
+    *,
+    created: bool,
+    because: str,
+    now: dt.datetime,
+    as_of: dt.date,
+) -> _Replanned:
+    participation = inputs.participations[schedule.participation_id]
+    started = [p for p in have if p.status in STARTED]
+    events = inputs.events.get(participation.person_id, {})
+    beneficiary = inputs.beneficiaries[participation.pk]
+    outcome = (
+        _stored(annuity, participation, events, beneficiary)
+        if started and annuity.pk
+        else _fresh(participation, events, annuity, as_of, beneficiary)
+    )
+    through = max([horizon(day=as_of)] + [p.payment_date for p in have])
+    if outcome.terms is not None:
+        dues, complete = plan_payments(t=outcome.terms, through=through)
+        dues = _apply_orders(
+            dues, participation, outcome.terms, started, inputs.orders.get(participation.pk, [])
+        )
+    elif outcome.hold_code and outcome.expected_start:
+        benefit = "Pre-Retirement Survivor Benefit" if outcome.trigger == "death" else "Supplemental Benefit"
+        dues, complete = (
+            [
+                Due(
+                    outcome.trigger,
+                    benefit,
+                    K.ANNUITY,
+                    1,
+                    0,
+                    outcome.expected_start,
+                    None,
+                    "",
+                    "",
+                    "held until the missing input is recorded",
+                    outcome.hold_code,
+                    outcome.hold_reason,
+                )
+            ],
+            False,
+        )
+    else:
+        dues, complete = [], True
+    fixed_on = (
+        outcome.fields.get("commencement_date") if outcome.fields else None
+    ) or annuity.commencement_date
+    merged = _merge(have, dues, because=because)
+    rows = [
+        _row(
+            d,
+            schedule=schedule,
+            revision=schedule.revision if created else schedule.revision + 1,
+            now=now,
+            fixed_on=fixed_on or as_of,
+        )
+        for d in merged.new
+    ]
+    changed = merged.changed
+    summary = outcome.summary + _overpaid(have, outcome.terms)
+    status = (
+        outcome.status
+        if not (outcome.status == Annuity.Status.IN_PAY and complete)
+        else Annuity.Status.COMPLETE
+    )
+    trigger = outcome.terms.trigger if outcome.terms else outcome.trigger
+    sched_values = {
+        "trigger": trigger,
+        "trigger_date": events.get(EmploymentEvent.Kind.DEATH)
+        if trigger == "death"
+        else events.get(EmploymentEvent.Kind.SEPARATION),
+        "benefit": (outcome.terms.benefit if outcome.terms else "Supplemental Benefit")[:120],
+        "form": (outcome.terms.form if outcome.terms else "")[:30],
+        "installments": None,
+        "cite": (outcome.terms.cite_start if outcome.terms else "")[:60],
+        "summary": summary,
+        "hold_reason": outcome.hold_reason,
+        "provisional_until": None,
+    }
+    for name, value in sched_values.items():
+        if getattr(schedule, name) != value:
+            setattr(schedule, name, value)
+            changed = True
+    if changed and not created:
+        schedule.revision += 1
+        schedule.computed_at, schedule.computed_because = now, because[:200]
+    for name, value in outcome.fields.items():
+        setattr(annuity, name, value)
+    annuity.status = status
+    annuity.scheduled_through = None if status != Annuity.Status.IN_PAY else through
+    if started and annuity.fixed_on is None:
+        annuity.fixed_on = min(p.payment_date for p in started)
+    annuity.computed_at = now
+    return _Replanned(
+        schedule=schedule,
+        annuity=annuity,
+        changed=changed or created,
+        stored_changes=merged.stored_changes,
+        rows=rows,
+        runs=merged.runs,
+    )
+
+
+def _columns(model: type[Model]) -> list[str]:
+    return [f.name for f in model._meta.concrete_fields if not f.primary_key]
+
+
+def _recompute(
+    *, accounts: Sequence[Account], because: str, now: dt.datetime, as_of: dt.date
+) -> list[PaymentSchedule]:
+    """Recompute the annuity of each account (its benefit schedule opened if need be) in a fixed number of
+    statements, whatever the number of accounts; returns the schedules created or changed."""
+    if not accounts:
+        return []
+    with transaction.atomic():
+        schedules: dict[int, PaymentSchedule] = {}
+        for s in (
+            PaymentSchedule.objects.select_for_update()
+            .filter(account_id__in=[a.id for a in accounts], kind=PaymentSchedule.Kind.BENEFIT)
+            .order_by("id")
+        ):
+            schedules.setdefault(s.account_id, s)
+        created = [
+            PaymentSchedule(
+                participation_id=a.participation_id,
+                account_id=a.id,
                 revision=1,
                 computed_at=now,
                 computed_because=because[:200],
             )
-        annuity = Annuity.objects.filter(schedule=schedule).first() or Annuity(
-            schedule=schedule, participation=participation, computed_at=now
+            for a in accounts
+            if a.id not in schedules
+        ]
+        bulk_create_with_history(created, PaymentSchedule, batch_size=2000)
+        schedules.update({s.account_id: s for s in created})
+        annuities = {a.schedule_id: a for a in Annuity.objects.filter(schedule__in=list(schedules.values()))}
+        have: dict[int, list[ScheduledPayment]] = defaultdict(list)
+        for p in (
+            ScheduledPayment.objects.filter(schedule__in=list(schedules.values()))
+            .exclude(status=S.CANCELLED)
+            .order_by("id")
+        ):
+            have[p.schedule_id].append(p)
+        inputs = _Inputs.read(
+            {a.participation_id for a in accounts},
+            known=[a.participation for a in accounts if Account.participation.is_cached(a)],
         )
-        have = list(
-            ScheduledPayment.objects.filter(schedule=schedule).exclude(status=S.CANCELLED).order_by("id")
-        )
-        started = [p for p in have if p.status in STARTED]
-        events = _events(participation.person)
-        outcome = (
-            _stored(annuity, participation, events)
-            if started and annuity.pk
-            else _fresh(participation, events, annuity, as_of)
-        )
-        through = max([horizon(day=as_of)] + [p.payment_date for p in have])
-        if outcome.terms is not None:
-            dues, complete = plan_payments(t=outcome.terms, through=through)
-            dues = _apply_orders(dues, participation, outcome.terms, started)
-        elif outcome.hold_code and outcome.expected_start:
-            benefit = (
-                "Pre-Retirement Survivor Benefit" if outcome.trigger == "death" else "Supplemental Benefit"
+        opened = {s.account_id for s in created}
+        replanned = []
+        for account in accounts:
+            schedule = schedules[account.id]
+            annuity = annuities.get(schedule.pk) or Annuity(
+                schedule=schedule, participation_id=schedule.participation_id, computed_at=now
             )
-            dues, complete = (
-                [
-                    Due(
-                        outcome.trigger,
-                        benefit,
-                        K.ANNUITY,
-                        1,
-                        0,
-                        outcome.expected_start,
-                        None,
-                        "",
-                        "",
-                        "held until the missing input is recorded",
-                        outcome.hold_code,
-                        outcome.hold_reason,
-                    )
-                ],
-                False,
+            replanned.append(
+                _replan(
+                    schedule,
+                    annuity,
+                    have[schedule.pk],
+                    inputs,
+                    created=account.id in opened,
+                    because=because,
+                    now=now,
+                    as_of=as_of,
+                )
             )
-        else:
-            dues, complete = [], True
-        fixed_on = (
-            outcome.fields.get("commencement_date") if outcome.fields else None
-        ) or annuity.commencement_date
-        changed = _merge(
-            schedule,
-            have,
-            dues,
-            now=now,
-            because=because,
-            fixed_on=fixed_on or as_of,
-            revision=schedule.revision if created else schedule.revision + 1,
+        reconciliation_write(
+            changed=[p for r in replanned for p in r.stored_changes],
+            rows=[p for r in replanned for p in r.rows],
+            runs={run for r in replanned for run in r.runs},
         )
-        summary = outcome.summary + _overpaid(have, outcome.terms)
-        status = (
-            outcome.status
-            if not (outcome.status == Annuity.Status.IN_PAY and complete)
-            else Annuity.Status.COMPLETE
+        saved = [r.schedule for r in replanned if r.changed]
+        bulk_update_fast(objs=saved, model=PaymentSchedule, fields=_columns(PaymentSchedule))
+        stored = [r.annuity for r in replanned if r.annuity.pk is not None]
+        bulk_create_with_history(
+            [r.annuity for r in replanned if r.annuity.pk is None], Annuity, batch_size=2000
         )
-        trigger = outcome.terms.trigger if outcome.terms else outcome.trigger
-        sched_values = {
-            "trigger": trigger,
-            "trigger_date": events.get(EmploymentEvent.Kind.DEATH)
-            if trigger == "death"
-            else events.get(EmploymentEvent.Kind.SEPARATION),
-            "benefit": (outcome.terms.benefit if outcome.terms else "Supplemental Benefit")[:120],
-            "form": (outcome.terms.form if outcome.terms else "")[:30],
-            "installments": None,
-            "cite": (outcome.terms.cite_start if outcome.terms else "")[:60],
-            "summary": summary,
-            "hold_reason": outcome.hold_reason,
-            "provisional_until": None,
-        }
-        for name, value in sched_values.items():
-            if getattr(schedule, name) != value:
-                setattr(schedule, name, value)
-                changed = True
-        if changed and not created:
-            schedule.revision += 1
-            schedule.computed_at, schedule.computed_because = now, because[:200]
-        if changed or created:
-            schedule.save()
-        for name, value in outcome.fields.items():
-            setattr(annuity, name, value)
-        annuity.status = status
-        annuity.scheduled_through = None if status != Annuity.Status.IN_PAY else through
-        if started and annuity.fixed_on is None:
-            annuity.fixed_on = min(p.payment_date for p in started)
-        annuity.computed_at = now
-        annuity.save()
-        return schedule if (changed or created) else None
+        bulk_update_fast(objs=stored, model=Annuity, fields=_columns(Annuity))
+        return saved
 
 
-def _merge(
-    schedule: PaymentSchedule,
-    have: list[ScheduledPayment],
-    dues: list[Due],
-    *,
-    now: dt.datetime,
-    because: str,
-    fixed_on: dt.date,
-    revision: int,
-) -> bool:
+def _merge(have: list[ScheduledPayment], dues: list[Due], *, because: str) -> Reconciliation:
     """Payments released or paid never change; unpaid ones no longer due are cancelled (kept, with the reason).
     The same reconciliation as the account schedules (payments/services/reconcile.py)."""
-    result = reconcile(
+    return reconcile(
         have=have,
         planned=dues,
         stored_signature=_signature,
         because=because,
         computed_holds=COMPUTED_HOLDS | set(HOLD_CODES.values()),
     )
-    reconciliation_write(
-        changed=result.stored_changes,
-        rows=[_row(d, schedule=schedule, revision=revision, now=now, fixed_on=fixed_on) for d in result.new],
-        runs=result.runs,
-    )
-    return result.changed
 
 
 def _overpaid(have: list[ScheduledPayment], terms: Terms | None) -> str:
@@ -1099,14 +1225,23 @@ def accounts_open_on_event(*, event: EmploymentEvent, actor: Actor) -> None:
         _record_account(participation, event.effective_date)
 
 
+def _record_accounts(opened: Sequence[tuple[Participation, dt.date]]) -> list[Account]:
+    """The defined benefit plan's record account of each participation, which carries the benefit's schedule
+    (opened on the event if need be), in `opened`'s order."""
+    wanted = []
+    for participation, on in opened:
+        version = participation.plan.version_on(on)
+        rule = next(
+            (r for r in version.provision("distribution", []) or [] if r["trigger"] == "separation"), None
+        )
+        wanted.append(
+            (participation, rule["accounts"][0] if rule else version.account_kinds()[0]["kind"], on)
+        )
+    return accounts_get_or_open(wanted=wanted)
+
+
 def _record_account(participation: Participation, on: dt.date) -> Account:
-    """The defined benefit plan's record account that carries the benefit's schedule (opened on the event)."""
-    version = participation.plan.version_on(on)
-    rule = next(
-        (r for r in version.provision("distribution", []) or [] if r["trigger"] == "separation"), None
-    )
-    kind = rule["accounts"][0] if rule else version.account_kinds()[0]["kind"]
-    return account_get_or_open(participation=participation, kind=kind, on=on)
+    return _record_accounts([(participation, on)])[0]
 
 
 @dataclass(frozen=True)
@@ -1124,75 +1259,153 @@ class AnnuityTakenOver:
     survivor_monthly: Decimal | None = None
 
 
+class AnnuityTakeOverError(AnnuityError):
+    """A benefit in pay that cannot be taken over; `taken` says which."""
+
+    def __init__(self, message: str, *, taken: AnnuityTakenOver) -> None:
+        super().__init__(message)
+        self.taken = taken
+
+
+def _latest_records(participation_ids: Collection[int], as_of: dt.date) -> dict[int, DefinedBenefitRecord]:
+    """participation id -> its Pension Plan figures as last recorded on or before `as_of`."""
+    out: dict[int, DefinedBenefitRecord] = {}
+    for record in DefinedBenefitRecord.objects.filter(
+        participation_id__in=participation_ids, as_of__lte=as_of
+    ).order_by("participation_id", "-as_of", "-id"):
+        out.setdefault(record.participation_id, record)
+    return out
+
+
+def _mutable_payments(schedules: Sequence[PaymentSchedule]) -> list[list[ScheduledPayment]]:
+    """The payments still to make of each schedule, first due first."""
+    left: dict[int, list[ScheduledPayment]] = defaultdict(list)
+    for p in ScheduledPayment.objects.filter(
+        schedule__in=schedules, status__in=ScheduledPayment.MUTABLE
+    ).order_by("payment_date", "id"):
+        left[p.schedule_id].append(p)
+    return [left[s.pk] for s in schedules]
+
+
+def annuities_take_over(
+    *, taken: Sequence[AnnuityTakenOver], by: str, now: dt.datetime, as_of: dt.date
+) -> list[list[ScheduledPayment]]:
+    """Record each benefit in pay as fixed, with the payments the prior administrator made recorded as paid by it
+    (they move nothing), then plan the rest as any annuity in pay (`annuities_recompute`, the stored terms). In a
+    fixed number of statements whatever the number of benefits. Returns, in `taken`'s order, the payments still to
+    make of each, first due first."""
+    if not taken:
+        return []
+    inputs = _Inputs.read({t.participation.pk for t in taken}, known=[t.participation for t in taken])
+    people = [inputs.participations[t.participation.pk] for t in taken]
+    separations = []
+    for t, participation in zip(taken, people, strict=True):
+        sep = inputs.events.get(participation.person_id, {}).get(EmploymentEvent.Kind.SEPARATION)
+        if sep is None:
+            raise AnnuityTakeOverError(
+                f"{participation} has no separation on file: a benefit in pay needs one", taken=t
+            )
+        separations.append(sep)
+    accounts = _record_accounts(list(zip(people, separations, strict=True)))
+    schedules = [
+        PaymentSchedule(
+            participation=t.participation,
+            account=account,
+            revision=1,
+            computed_at=now,
+            computed_because=by[:200],
+        )
+        for t, account in zip(taken, accounts, strict=True)
+    ]
+    bulk_create_with_history(schedules, PaymentSchedule, batch_size=2000)
+    records = _latest_records({t.participation.pk for t in taken}, as_of)
+    annuities = []
+    for t, schedule, sep in zip(taken, schedules, separations, strict=True):
+        detail = FORM_DETAILS.get(t.form, {"label": t.form})
+        annuities.append(
+            Annuity(
+                schedule=schedule,
+                participation=t.participation,
+                status=Annuity.Status.IN_PAY,
+                benefit="Supplemental Benefit",
+                trigger="separation",
+                event_date=sep,
+                commencement_date=t.commencement,
+                first_payment_date=t.first_payment,
+                form=t.form,
+                form_label=detail["label"][:120],
+                monthly=t.monthly,
+                survivor_percent=detail.get("survivor", 0),
+                survivor_monthly=t.survivor_monthly,
+                certain_months=detail.get("certain", 0),
+                survivor_name=t.survivor_name[:200],
+                record=records.get(t.participation.pk),
+                basis=f"fixed at commencement by the prior administrator; taken over: {by}"[:300],
+                fixed_on=t.first_payment,
+                computed_at=now,
+            )
+        )
+    bulk_create_with_history(annuities, Annuity, batch_size=2000)
+    rows = []
+    for t, participation, schedule, annuity in zip(taken, people, schedules, annuities, strict=True):
+        terms = _stored(
+            annuity,
+            participation,
+            inputs.events[participation.person_id],
+            inputs.beneficiaries[participation.pk],
+        ).terms
+        assert terms is not None
+        made, _ = plan_payments(t=terms, through=t.next_payment - dt.timedelta(days=1))
+        for d in made:
+            row = _row(d, schedule=schedule, revision=1, now=now, fixed_on=t.commencement)
+            row.status, row.paid_on = S.PAID, row.payment_date
+            row.withholding_basis = f"paid by the prior administrator ({by})"[:300]
+            rows.append(row)
+    bulk_create_with_history(rows, ScheduledPayment, batch_size=2000)
+    _recompute(accounts=accounts, because=by, now=now, as_of=as_of)
+    return _mutable_payments(schedules)
+
+
 def annuity_take_over(
     *, taken: AnnuityTakenOver, by: str, now: dt.datetime, as_of: dt.date
 ) -> list[ScheduledPayment]:
-    """Record a benefit in pay as fixed, with the payments the prior administrator made recorded as paid by it
-    (they move nothing), then plan the rest as any annuity in pay (`annuities_recompute`, the stored terms).
-    Returns the payments still to make, first due first."""
-    participation = taken.participation
-    events = _events(participation.person)
-    sep = events.get(EmploymentEvent.Kind.SEPARATION)
-    if sep is None:
-        raise AnnuityError(f"{participation} has no separation on file: a benefit in pay needs one")
-    account = _record_account(participation, sep)
-    schedule = PaymentSchedule.objects.create(
-        participation=participation, account=account, revision=1, computed_at=now, computed_because=by[:200]
-    )
-    detail = FORM_DETAILS.get(taken.form, {"label": taken.form})
-    record = participation.db_records.filter(as_of__lte=as_of).order_by("-as_of", "-id").first()
-    annuity = Annuity.objects.create(
-        schedule=schedule,
-        participation=participation,
-        status=Annuity.Status.IN_PAY,
-        benefit="Supplemental Benefit",
-        trigger="separation",
-        event_date=sep,
-        commencement_date=taken.commencement,
-        first_payment_date=taken.first_payment,
-        form=taken.form,
-        form_label=detail["label"][:120],
-        monthly=taken.monthly,
-        survivor_percent=detail.get("survivor", 0),
-        survivor_monthly=taken.survivor_monthly,
-        certain_months=detail.get("certain", 0),
-        survivor_name=taken.survivor_name[:200],
-        record=record,
-        basis=f"fixed at commencement by the prior administrator; taken over: {by}"[:300],
-        fixed_on=taken.first_payment,
-        computed_at=now,
-    )
-    terms = _stored(annuity, participation, events).terms
-    assert terms is not None
-    made, _ = plan_payments(t=terms, through=taken.next_payment - dt.timedelta(days=1))
-    rows = [_row(d, schedule=schedule, revision=1, now=now, fixed_on=taken.commencement) for d in made]
-    for row in rows:
-        row.status, row.paid_on = S.PAID, row.payment_date
-        row.withholding_basis = f"paid by the prior administrator ({by})"[:300]
-    bulk_create_with_history(rows, ScheduledPayment, batch_size=2000)
-    _recompute(account, because=by, now=now, as_of=as_of)
-    return list(
-        ScheduledPayment.objects.filter(schedule=schedule, status__in=ScheduledPayment.MUTABLE).order_by(
-            "payment_date", "id"
-        )
-    )
+    """One benefit in pay taken over (`annuities_take_over`); returns its payments still to make."""
+    return annuities_take_over(taken=[taken], by=by, now=now, as_of=as_of)[0]
+
+
+def annuities_not_commenced_open(
+    *, participations: Sequence[Participation], by: str, now: dt.datetime, as_of: dt.date
+) -> list[list[ScheduledPayment]]:
+    """Separated participants' benefits not yet begun, taken over: open each record account and plan it as the
+    screens do after a separation (`annuities_recompute`), the writes in a fixed number of statements. Returns, in
+    `participations`' order, each one's payments first due first (none without a separation on file)."""
+    inputs = _Inputs.read({p.pk for p in participations}, known=participations)
+    separated = []
+    for i, p in enumerate(participations):
+        participation = inputs.participations[p.pk]
+        sep = inputs.events.get(participation.person_id, {}).get(EmploymentEvent.Kind.SEPARATION)
+        if sep is not None:
+            separated.append((i, participation, sep))
+    accounts = _record_accounts([(p, sep) for _, p, sep in separated])
+    _recompute(accounts=accounts, because=by, now=now, as_of=as_of)
+    left: dict[int, list[ScheduledPayment]] = defaultdict(list)
+    for payment in (
+        ScheduledPayment.objects.filter(account__in=accounts, status__in=ScheduledPayment.MUTABLE)
+        .select_related("schedule")
+        .order_by("payment_date", "id")
+    ):
+        left[payment.account_id].append(payment)
+    out: list[list[ScheduledPayment]] = [[] for _ in participations]
+    for (i, _, _), account in zip(separated, accounts, strict=True):
+        out[i] = left[account.pk]
+    return out
 
 
 def annuity_not_commenced_open(
     *, participation: Participation, by: str, now: dt.datetime, as_of: dt.date
 ) -> list[ScheduledPayment]:
-    """A separated participant's benefit not yet begun, taken over: open its record account and plan it as the
-    screens do after a separation (`annuities_recompute`). Returns its payments, first due first."""
-    sep = _events(participation.person).get(EmploymentEvent.Kind.SEPARATION)
-    if sep is None:
-        return []
-    account = _record_account(participation, sep)
-    _recompute(account, because=by, now=now, as_of=as_of)
-    return list(
-        ScheduledPayment.objects.filter(account=account, status__in=ScheduledPayment.MUTABLE).order_by(
-            "payment_date", "id"
-        )
-    )
+    """One benefit not yet begun, taken over (`annuities_not_commenced_open`); returns its payments."""
+    return annuities_not_commenced_open(participations=[participation], by=by, now=now, as_of=as_of)[0]
 
 
 def annuities_extend(*, day: dt.date, now: dt.datetime) -> int:

@@ -19,6 +19,7 @@ from django.contrib.auth.models import Group
 from django.core.management import call_command
 
 from books.models import Account, DailyValuation, PayrollDeferral, PayrollRecord
+from conversion import apply_payments
 from core import valuation_calendar as cal
 from core.money import installment
 from payments.models import Annuity, PaymentSchedule, ScheduledPayment
@@ -149,6 +150,19 @@ def test_brp_benefits_in_pay_are_paid_by_the_next_payment_run():
     )
     assert december.number == 37 and december.amount == Decimal("10302.91")
     assert december.status in (S.RELEASED, S.PAID) and december.run is not None
+
+
+@pytest.mark.django_db
+def test_brp_benefits_taken_over_one_call_at_a_time_are_taken_over_the_same(monkeypatch):
+    monkeypatch.setattr(apply_payments, "BENEFITS_PER_CALL", 1)  # each benefit in a call of its own
+    convert()
+    paid_before = [p for p in _payments("5434012", "BRP") if p.status == S.PAID]
+    assert len(paid_before) == 36 and paid_before[-1].payment_date == dt.date(2026, 11, 1)
+    left = [p for p in _payments("6625039", "BRP") if p.status != S.PAID]
+    assert left[0].number == 55 and left[0].of == 120 and left[0].amount == Decimal("11934.20")
+    payments = [p for p in _payments("7016764", "BRP") if p.benefit == "Supplemental Benefit"]
+    assert payments[0].payment_date == dt.date(2027, 1, 1)
+    assert Annuity.objects.filter(status=Annuity.Status.IN_PAY).count() == 5
 
 
 @pytest.mark.django_db
