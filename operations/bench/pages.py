@@ -154,7 +154,10 @@ def _users(count: int) -> list[dict]:
     users = []
     for i, person in enumerate(people):
         if i < staff_count:
-            staff = User.objects.create_user(username=f"bench-staff-{i}", password=secrets.token_urlsafe(18))
+            # get_or_create: a database reused (--reuse-database) keeps the staff users of an earlier run
+            staff, _ = User.objects.get_or_create(username=f"bench-staff-{i}")
+            staff.set_password(secrets.token_urlsafe(18))
+            staff.save(update_fields=["password"])
             staff.groups.add(Group.objects.get(name=Role.ADMINISTRATOR.value))
             users.append({"cookie": session_cookie(staff, second_factor=True), "pages": _staff_pages(person)})
         else:
