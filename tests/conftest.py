@@ -144,6 +144,19 @@ def _media_root_per_xdist_worker(tmp_path_factory):
         os.environ.pop("MEDIA_ROOT", None)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _fast_password_hasher():
+    """Passwords the tests set are hashed with MD5: Django's default PBKDF2 (what production keeps, no
+    PASSWORD_HASHERS in config/settings.py) spends a third of a CPU second on each user made with a password.
+    override_settings, so that Django's cached list of hashers is dropped too."""
+    from django.test.utils import override_settings
+
+    fast = override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"])
+    fast.enable()
+    yield
+    fast.disable()
+
+
 @pytest.fixture
 def edcp(db):
     from plans.models import Plan

@@ -24,9 +24,9 @@ from tests.test_access import (
     PUBLIC,
     Endpoint,
     Unfillable,
+    _population,
     endpoints,
     fill,
-    population,  # noqa: F401 - the walker's population fixture
     staff_user,
 )
 
@@ -60,6 +60,14 @@ rounds = st.fixed_dictionaries(
         "text": st.text(max_size=300),
     }
 )
+
+
+@pytest.fixture
+def population(db, settings, tmp_path):
+    """The walker's population (tests/test_access.py), built for each round: the module-wide one of the access
+    walks does not serve here, the people it holds were gone after a round's requests."""
+    settings.MEDIA_ROOT = str(tmp_path)
+    return _population(tmp_path)
 
 
 def _data(values: dict[str, str]) -> dict[str, str]:
