@@ -168,19 +168,25 @@ def holdings_on(*, accounts: list[Account], on: dt.date) -> dict[int, Holding]:
                 }
             )
             entry["invested"] += r.value
-    waiting = PendingTransaction.objects.filter(
-        account_id__in=ids, kind=EntryKind.CREDIT, effective_date__lte=on
-    )
-    waiting = (
-        waiting.filter(Q(status=PendingTransaction.Status.PENDING) | Q(applied_on__gt=last))
-        if last
-        else waiting.filter(status=PendingTransaction.Status.PENDING)
+    waiting = _not_yet_valued(
+        PendingTransaction.objects.filter(account_id__in=ids, kind=EntryKind.CREDIT, effective_date__lte=on),
+        last=last,
     )
     for row in waiting.values("account_id").annotate(t=Sum("amount")):
         out[row["account_id"]]["waiting"] += row["t"]
     for entry in out.values():
         entry["value"] = money(entry["invested"] + entry["waiting"])
     return out
+
+
+def _not_yet_valued(
+    credits: QuerySet[PendingTransaction], *, last: dt.date | None
+) -> QuerySet[PendingTransaction]:
+    """The credits not yet in the positions of `last` (the last credited Valuation Date; None before any): still
+    pending, or applied by a later crediting run."""
+    if last:
+        return credits.filter(Q(status=PendingTransaction.Status.PENDING) | Q(applied_on__gt=last))
+    return credits.filter(status=PendingTransaction.Status.PENDING)
 
 
 def plan_account_values(*, plan: Plan, on: dt.date) -> dict[int, Decimal]:
@@ -199,13 +205,11 @@ def plan_account_values(*, plan: Plan, on: dt.date) -> dict[int, Decimal]:
         )
         for account_id, total in invested:
             out[account_id] += total
-    waiting = PendingTransaction.objects.filter(
-        account__participation__plan=plan, kind=EntryKind.CREDIT, effective_date__lte=on
-    )
-    waiting = (
-        waiting.filter(Q(status=PendingTransaction.Status.PENDING) | Q(applied_on__gt=last))
-        if last
-        else waiting.filter(status=PendingTransaction.Status.PENDING)
+    waiting = _not_yet_valued(
+        PendingTransaction.objects.filter(
+            account__participation__plan=plan, kind=EntryKind.CREDIT, effective_date__lte=on
+        ),
+        last=last,
     )
     for account_id, total in (
         waiting.order_by().values("account_id").annotate(t=Sum("amount")).values_list("account_id", "t")
