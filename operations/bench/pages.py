@@ -10,7 +10,10 @@ PostgreSQL database:
    passed), each with a user of their own.
 3. gunicorn (`DEBUG=false`, whitenoise, QUERY_COUNT_HEADER so each response says its query count) with
    `--workers` processes, started as docker-compose.yml starts the web service.
-4. Each user is a thread that loads its role's pages in turn, without pause, for `--seconds`.
+4. Each user is a thread that loads its role's pages in turn for `--seconds`: without pause (the default, the
+   hardest reading: 20 users are then 20 requests in flight at every instant), or with `--think S`, pausing
+   between pages for a time drawn uniformly from S/2 to 3S/2 seconds, as a person reads a page before the next
+   (locust's `between`); each user's pauses come from its own seeded generator, so two runs pause alike.
 
 With `--json` it prints one object: `participants`, `users`, `seconds`, `errors`, `requests`, and `pages` mapping
 each page's name to `requests`, `p50_ms`, `p95_ms`, `p99_ms` and `queries` (the largest count seen). Targets on a
@@ -23,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import random
 import secrets
 import sys
 import tempfile
@@ -60,6 +64,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("--users", type=int, default=20, help="people signed in at once (default 20)")
     parser.add_argument("--seconds", type=int, default=60, help="how long the users load pages (default 60)")
     parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes (default 4)")
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="mean pause in seconds between a user's pages, drawn from S/2 to 3S/2 (default 0: no pause)",
+    )
     parser.add_argument("--as-of", type=dt.date.fromisoformat, default=dt.date(2026, 11, 30))
     parser.add_argument("--history-days", type=int, default=21)
     parser.add_argument(
@@ -170,21 +180,34 @@ def _users(count: int) -> list[dict]:
     return users
 
 
-def _drive(base: str, users: list[dict], seconds: int, tally: Tally) -> None:
+def think_pauses(think: float, seed: int) -> Iterator[float]:
+    """A user's pauses between pages: uniform from think/2 to 3*think/2 seconds (mean `think`); 0 for none."""
+    rng = random.Random(seed)
+    while True:
+        yield rng.uniform(think / 2, think * 3 / 2) if think > 0 else 0.0
+
+
+def _drive(base: str, users: list[dict], seconds: int, tally: Tally, think: float = 0.0) -> None:
     deadline = time.monotonic() + seconds
 
-    def one_user(user: dict) -> None:
+    def one_user(index: int, user: dict) -> None:
         browser = Browser(base)
         browser.set_cookie(*user["cookie"])
+        pauses = think_pauses(think, seed=index)
         while time.monotonic() < deadline:
             for page, path in user["pages"]:
+                pause = next(pauses)
+                if pause:
+                    time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+                if time.monotonic() >= deadline:
+                    return
                 started = time.perf_counter()
                 status, url, headers, _body = browser.fetch(path)
                 if status == 200 and not url.endswith(path):
                     status = 302  # sent elsewhere (the sign-in page): the page itself was not served
                 tally.add(page, (time.perf_counter() - started) * 1000, status, headers)
 
-    threads = [threading.Thread(target=one_user, args=(u,), daemon=True) for u in users]
+    threads = [threading.Thread(target=one_user, args=(i, u), daemon=True) for i, u in enumerate(users)]
     for t in threads:
         t.start()
     for t in threads:
@@ -211,7 +234,7 @@ def _environment(name: str, workdir: Path, secret_key: str) -> dict[str, str]:
 
 
 def _serve_and_drive(
-    name: str, users: list[dict], *, secret_key: str, workers: int, seconds: int, tally: Tally
+    name: str, users: list[dict], *, secret_key: str, workers: int, seconds: int, tally: Tally, think: float
 ) -> None:
     with tempfile.TemporaryDirectory(prefix="nqdc-bench-pages-") as tmp:
         workdir = Path(tmp)
@@ -238,7 +261,7 @@ def _serve_and_drive(
                 what="gunicorn's /healthz",
                 processes=processes,
             )
-            _drive(base, users, seconds, tally)
+            _drive(base, users, seconds, tally, think)
         finally:
             processes.stop()
 
@@ -263,6 +286,7 @@ def run(
     as_of: dt.date | None = None,
     history_days: int = 21,
     reuse_database: bool = False,
+    think: float = 0.0,
 ) -> dict:
     quiet = json
     as_of = as_of or dt.date(2026, 11, 30)
@@ -290,7 +314,7 @@ def run(
             print(f"{people} people in {built:.0f} s; {users} users for {seconds} s", file=sys.stderr)
         tally = Tally()
         _serve_and_drive(
-            name, simulated, secret_key=secret_key, workers=workers, seconds=seconds, tally=tally
+            name, simulated, secret_key=secret_key, workers=workers, seconds=seconds, tally=tally, think=think
         )
     pages = tally.summary()
     return {
@@ -300,7 +324,9 @@ def run(
         "workers": workers,
         "population_seconds": round(built, 1),
         "reused_database": reuse_database,
+        "think_seconds": think,
         "requests": sum(p["requests"] for p in pages.values()),
+        "requests_per_second": round(sum(p["requests"] for p in pages.values()) / max(1, seconds), 1),
         "errors": len(tally.errors),
         "error_pages": sorted({f"{page} {status}" for page, status in tally.errors}),
         "pages": pages,

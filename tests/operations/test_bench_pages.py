@@ -1,11 +1,13 @@
 """bench pages (issue 15): its figures are computed right, and a response can say how many queries it took."""
 
+import itertools
+
 from django.contrib.auth.models import User
 from django.http import HttpResponse
 from django.test import RequestFactory
 
 from core.middleware import QueryCountHeaderMiddleware
-from operations.bench.pages import Tally, percentile
+from operations.bench.pages import Tally, percentile, think_pauses
 
 
 def test_percentiles_are_nearest_rank():
@@ -42,3 +44,12 @@ def test_the_query_count_header_counts_every_statement_of_the_response(db):
 
     response = QueryCountHeaderMiddleware(view)(RequestFactory().get("/"))
     assert response["X-Queries"] == "2"
+
+
+def test_think_pauses_spread_around_their_mean_and_repeat_for_a_seed():
+    pauses = list(itertools.islice(think_pauses(2.0, seed=7), 2000))
+    assert all(1.0 <= p <= 3.0 for p in pauses)
+    assert 1.9 < sum(pauses) / len(pauses) < 2.1
+    assert pauses[:50] == list(itertools.islice(think_pauses(2.0, seed=7), 50))
+    assert pauses[:50] != list(itertools.islice(think_pauses(2.0, seed=8), 50))
+    assert list(itertools.islice(think_pauses(0.0, seed=7), 3)) == [0.0, 0.0, 0.0]
