@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+from urllib.parse import urlencode
 
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 
 from books import selectors
 from books.forms import ParallelRunForm, ToleranceForm
-from books.liability import plan_liabilities
 from books.models import (
     Account,
     ContributionDeclaration,
@@ -27,14 +27,14 @@ from books.models import (
     ParallelRunTolerance,
     PendingTransaction,
 )
-from books.report_files import LIABILITY, liability_csv_rows
+from books.report_files import LIABILITY, liability_figures
 from books.services import parallel
 from core.charts import line_chart_with_table
 from core.csv_export import CsvWriter
 from core.dates import date_in_range, out_of_range_message
 from core.decorators import capability_required, participant_required
 from core.inputs import date_or_none
-from core.report_files import csv_chunks
+from core.report_pages import report_csv, report_page
 from core.roles import Cap, has_cap
 
 RANGES = {"3m": ("3 months", 92), "1y": ("1 year", 366), "2y": ("2 years", 731), "all": ("All", None)}
@@ -153,25 +153,27 @@ def _day_asked(request, default: dt.date) -> tuple[dt.date, str]:
 
 @capability_required(Cap.VIEW_STAFF)
 def liability(request):
-    """What the Company owes under each plan on a date (EDCP 10.1, RRP 8.02, BRP 8.1): books.liability."""
+    """What the Company owes under each plan on a date (EDCP 10.1, RRP 8.02, BRP 8.1): books.liability.
+
+    Its work grows with the population (every account and every defined benefit), so the page shows the figures
+    the report job computed for the date, with its CSV, or offers to compute them (core.report_pages)."""
     today = timezone.localdate()
     as_of, error = _day_asked(request, today)
-    reports = plan_liabilities(as_of=as_of)
+    params = [("as_of", as_of.isoformat())]
+    page = report_page(request, name=LIABILITY.name, params=params, now=timezone.now())
+    state = page["report_state"]
     if request.GET.get("format") == "csv":
-        rows = liability_csv_rows(reports, as_of=as_of)
-        response = StreamingHttpResponse(csv_chunks(LIABILITY, rows), content_type="text/csv")
-        response["Content-Disposition"] = f'attachment; filename="{LIABILITY.filename(as_of.isoformat())}"'
-        return response
+        return report_csv(state, page=f"{request.path}?{urlencode(params)}")
     return render(
         request,
         "books/liability.html",
         {
-            "reports": reports,
+            "figures": liability_figures(state.summary) if state.summary else None,
             "as_of": as_of,
             "today": today,
             "error": error,
-            "total": sum((r.total for r in reports), 0),
-            "prepare": {"name": LIABILITY.name, "params": [("as_of", as_of.isoformat())]},
+            "report_what": f"the liability as of {as_of:%B %-d, %Y}",
+            **page,
         },
     )
 

@@ -62,11 +62,16 @@ class ReportFile:
 
 
 class Rows:
-    """A report's rows produced as they are read, with their number known beforehand (the job's progress total)."""
+    """A report's rows produced as they are read, with their number known beforehand (the job's progress total).
 
-    def __init__(self, rows: Iterable[Sequence[Any]], *, total: int) -> None:
+    `summary`, when given, is the report's figures for its page (JSON values: amounts as strings), computed from
+    the same answer as the rows: the job keeps it in its run's stats, and the page shows it from there rather
+    than computing the report in the request (`report_file_summary`)."""
+
+    def __init__(self, rows: Iterable[Sequence[Any]], *, total: int, summary: dict | None = None) -> None:
         self._rows = rows
         self.total = total
+        self.summary = summary
 
     def __iter__(self) -> Iterator[Sequence[Any]]:
         return iter(self._rows)
@@ -194,6 +199,7 @@ def report_file_run(*, name: str, args: Sequence[str], now: dt.datetime) -> JobR
         job_item(run, "rows")
         rows = report.rows(*args)
         total = len(rows) if isinstance(rows, Sized) else 0  # 0: not known beforehand
+        summary = rows.summary if isinstance(rows, Rows) else None
 
         def said(done: int) -> str:
             return f"{done} of {total} rows" if total else f"{done} rows so far"
@@ -232,7 +238,13 @@ def report_file_run(*, name: str, args: Sequence[str], now: dt.datetime) -> JobR
             run,
             status=JobRun.Status.DONE,
             message=f"{written} rows: {report.filename(*args)}",
-            stats={**stats, "document": document.pk, "rows": written, "size": size},
+            stats={
+                **stats,
+                "document": document.pk,
+                "rows": written,
+                "size": size,
+                **({"summary": summary} if summary is not None else {}),
+            },
         )
 
 
@@ -252,3 +264,47 @@ def report_file_document(run: JobRun | None) -> Document | None:
         return None
     pk = (run.stats or {}).get("document")
     return Document.objects.filter(pk=pk).first() if pk else None
+
+
+@dataclass(frozen=True)
+class ReportState:
+    """Where a report's job stands for its parameters, for the report's page (`report_file_state`)."""
+
+    key: str
+    run: JobRun | None  # None: never asked for these parameters
+    summary: dict | None  # the figures of a done run (Rows.summary), None until it is done
+    document: Document | None  # the CSV a done run prepared
+    stale: bool = False  # running, but no progress for a while: its worker is gone, it can be asked again
+
+    @property
+    def status(self) -> str:
+        """One of: none (never asked), done, failed (or refused), stale, running (or queued)."""
+        if self.run is None:
+            return "none"
+        if self.run.status == JobRun.Status.DONE:
+            return "done"
+        if self.run.status in (JobRun.Status.FAILED, JobRun.Status.REFUSED):
+            return "failed"
+        return "stale" if self.stale else "running"
+
+    @property
+    def computed_at(self) -> dt.datetime | None:
+        return self.run.finished_at if self.status == "done" and self.run is not None else None
+
+
+def report_file_state(*, name: str, args: Sequence[str], now: dt.datetime) -> ReportState:
+    """The run of report `name` for its parameters, with its figures and file once done: a report page shows
+    them, so that a report whose work grows with the population is computed by the job, never in the request."""
+    report = report_file(name)
+    key = report_key(report, list(args))
+    run = JobRun.objects.filter(kind=JOB_KIND, key=key).first()
+    summary = (
+        (run.stats or {}).get("summary") if run is not None and run.status == JobRun.Status.DONE else None
+    )
+    return ReportState(
+        key=key,
+        run=run,
+        summary=summary,
+        document=report_file_document(run),
+        stale=run is not None and run.status == JobRun.Status.RUNNING and job_is_stale(run, now=now),
+    )

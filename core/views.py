@@ -153,20 +153,24 @@ def job_detail(request, kind: str, key: str):
 @require_POST
 @capability_required(Cap.VIEW_STAFF)
 def report_file_prepare(request, name: str):
-    """Queue the job that prepares a report as a file (with the capability of viewing the report); its page."""
+    """Queue the job that prepares a report as a file (with the capability of viewing the report); its page, or
+    the report's own page when the form names it (`next`: the page shows the job's progress, then its figures)."""
     report = report_files().get(name)
     if report is None:
         raise Http404("no such report")
     if not has_cap(request.user, report.capability):
         raise PermissionDenied(f"this report needs the {report.capability} capability")
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+        back = ""
     try:
         key = report_file_queue(
             name=name, args=report_args(report, request.POST), actor=request.user, now=timezone.now()
         )
     except ApplicationError as exc:
         messages.error(request, exc.message)
-        return redirect("core:job_runs")
-    return redirect(reverse("core:job_detail", args=[JOB_KIND, key]))
+        return redirect(back or "core:job_runs")
+    return redirect(back or reverse("core:job_detail", args=[JOB_KIND, key]))
 
 
 @capability_required(Cap.VIEW_STAFF)

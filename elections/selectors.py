@@ -157,14 +157,23 @@ def _in_force_election_ids(*, plan: Plan, plan_year: int) -> dict[int, int]:
     participation of `plan` with one, in two queries of plain values: the latest governing election (its own
     plan year's, or an evergreen plan's earlier one carried forward), unless a cancellation decided after it
     ended before the plan year (EDCP 3.7)."""
-    chosen: dict[int, tuple[int, dt.datetime]] = {}
-    for participation_id, election_id, submitted_at in (
+    return {
+        pk: election_id
+        for pk, (election_id, _year) in _in_force_elections(plan=plan, plan_year=plan_year).items()
+    }
+
+
+def _in_force_elections(*, plan: Plan, plan_year: int) -> dict[int, tuple[int, int]]:
+    """participation id -> (the id, the plan year) of the election in force for `plan_year`
+    (`_in_force_election_ids`): a plan year before `plan_year` is an evergreen election carried forward."""
+    chosen: dict[int, tuple[int, dt.datetime, int]] = {}
+    for participation_id, election_id, submitted_at, year in (
         _governing_elections(plan=plan, plan_year=plan_year)
         .filter(participation__plan=plan)
         .order_by("participation_id", "-plan_year", "-submitted_at", "-id")
-        .values_list("participation_id", "id", "submitted_at")
+        .values_list("participation_id", "id", "submitted_at", "plan_year")
     ):
-        chosen.setdefault(participation_id, (election_id, submitted_at))
+        chosen.setdefault(participation_id, (election_id, submitted_at, year))
     ended: dict[int, dt.datetime] = {}
     for participation_id, decided_at in (
         DeferralCancellation.objects.filter(participation__plan=plan, ends_on__lt=dt.date(plan_year, 1, 1))
@@ -173,8 +182,8 @@ def _in_force_election_ids(*, plan: Plan, plan_year: int) -> dict[int, int]:
     ):
         ended.setdefault(participation_id, decided_at)
     return {
-        pk: election_id
-        for pk, (election_id, submitted_at) in chosen.items()
+        pk: (election_id, year)
+        for pk, (election_id, submitted_at, year) in chosen.items()
         if not (pk in ended and submitted_at <= ended[pk])
     }
 
@@ -609,45 +618,65 @@ def refused_elections(*, plan: Plan | None = None, submitted_in: int | None = No
     return sorted(out, key=lambda e: (e.submitted_at, e.pk), reverse=True)
 
 
+SUMMARY_SHOWN = 200  # the participants a plan year's page lists in each group (by name); it counts them all
+
+
 @dataclass
 class PlanYearSummary:
+    """A plan year's elections: every group counted, the first SUMMARY_SHOWN of each listed (by name)."""
+
     plan: Plan
     plan_year: int
     elected: list[tuple[Participation, DeferralElection]]
     carried: list[tuple[Participation, DeferralElection]]
     not_elected: list[Participation]
     totals: list[dict]
+    elected_count: int = 0
+    carried_count: int = 0
+    not_elected_count: int = 0
 
 
 def plan_year_summary(*, plan: Plan, plan_year: int) -> PlanYearSummary:
     """Who elected for the plan year, whose earlier election carries forward (evergreen), who did not elect,
-    and per component how many defer and at what percentages."""
+    and per component how many defer and at what percentages.
+
+    Set-based: the elections in force and the participations are read as plain values for the whole plan
+    (`_in_force_elections`), the percentages of the elections in force in one query; only the participants
+    listed (the first SUMMARY_SHOWN of each group) are read as objects. The query count does not grow with the
+    plan's population."""
     version = plan.version_on(dt.date(plan_year, 1, 1))
-    participations = list(
+    in_force = _in_force_elections(plan=plan, plan_year=plan_year)
+    elected_ids: list[int] = []
+    carried_ids: list[int] = []
+    not_elected_ids: list[int] = []
+    for pk, eligible in (
         Participation.objects.filter(plan=plan)
-        .select_related("person")
-        .order_by("person__last_name", "person__first_name")
+        .order_by("person__last_name", "person__first_name", "id")
+        .values_list("id", "eligible")
+    ):
+        if pk in in_force:
+            (elected_ids if in_force[pk][1] == plan_year else carried_ids).append(pk)
+        elif eligible:
+            not_elected_ids.append(pk)
+    shown = [*elected_ids[:SUMMARY_SHOWN], *carried_ids[:SUMMARY_SHOWN], *not_elected_ids[:SUMMARY_SHOWN]]
+    participations = Participation.objects.select_related("person").in_bulk(shown)
+    elections = DeferralElection.objects.prefetch_related("lines").in_bulk(
+        [in_force[pk][0] for pk in shown if pk in in_force]
     )
-    elected, carried, not_elected = [], [], []
-    in_force: list[DeferralElection] = []
-    for p in participations:
-        election = deferral_election_in_force(participation=p, plan_year=plan_year)
-        if election is not None and election.plan_year == plan_year:
-            elected.append((p, election))
-            in_force.append(election)
-        elif election is not None:
-            carried.append((p, election))
-            in_force.append(election)
-        elif p.eligible:
-            not_elected.append(p)
+
+    def listed(ids: list[int]) -> list[tuple[Participation, DeferralElection]]:
+        return [(participations[pk], elections[in_force[pk][0]]) for pk in ids[:SUMMARY_SHOWN]]
+
+    in_force_ids = {election_id for election_id, _year in in_force.values()}
+    percents: dict[str, list[Decimal]] = {}
+    for election_id, component, percent in DeferralElectionLine.objects.filter(
+        election__in=_governing_elections(plan=plan, plan_year=plan_year).filter(participation__plan=plan)
+    ).values_list("election_id", "component", "percent"):
+        if election_id in in_force_ids and percent:
+            percents.setdefault(component, []).append(percent)
     totals = []
     for comp in version.provision("deferral_components", []) or []:
-        values = [
-            line.percent
-            for e in in_force
-            for line in e.lines.all()
-            if line.component == comp["code"] and line.percent
-        ]
+        values = percents.get(comp["code"], [])
         totals.append(
             {
                 "code": comp["code"],
@@ -660,7 +689,17 @@ def plan_year_summary(*, plan: Plan, plan_year: int) -> PlanYearSummary:
                 "max": max(values) if values else None,
             }
         )
-    return PlanYearSummary(plan, plan_year, elected, carried, not_elected, totals)
+    return PlanYearSummary(
+        plan,
+        plan_year,
+        elected=listed(elected_ids),
+        carried=listed(carried_ids),
+        not_elected=[participations[pk] for pk in not_elected_ids[:SUMMARY_SHOWN]],
+        totals=totals,
+        elected_count=len(elected_ids),
+        carried_count=len(carried_ids),
+        not_elected_count=len(not_elected_ids),
+    )
 
 
 EXPORT_CHUNK = 2000  # participants whose elections and lines are read by one pair of queries

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 from typing import Any
 
 from core.errors import ApplicationError
-from core.report_files import ReportFile, iso_date
+from core.report_files import ReportFile, Rows, iso_date
 from payments import selectors
 
 
@@ -17,10 +18,31 @@ def forecast_csv_rows(data: dict[str, Any], *, by: str) -> list[list[Any]]:
     return [[m.strftime("%Y-%m"), f"{v:.2f}"] for m, v in data["by_month"]]
 
 
-def _forecast_rows(start: str, by: str) -> list[list[Any]]:
+def forecast_summary(data: dict[str, Any]) -> dict[str, Any]:
+    """The forecast page's figures (JSON values, amounts as strings), from the same answer as the CSV's rows:
+    the report job keeps them with its run (core.report_files.Rows.summary) and the page shows them."""
+    return {
+        "by_month": [[m.isoformat(), f"{v:.2f}"] for m, v in data["by_month"]],
+        "by_year": [[y, f"{v:.2f}"] for y, v in data["by_year"]],
+        "count": data["count"],
+    }
+
+
+def forecast_figures(summary: dict[str, Any]) -> dict[str, Any]:
+    """The kept figures read back for the page, in the shape of payments.selectors.forecast."""
+    return {
+        "by_month": [(dt.date.fromisoformat(m), Decimal(v)) for m, v in summary["by_month"]],
+        "by_year": [(int(y), Decimal(v)) for y, v in summary["by_year"]],
+        "count": summary["count"],
+    }
+
+
+def _forecast_rows(start: str, by: str) -> Rows:
     if by not in ("month", "year"):
         raise ApplicationError(f"A forecast is by month or by year, not {by!r}.")
-    return forecast_csv_rows(selectors.forecast(start=dt.date.fromisoformat(start)), by=by)
+    data = selectors.forecast(start=dt.date.fromisoformat(start))
+    rows = forecast_csv_rows(data, by=by)
+    return Rows(rows, total=len(rows), summary=forecast_summary(data))
 
 
 def forecast_report(by: str) -> ReportFile:

@@ -6,7 +6,7 @@ import datetime as dt
 from decimal import Decimal
 
 from django.contrib import messages
-from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
@@ -19,7 +19,8 @@ from core.errors import ApplicationError
 from core.inputs import date_or_none
 from core.lists import staff_list
 from core.money import parse_decimal
-from core.report_files import csv_chunks
+from core.report_files import report_file_state
+from core.report_pages import report_csv, report_page
 from core.roles import Cap, has_cap
 from core.signin.decorators import fresh_second_factor_required
 from participants.models import Person
@@ -38,7 +39,7 @@ from payments.models import (
     ScheduledPayment,
     WithholdingRate,
 )
-from payments.report_files import FORECAST, FORECAST_BY_YEAR, forecast_csv_rows, forecast_report
+from payments.report_files import FORECAST, FORECAST_BY_YEAR, forecast_figures
 from payments.services.runs import (
     PaymentRunError,
     payment_run_approve,
@@ -251,27 +252,35 @@ def _bar_chart(rows: list[tuple[str, Decimal]], *, title: str) -> str:
 
 @capability_required(Cap.VIEW_STAFF)
 def forecast(request):
+    """Scheduled payments from today by month and by year (payments.selectors.forecast). Its work grows with the
+    scheduled payments, so the page shows the figures the report job computed today, with its CSV, or offers to
+    compute them (core.report_pages); the by-year file is its own report job."""
     today = timezone.localdate()
-    data = selectors.forecast(start=today)
-    by = request.GET.get("by")
+    now = timezone.now()
+    params = [("start", today.isoformat())]
+    page = report_page(request, name=FORECAST.name, params=params, now=now)
+    by_year = report_file_state(name=FORECAST_BY_YEAR.name, args=[today.isoformat()], now=now)
     if request.GET.get("format") == "csv":
-        report = forecast_report(by or "month")
-        rows = forecast_csv_rows(data, by="year" if by == "year" else "month")
-        response = StreamingHttpResponse(csv_chunks(report, rows), content_type="text/csv")
-        response["Content-Disposition"] = f'attachment; filename="payments-forecast-by-{by or "month"}.csv"'
-        return response
+        state = by_year if request.GET.get("by") == "year" else page["report_state"]
+        return report_csv(state, page=request.path)
+    summary = page["report_state"].summary
+    data = forecast_figures(summary) if summary else None
     return render(
         request,
         "payments/staff_forecast.html",
         {
             "data": data,
             "today": today,
-            "month_chart": _bar_chart(
+            "month_chart": data
+            and _bar_chart(
                 [(m.strftime("%b %y"), v) for m, v in data["by_month"]], title="Payments by month"
             ),
-            "year_chart": _bar_chart([(str(y), v) for y, v in data["by_year"]], title="Payments by year"),
-            "prepare_month": {"name": FORECAST.name, "params": [("start", today.isoformat())]},
-            "prepare_year": {"name": FORECAST_BY_YEAR.name, "params": [("start", today.isoformat())]},
+            "year_chart": data
+            and _bar_chart([(str(y), v) for y, v in data["by_year"]], title="Payments by year"),
+            "by_year": by_year,
+            "prepare_year": {"name": FORECAST_BY_YEAR.name, "params": params},
+            "report_what": f"the forecast from {today:%B %-d, %Y}",
+            **page,
         },
     )
 

@@ -8,6 +8,7 @@ import zoneinfo
 from pathlib import Path
 
 import pytest
+from celery import current_app
 
 EASTERN = zoneinfo.ZoneInfo("America/New_York")
 
@@ -182,3 +183,13 @@ def _fresh_cache():
 
     cache.clear()
     yield
+
+
+@pytest.fixture
+def eager_jobs():
+    """Queued Celery tasks run in this process, as a worker would run them (tests/report_pages.py)."""
+    conf = current_app.conf
+    before = conf.task_always_eager, conf.task_eager_propagates
+    conf.task_always_eager, conf.task_eager_propagates = True, True
+    yield
+    conf.task_always_eager, conf.task_eager_propagates = before

@@ -11,14 +11,17 @@ import datetime as dt
 from decimal import Decimal
 
 import pytest
+from django.utils import timezone
 
 from books.liability import plan_liabilities, plan_liability
+from core.models import JobRun
 from participants.services import vesting_service_record
 from payments.models import Annuity
 from plans.models import Plan
 from tests.books.test_contributions_and_vesting import cc_account
 from tests.payments.factories import staff_user
 from tests.pensions.factories import brp_participation, separate
+from tests.report_pages import compute_form, computed
 from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
@@ -110,17 +113,62 @@ def test_a_participant_who_would_not_be_eligible_is_listed_as_not_valued_never_a
     assert report.not_valued == [line] and report.total == Decimal("0.00")
 
 
-def test_the_staff_page_and_its_csv_show_every_plan(client, edcp, toy_basis, no_key_employees):
+def test_the_staff_page_and_its_csv_show_every_plan(
+    client, edcp, toy_basis, no_key_employees, eager_jobs, django_capture_on_commit_callbacks
+):
     cc_account(edcp, 2)
-    brp_participation()
+    participation = brp_participation()
     sign_in(client, staff_user("aud", "auditor"))
-    page = client.get("/staff/books/liability/?as_of=2026-04-30").content.decode()
-    for text in ("EDCP 10.1", "RRP 8.02", "BRP 8.1", "107,916.67", "4,000.00"):
+    url = "/staff/books/liability/?as_of=2026-04-30"
+    before = client.get(url).content.decode()
+    # Not computed in the request: the page offers the job, and shows no figure before it has run.
+    assert "Compute the report" in before and "107,916.67" not in before and "4,000.00" not in before
+    page = computed(client, url, django_capture_on_commit_callbacks)
+    for text in (
+        "EDCP 10.1",
+        "RRP 8.02",
+        "BRP 8.1",
+        "107,916.67",
+        "4,000.00",
+        participation.person.full_name,
+    ):
         assert text in page
-    streamed = client.get("/staff/books/liability/?as_of=2026-04-30&format=csv").streaming_content
-    csv = b"".join(streamed).decode()
+    run = JobRun.objects.get(kind="report", key="liability:2026-04-30")
+    assert "Computed " in page and "the liability as of April 30, 2026" in page
+    assert f'href="/documents/{run.stats["document"]}/"' in page
+    # The CSV link is the file the same run wrote: the same answer as the page.
+    response = client.get(url + "&format=csv")
+    assert response.status_code == 302 and response["Location"] == f"/documents/{run.stats['document']}/"
+    csv = client.get(response["Location"]).content.decode()
     assert "BRP,BRP 8.1," in csv and ",107916.67," in csv
     assert "not a date" in client.get("/staff/books/liability/?as_of=April").content.decode()
+
+
+def test_the_page_shows_a_job_in_progress_and_a_csv_not_yet_prepared_sends_back_to_the_page(
+    client, edcp, django_capture_on_commit_callbacks
+):
+    sign_in(client, staff_user("aud", "auditor"))
+    url = "/staff/books/liability/?as_of=2026-04-30"
+    response = client.get(url + "&format=csv")
+    assert response.status_code == 302 and response["Location"] == "/staff/books/liability/?as_of=2026-04-30"
+    action, fields = compute_form(client.get(url).content.decode())
+    with django_capture_on_commit_callbacks(execute=False) as queued:  # no worker has claimed it yet
+        client.post(action, fields)
+    assert len(queued) == 1
+    page = client.get(fields["next"]).content.decode()
+    assert 'role="progressbar"' in page and 'aria-valuenow="0"' in page and "data-reload-when-done" in page
+    assert "Compute the report" not in page
+    JobRun.objects.create(
+        kind="report",
+        key="liability:2026-04-30",
+        status=JobRun.Status.RUNNING,
+        started_at=timezone.now(),
+        heartbeat_at=timezone.now(),
+        progress_done=3,
+        progress_total=4,
+    )
+    page = client.get(url).content.decode()
+    assert 'aria-valuenow="75"' in page and "/staff/jobs/report/liability:2026-04-30/progress" in page
 
 
 def test_the_report_lists_every_plan_of_the_catalog(db):

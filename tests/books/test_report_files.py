@@ -14,6 +14,8 @@ import pytest
 from celery import current_app
 from django.contrib.auth import get_user_model
 
+from books.liability import plan_liabilities
+from books.report_files import liability_summary
 from core import report_files
 from core.models import Document, JobRun
 from core.report_files import JOB_KIND, report_file_run
@@ -44,15 +46,8 @@ def liability_data(edcp, toy_basis, no_key_employees):
     brp_participation()
 
 
-def _streamed(client, url: str) -> bytes:
-    response = client.get(url)
-    assert response.status_code == 200 and response.streaming
-    return b"".join(response.streaming_content)
-
-
-def test_the_job_writes_the_bytes_of_the_direct_download_as_a_staff_csv_document(client, liability_data):
+def test_the_job_writes_the_csv_as_a_staff_document_and_keeps_the_figures_of_the_page(client, liability_data):
     sign_in(client, staff_user("aud", "auditor"))
-    direct = _streamed(client, f"/staff/books/liability/?as_of={AS_OF}&format=csv")
     run = report_file_run(name="liability", args=[AS_OF], now=NOW)
     assert (run.kind, run.key, run.status) == (JOB_KIND, f"liability:{AS_OF}", JobRun.Status.DONE)
     document = Document.objects.get(pk=run.stats["document"])
@@ -60,7 +55,17 @@ def test_the_job_writes_the_bytes_of_the_direct_download_as_a_staff_csv_document
     response = client.get(f"/documents/{document.pk}/")
     assert response["Content-Type"] == "text/csv"
     assert f'filename="{document.kind}-{document.pk}.csv"' in response["Content-Disposition"]
-    assert response.content == direct and b"BRP,BRP 8.1," in direct
+    assert b"BRP,BRP 8.1," in response.content
+    # The page's figures, kept with the run: the same answer as the file's rows (books.liability).
+    reports = plan_liabilities(as_of=dt.date.fromisoformat(AS_OF))
+    kept = JobRun.objects.get(pk=run.pk).stats["summary"]
+    assert kept == liability_summary(reports, as_of=dt.date.fromisoformat(AS_OF))
+    assert [p["code"] for p in kept["plans"]] == [r.plan.code for r in reports]
+    assert kept["total"] == f"{sum(r.total for r in reports):.2f}"
+    lines = response.content.decode().splitlines()[1:]
+    assert (
+        sum(len(p["accounts"]) + p["benefit_count"] for p in kept["plans"]) == len(lines) == run.stats["rows"]
+    )
 
 
 def test_progress_is_recorded_per_chunk_of_rows(liability_data, monkeypatch):
@@ -95,7 +100,7 @@ def test_the_button_queues_the_job_and_its_page_links_the_file(
 ):
     sign_in(client, staff_user("aud", "auditor"))
     page = client.get(f"/staff/books/liability/?as_of={AS_OF}").content.decode()
-    assert "Prepare as a file" in page and 'name="as_of" value="2026-04-30"' in page
+    assert "Compute the report" in page and 'name="as_of" value="2026-04-30"' in page
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post("/staff/reports/liability/prepare", {"as_of": AS_OF})
     assert response.status_code == 302 and response["Location"] == f"/staff/jobs/report/liability:{AS_OF}/"
@@ -110,6 +115,37 @@ def test_the_button_queues_the_job_and_its_page_links_the_file(
     with django_capture_on_commit_callbacks(execute=True) as queued:
         client.post("/staff/reports/liability/prepare", {"as_of": AS_OF})
     assert queued == [] and Document.objects.filter(kind="report-liability").count() == 1
+
+
+def test_the_button_of_the_page_comes_back_to_the_page_never_elsewhere(
+    client, liability_data, eager, django_capture_on_commit_callbacks
+):
+    sign_in(client, staff_user("aud", "auditor"))
+    back = f"/staff/books/liability/?as_of={AS_OF}&queued=1"
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/staff/reports/liability/prepare", {"as_of": AS_OF, "next": back})
+    assert response["Location"] == back
+    response = client.post(
+        "/staff/reports/liability/prepare", {"as_of": AS_OF, "next": "https://evil.example/"}
+    )
+    assert response["Location"] == f"/staff/jobs/report/liability:{AS_OF}/"
+    response = client.post("/staff/reports/liability/prepare", {"as_of": "April", "next": back})
+    assert response["Location"] == back  # refused: back to the page, which shows why
+
+
+def test_a_failed_run_is_shown_on_the_page_with_its_reason_and_can_be_computed_again(
+    client, liability_data, monkeypatch
+):
+    def broken(*args):
+        raise RuntimeError("the disk is full")
+
+    monkeypatch.setattr(report_files, "report_file", lambda name: _with_rows(name, broken))
+    with pytest.raises(RuntimeError):
+        report_file_run(name="liability", args=[AS_OF], now=NOW)
+    monkeypatch.undo()
+    sign_in(client, staff_user("aud", "auditor"))
+    page = client.get(f"/staff/books/liability/?as_of={AS_OF}").content.decode()
+    assert "the disk is full" in page and "Compute again" in page
 
 
 def test_a_participant_or_a_user_without_a_staff_role_can_neither_queue_nor_download(

@@ -84,3 +84,55 @@ def test_the_export_reads_in_the_same_number_of_queries_and_writes_the_same_byte
     monkeypatch.setattr(S, "_in_force_election_ids", one_at_a_time_ids)
     one_at_a_time, slow = _export(client)
     assert one_at_a_time == many_bytes and slow > many
+
+
+def _plan_year_page(client) -> tuple[str, int]:
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(reverse("elections_staff:plan_year", args=["EDCP", YEAR]))
+    assert response.status_code == 200
+    return response.content.decode(), len(queries)
+
+
+def test_the_plan_year_page_reads_in_the_same_number_of_queries_and_counts_every_participant(
+    client, monkeypatch
+):
+    sign_in(client, user_with_role("auditor1", "auditor"))
+    _population(0, 1)
+    _, few = _plan_year_page(client)
+    _population(1, 2)
+    monkeypatch.setattr(S, "SUMMARY_SHOWN", 2)
+    page, many = _plan_year_page(client)
+    assert many == few
+    summary = S.plan_year_summary(plan=Participation.objects.first().plan, plan_year=YEAR)
+    # One at a time (the reading before): the same groups, counted in full, the lists the first two by name.
+    elected, carried, not_elected = [], [], []
+    for p in (
+        Participation.objects.filter(plan__code="EDCP")
+        .select_related("person", "plan")
+        .order_by("person__last_name", "person__first_name", "id")
+    ):
+        election = S.deferral_election_in_force(participation=p, plan_year=YEAR)
+        if election is not None:
+            (elected if election.plan_year == YEAR else carried).append((p, election))
+        elif p.eligible:
+            not_elected.append(p)
+    assert (summary.elected_count, summary.carried_count, summary.not_elected_count) == (
+        len(elected),
+        len(carried),
+        len(not_elected),
+    )
+    assert (len(elected), len(carried)) == (
+        6,
+        3,
+    )  # own and hardship (cancelled, still in force) of 3; carried 3
+    assert summary.elected == elected[:2] and summary.carried == carried[:2]
+    assert summary.not_elected == not_elected[:2]
+    (base,) = [t for t in summary.totals if t["code"] == "base_salary"]
+    percents = [
+        line.percent
+        for _, e in elected + carried
+        for line in e.lines.all()
+        if line.component == "base_salary"
+    ]
+    assert base["count"] == len(percents) and (base["min"], base["max"]) == (min(percents), max(percents))
+    assert '<div class="kpi">6</div>' in page and "every election in force is in the export" in page

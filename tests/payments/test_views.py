@@ -12,6 +12,7 @@ from core.pdf import document_bytes
 from core.report_files import report_file_run
 from participants.models import Person
 from tests.payments.factories import deferrals, replayed_once, scenario, simulate, staff_user
+from tests.report_pages import computed
 from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
@@ -76,20 +77,27 @@ class TestTwoSeparatedPeople:
             "/staff/payments/withholding/",
         ):
             assert client.get(url).status_code == 200, url
-        streamed = b"".join(client.get("/staff/payments/forecast/?format=csv&by=year").streaming_content)
-        csv_text = streamed.decode()
-        assert csv_text.startswith("year,gross")
-        # Prepared as a file by the report job (core.report_files), from today: the same bytes.
+        # The CSV is the file the report job prepared (core.report_files), from today; until then, the page.
+        response = client.get("/staff/payments/forecast/?format=csv&by=year")
+        assert response.status_code == 302 and response["Location"] == "/staff/payments/forecast/"
         run = report_file_run(
             name="forecast_by_year", args=[timezone.localdate().isoformat()], now=timezone.now()
         )
-        assert document_bytes(Document.objects.get(pk=run.stats["document"])) == streamed
+        response = client.get("/staff/payments/forecast/?format=csv&by=year")
+        assert response["Location"] == f"/documents/{run.stats['document']}/"
+        csv_text = document_bytes(Document.objects.get(pk=run.stats["document"])).decode()
+        assert csv_text.startswith("year,gross") and csv_text.count("\n") == 11  # ten years
         assert client.post("/staff/payments/runs/prepare", {"period_end": "2026-05-15"}).status_code == 403
         _participant_client(client, "P2")
         assert client.get("/staff/payments/").status_code == 403
 
-    def test_the_forecast_chart_is_server_rendered_svg(self, client, two_people):
+    def test_the_forecast_chart_is_server_rendered_svg(
+        self, client, two_people, eager_jobs, django_capture_on_commit_callbacks
+    ):
         sign_in(client, staff_user("audrey", "auditor"))
-        page = client.get("/staff/payments/forecast/").content.decode()
+        before = client.get("/staff/payments/forecast/").content.decode()
+        assert "Compute the report" in before and "<svg" not in before  # not computed in the request
+        page = computed(client, "/staff/payments/forecast/", django_capture_on_commit_callbacks)
+        assert "the forecast from" in page and "CSV by month" in page
         main = page.split("<main", 1)[1].split("</main>", 1)[0]  # base.html loads ui.js after </main>
         assert page.count("<svg") == 2 and "<script" not in main
