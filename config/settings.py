@@ -130,7 +130,11 @@ else:
     VAR_DIR.mkdir(exist_ok=True)
     DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": VAR_DIR / "nqdc.sqlite3"}}
 if DATABASES["default"]["ENGINE"].endswith("postgresql"):
-    DATABASES["default"].setdefault("CONN_MAX_AGE", 0)
+    # Persistent connections (issue 15): a connection per request cost each page a PostgreSQL backend start, its
+    # catalog caches read afresh and the client's set-up, about a quarter of a portal page's CPU; the health check
+    # replaces a connection the server dropped before the request uses it. DB_CONN_MAX_AGE=0 closes after each.
+    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=60))
+    DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
     # Server-side binding lets psycopg prepare the statements the batch jobs repeat (planning once).
     if _bool("DB_SERVER_SIDE_BINDING", True):
         DATABASES["default"].setdefault("OPTIONS", {}).setdefault("server_side_binding", True)

@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from core.audit_links import events_about_person, object_url, person_by_number
+from core.audit_links import audit_actions, events_about_person, object_url, person_by_number
 from core.decorators import capability_required
 from core.errors import ApplicationError
 from core.inputs import date_or_none
@@ -241,7 +241,7 @@ def audit_log(request):
         "core/audit_log.html",
         {
             "page": page,
-            "actions": AuditEvent.objects.order_by("action").values_list("action", flat=True).distinct(),
+            "actions": audit_actions(),
             "filters": {"actor": actor, "action": action, "participant": number, "from": since, "to": until},
             "person": person,
             "query": query.urlencode(),

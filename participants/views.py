@@ -83,7 +83,12 @@ def participant_detail(request, pk: int):
         .order_by("-valuation_date", "-id"),
         PAGE_SIZE,
     ).get_page(request.GET.get("page"))
-    earnings = Paginator(books.daily_earnings(account_ids=account_ids), 30).get_page(request.GET.get("epage"))
+    # At most one row per Valuation Date of the 400 days: read them all in one statement and page them here. Paged
+    # in SQL, the page's LIMIT made PostgreSQL walk the (valuation_date, position) index backwards over every
+    # position's rows (1.5 s at 10,000 participants), and the count was a second pass over the same rows.
+    earnings = Paginator(list(books.daily_earnings(account_ids=account_ids)), 30).get_page(
+        request.GET.get("epage")
+    )
     month, day = _key_effective([p["plan"] for p in participations] or Plan.objects.all(), today)
     try:
         tax_years = hooks.ask("tax_years", person=person)

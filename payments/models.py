@@ -179,6 +179,8 @@ class ScheduledPayment(models.Model):
             models.Index(fields=["status", "release_date"]),
             models.Index(fields=["account", "status"]),
             models.Index(fields=["participation", "payment_date"]),
+            # the staff's upcoming payments (every status but cancelled, by release date): a range, not a scan
+            models.Index(fields=["release_date"], name="payment_release_date"),
         ]
         constraints = [
             models.CheckConstraint(

@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from core.audit import audit_record
+from core.audit_links import audit_actions
 from core.imports import import_file, importer_for
 from core.imports.runner import IMPORTERS
 from core.models import AuditEvent, ImportBatch, JobRun
@@ -181,3 +182,15 @@ def test_every_import_kind_has_a_sample_file_that_imports_cleanly(edcp):
     for kind in order:
         assert reverse("core:import_sample", args=[kind]) in page
     assert client.get(reverse("core:import_sample", args=["nothing"])).status_code == 404
+
+
+def test_the_audit_logs_action_filter_lists_each_action_once_in_order():
+    """core.audit_links.audit_actions walks the (action) index; it must list what a DISTINCT would."""
+    now = timezone.now()
+    for action in ("zeta.done", "alpha.start", "zeta.done", "mid.step", "alpha.start", "alpha.startx"):
+        audit_record(action=action, actor="test", at=now)
+    expected = list(AuditEvent.objects.order_by("action").values_list("action", flat=True).distinct())
+    assert audit_actions() == expected
+    assert expected[:1] == ["alpha.start"] and "zeta.done" in expected
+    body = client_of(make_user("a", Role.AUDITOR)).get(reverse("core:audit_log")).content.decode()
+    assert body.count('<option value="zeta.done"') == 1 and body.count('<option value="alpha.startx"') == 1
