@@ -12,7 +12,7 @@ time. Here, on PostgreSQL:
 - the history rows (`history=True`) are derived in SQL from the rows just written, one `INSERT ... SELECT` per
   chunk: the same columns, history type `+`, the history user and date simple-history would give them.
 
-Other databases (SQLite in tests) use bulk_create / bulk_create_with_history. Rows are only ever inserted: the
+Other databases (SQLite in tests), and models with database defaults, use bulk_create / bulk_create_with_history. Rows are only ever inserted: the
 books' append-only triggers fire on COPY as on INSERT. Whatever the objects carry that simple-history would read one
 by one (`_history_user`, `_change_reason`, `_history_date`) sends them through simple-history instead.
 """
@@ -43,11 +43,15 @@ def insert_new(
     objs = list(objs)
     if not objs:
         return objs
-    if connection.vendor != "postgresql" or (history and not _history_derivable(model, objs)):
+    fields = [f for f in model._meta.concrete_fields if not f.generated]
+    if (
+        connection.vendor != "postgresql"
+        or any(f.has_db_default() for f in fields)  # bulk_create leaves those to the database
+        or (history and not _history_derivable(model, objs))
+    ):
         if history:
             return list(bulk_create_with_history(objs, model, batch_size=batch_size))
         return list(model._default_manager.bulk_create(objs, batch_size=batch_size))
-    fields = [f for f in model._meta.concrete_fields if not f.generated]
     _prepare(objs=objs, fields=fields)
     _copy(objs=objs, model=model, fields=fields)
     for o in objs:
