@@ -36,6 +36,7 @@ from conversion.apply_payments import PaymentMismatch, apply_db_benefits, apply_
 from conversion.reader import normalise_header, read_rows
 from conversion.validate import Checker, Finding, Result, Row, add_years, parse_value, split_account
 from core.audit import audit_record
+from core.bulk import insert_new
 from core.models import JobRun
 from elections.models import (
     AnnuityElection,
@@ -218,7 +219,7 @@ def _stream(folder: Path, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def _bulk(model: Any, objs: list[Any], file: str, line: int) -> list[Any]:
     try:
-        return list(model.objects.bulk_create(objs, batch_size=BATCH))
+        return insert_new(objs=objs, model=model, batch_size=BATCH)
     except (IntegrityError, DatabaseError) as exc:
         raise ApplyFailure(
             file, line, f"the database refused {model._meta.verbose_name_plural}: {exc}"

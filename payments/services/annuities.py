@@ -35,12 +35,12 @@ from typing import TYPE_CHECKING
 from django.db import transaction
 from django.db.models import Model
 from django.utils import timezone
-from simple_history.utils import bulk_create_with_history
 
 from books.models import Account, DefinedBenefitRecord
 from books.services.accounts import accounts_get_or_open
 from core import valuation_calendar as cal
 from core.audit import actor_label, audit_record
+from core.bulk import insert_new
 from core.dates import add_months, day_of_month_after, first_day_of_month_after_anniversary, first_of_month
 from core.errors import ApplicationError
 from core.money import money
@@ -1103,10 +1103,17 @@ def _columns(model: type[Model]) -> list[str]:
 
 
 def _recompute(
-    *, accounts: Sequence[Account], because: str, now: dt.datetime, as_of: dt.date
+    *,
+    accounts: Sequence[Account],
+    because: str,
+    now: dt.datetime,
+    as_of: dt.date,
+    written: dict[int, list[ScheduledPayment]] | None = None,
 ) -> list[PaymentSchedule]:
     """Recompute the annuity of each account (its benefit schedule opened if need be) in a fixed number of
-    statements, whatever the number of accounts; returns the schedules created or changed."""
+    statements, whatever the number of accounts; returns the schedules created or changed. `written`: schedule id ->
+    every payment of the schedule, oldest first, when the caller has just written them all (a take-over): they are
+    not read back."""
     if not accounts:
         return []
     with transaction.atomic():
@@ -1128,16 +1135,24 @@ def _recompute(
             for a in accounts
             if a.id not in schedules
         ]
-        bulk_create_with_history(created, PaymentSchedule, batch_size=2000)
+        insert_new(objs=created, model=PaymentSchedule, history=True)
         schedules.update({s.account_id: s for s in created})
         annuities = {a.schedule_id: a for a in Annuity.objects.filter(schedule__in=list(schedules.values()))}
         have: dict[int, list[ScheduledPayment]] = defaultdict(list)
-        for p in (
-            ScheduledPayment.objects.filter(schedule__in=list(schedules.values()))
-            .exclude(status=S.CANCELLED)
-            .order_by("id")
-        ):
-            have[p.schedule_id].append(p)
+        if written is not None:
+            have.update(
+                {
+                    s.pk: [p for p in written.get(s.pk, []) if p.status != S.CANCELLED]
+                    for s in schedules.values()
+                }
+            )
+        else:
+            for p in (
+                ScheduledPayment.objects.filter(schedule__in=list(schedules.values()))
+                .exclude(status=S.CANCELLED)
+                .order_by("id")
+            ):
+                have[p.schedule_id].append(p)
         inputs = _Inputs.read(
             {a.participation_id for a in accounts},
             known=[a.participation for a in accounts if Account.participation.is_cached(a)],
@@ -1169,9 +1184,7 @@ def _recompute(
         saved = [r.schedule for r in replanned if r.changed]
         bulk_update_fast(objs=saved, model=PaymentSchedule, fields=_columns(PaymentSchedule))
         stored = [r.annuity for r in replanned if r.annuity.pk is not None]
-        bulk_create_with_history(
-            [r.annuity for r in replanned if r.annuity.pk is None], Annuity, batch_size=2000
-        )
+        insert_new(objs=[r.annuity for r in replanned if r.annuity.pk is None], model=Annuity, history=True)
         bulk_update_fast(objs=stored, model=Annuity, fields=_columns(Annuity))
         return saved
 
@@ -1317,7 +1330,7 @@ def annuities_take_over(
         )
         for t, account in zip(taken, accounts, strict=True)
     ]
-    bulk_create_with_history(schedules, PaymentSchedule, batch_size=2000)
+    insert_new(objs=schedules, model=PaymentSchedule, history=True)
     records = _latest_records({t.participation.pk for t in taken}, as_of)
     annuities = []
     for t, schedule, sep in zip(taken, schedules, separations, strict=True):
@@ -1345,7 +1358,7 @@ def annuities_take_over(
                 computed_at=now,
             )
         )
-    bulk_create_with_history(annuities, Annuity, batch_size=2000)
+    insert_new(objs=annuities, model=Annuity, history=True)
     rows = []
     for t, participation, schedule, annuity in zip(taken, people, schedules, annuities, strict=True):
         terms = _stored(
@@ -1361,8 +1374,11 @@ def annuities_take_over(
             row.status, row.paid_on = S.PAID, row.payment_date
             row.withholding_basis = f"paid by the prior administrator ({by})"[:300]
             rows.append(row)
-    bulk_create_with_history(rows, ScheduledPayment, batch_size=2000)
-    _recompute(accounts=accounts, because=by, now=now, as_of=as_of)
+    insert_new(objs=rows, model=ScheduledPayment, history=True)
+    written: dict[int, list[ScheduledPayment]] = defaultdict(list)
+    for row in rows:  # the schedules are new: these are all their payments, in the order of their ids
+        written[row.schedule_id].append(row)
+    _recompute(accounts=accounts, because=by, now=now, as_of=as_of, written=written)
     return _mutable_payments(schedules)
 
 

@@ -21,8 +21,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from simple_history.utils import bulk_create_with_history
-
+from core.bulk import insert_new
 from payments.models import ScheduledPayment
 from payments.services.bulk import bulk_update_fast
 from payments.services.runs import runs_refresh_totals
@@ -105,4 +104,4 @@ def reconciliation_write(
     if runs:
         runs_refresh_totals(run_ids=runs)
     if rows:
-        bulk_create_with_history(rows, ScheduledPayment, batch_size=2000)
+        insert_new(objs=rows, model=ScheduledPayment, history=True)

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 
 from django.db import connection, transaction
 from django.utils import timezone
-from simple_history.utils import bulk_create_with_history
 
 from books.models import Account
 from core import valuation_calendar as cal
 from core.audit import actor_label
+from core.bulk import insert_new
 from participants.models import EmploymentEvent
 from payments.models import PaymentSchedule, ScheduledPayment
 from payments.services.annuities import annuities_recompute, is_annuity_account
@@ -166,7 +166,7 @@ def _stored_payments(schedules: list[PaymentSchedule]) -> dict[int, list[Schedul
 
 
 def _schedules_create(schedules: list[PaymentSchedule]) -> None:
-    bulk_create_with_history(schedules, PaymentSchedule, batch_size=2000)
+    insert_new(objs=schedules, model=PaymentSchedule, history=True)
     if any(s.pk is None for s in schedules):  # backends that do not return ids
         ids = {
             s.account_id: s.pk

@@ -1,0 +1,87 @@
+"""core.bulk.insert_new: the rows, ids and history rows bulk_create_with_history would write (COPY on PostgreSQL)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+from django.db import IntegrityError, transaction
+from simple_history.utils import bulk_create_with_history
+
+from core.bulk import insert_new
+from participants.models import Participation, Person
+from plans.models import Fund, FundPrice
+
+pytestmark = pytest.mark.django_db
+
+
+def _person(number: str, **extra) -> Person:
+    return Person(
+        employee_number=number,
+        first_name="Ana",
+        last_name="O'Brien, Jr.",  # a quote and a comma: COPY's text format
+        birth_date=dt.date(1970, 1, 2),
+        hire_date=dt.date(2000, 3, 4),
+        marital_status=Person.MaritalStatus.MARRIED,
+        address_line2="Apt\t4\\b",  # a tab and a backslash
+        **extra,
+    )
+
+
+def _tracked(history_row, fields) -> dict:
+    return {f.attname: getattr(history_row, f.attname) for f in fields}
+
+
+def test_rows_ids_and_history_rows_are_those_of_bulk_create_with_history(edcp):
+    ours = insert_new(objs=[_person("A1"), _person("A2")], model=Person, history=True)
+    theirs = bulk_create_with_history([_person("B1"), _person("B2")], Person)
+    assert [p.pk for p in ours] == list(
+        Person.objects.filter(employee_number__in=["A1", "A2"])
+        .order_by("employee_number")
+        .values_list("pk", flat=True)
+    )
+    assert all(not p._state.adding for p in ours)
+    stored = Person.objects.get(pk=ours[0].pk)
+    assert (stored.last_name, stored.address_line2, stored.marital_status) == (
+        "O'Brien, Jr.",
+        "Apt\t4\\b",
+        "married",
+    )
+    fields = Person.history.model.tracked_fields
+    for mine, other in zip(ours, theirs, strict=True):
+        (h_mine,) = Person.history.filter(id=mine.pk)
+        (h_other,) = Person.history.filter(id=other.pk)
+        assert h_mine.history_type == h_other.history_type == "+"
+        assert h_mine.history_user_id is h_other.history_user_id is None
+        assert h_mine.history_change_reason == h_other.history_change_reason
+        expected = _tracked(h_other, fields) | {"id": mine.pk, "employee_number": mine.employee_number}
+        assert _tracked(h_mine, fields) == expected
+
+
+def test_a_related_object_saved_after_it_was_assigned_gives_its_id(edcp):
+    person = _person("C1")
+    participation = Participation(person=person, plan=edcp, entered_on=dt.date(2010, 1, 1))
+    insert_new(objs=[person], model=Person)
+    (saved,) = insert_new(objs=[participation], model=Participation)
+    assert Participation.objects.get(pk=saved.pk).person_id == person.pk
+
+
+def test_decimals_and_a_refused_row_as_bulk_create(edcp):
+    fund = Fund.objects.create(plan=edcp, code="BULKT", name="Bulk test fund", is_default=False)
+    (price,) = insert_new(
+        objs=[
+            FundPrice(
+                fund=fund,
+                date=dt.date(2026, 11, 30),
+                price=Decimal("12.345678"),
+                loaded_at=dt.datetime(2026, 12, 1, tzinfo=dt.UTC),
+                source="test",
+            )
+        ],
+        model=FundPrice,
+    )
+    assert FundPrice.objects.get(pk=price.pk).price == Decimal("12.345678")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        insert_new(objs=[_person("D1"), _person("D1")], model=Person)
+    assert not Person.objects.filter(employee_number="D1").exists()
