@@ -261,7 +261,9 @@ def _exchanges(day: dt.date, prices: dict[int, Decimal], actor: str) -> int:
 # on an ordinary day, when the reference took 0.97-1.08 s), the rest 0.02-0.04 s. Inside this statement,
 # measured apart in rolled-back transactions (medians of 3): all of it 1.13 s; with the pending rows only
 # SELECTed (no UPDATE) 0.83 s; that and no ON CONFLICT 0.71 s. The ledger INSERT (6 btree indexes a row,
-# the statement-level reference check) is then most of what is left.
+# the statement-level reference check) is then most of what is left, but not through its indexes: with the
+# valuation_date, position_id and pending_id indexes dropped inside the transaction this statement took as
+# long (1.38-1.45 s against 1.36 s; README "Crediting at 100,000 participants" has the breakdown and profile).
 # So removing the pending -> applied UPDATE is worth about 0.3 s of some 3 s: needed for 2x, not enough
 # alone (about 2.3-2.5x). And it must not be done naively: pending credits are found through
 # pending_due_by_date (WHERE status = 'pending'), which applied rows leave because the UPDATE changes
