@@ -237,11 +237,26 @@ def _fresh_cache():
     yield
 
 
-@pytest.fixture
-def eager_jobs():
-    """Queued Celery tasks run in this process, as a worker would run them (tests/report_pages.py)."""
+@contextlib.contextmanager
+def _tasks_eager(*, propagates: bool):
     conf = current_app.conf
     before = conf.task_always_eager, conf.task_eager_propagates
-    conf.task_always_eager, conf.task_eager_propagates = True, True
-    yield
-    conf.task_always_eager, conf.task_eager_propagates = before
+    conf.task_always_eager, conf.task_eager_propagates = True, propagates
+    try:
+        yield
+    finally:
+        conf.task_always_eager, conf.task_eager_propagates = before
+
+
+@pytest.fixture
+def eager_jobs():
+    """Queued Celery tasks run in this process, as a worker would run them; a task's exception reaches the test."""
+    with _tasks_eager(propagates=True):
+        yield
+
+
+@pytest.fixture
+def eager():
+    """Queued tasks run in this process, as a worker would run them (exceptions stay in the task's result)."""
+    with _tasks_eager(propagates=False):
+        yield

@@ -11,7 +11,6 @@ import datetime as dt
 from dataclasses import replace
 
 import pytest
-from celery import current_app
 from django.contrib.auth import get_user_model
 
 from books.liability import plan_liabilities
@@ -27,16 +26,6 @@ from tests.signin import sign_in
 pytestmark = pytest.mark.django_db
 AS_OF = "2026-04-30"
 NOW = dt.datetime(2026, 5, 1, 12, tzinfo=dt.UTC)
-
-
-@pytest.fixture
-def eager():
-    """Queued tasks run in this process, as a worker would run them."""
-    conf = current_app.conf
-    before = conf.task_always_eager, conf.task_eager_propagates
-    conf.task_always_eager, conf.task_eager_propagates = True, False
-    yield
-    conf.task_always_eager, conf.task_eager_propagates = before
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ import datetime as dt
 from decimal import Decimal
 
 import pytest
-from celery import current_app
 from django.db import connection
 from django.test import Client
 from django.urls import reverse
@@ -57,16 +56,6 @@ def credit_due(edcp):
         actor="test",
     )
     return participation
-
-
-@pytest.fixture
-def eager():
-    """Queued tasks run in this process, as a worker would run them (exceptions stay in the task's result)."""
-    conf = current_app.conf
-    before = conf.task_always_eager, conf.task_eager_propagates
-    conf.task_always_eager, conf.task_eager_propagates = True, False
-    yield
-    conf.task_always_eager, conf.task_eager_propagates = before
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from decimal import Decimal
 import pytest
 from django.core import mail
 
-from config.celery import app as celery_app
 from core.models import Notice
 from core.pdf import pdf_text
 from participants.models import Participation
@@ -53,17 +52,8 @@ def valued():
     return payment
 
 
-@pytest.fixture
-def eager():
-    conf = celery_app.conf
-    before = conf.task_always_eager, conf.task_eager_propagates
-    conf.task_always_eager, conf.task_eager_propagates = True, True
-    yield
-    conf.task_always_eager, conf.task_eager_propagates = before
-
-
 def test_releasing_a_run_emails_each_payee_their_advice_with_the_pdf(
-    valued, eager, django_capture_on_commit_callbacks
+    valued, eager_jobs, django_capture_on_commit_callbacks
 ):
     _reachable(valued.participation)
     run = payment_run_prepare(period_end=RELEASE, actor=staff_user("alice", "administrator"), now=NOW)
