@@ -2,7 +2,8 @@
 
 Through the payments app's own services, so a converted benefit lives on as any other:
 - `payment_schedules.csv`: each account's schedule is the plan's schedule of the account, computed by the schedule
-  engine from the converted events, elections and schedule changes; the payments already made are recorded as paid
+  engine from the converted events, elections and schedule changes (and an `override` the prior administrator
+  determined, EDCP 5.6/5.7, kept as a TakenOverOverride the engine honors); the payments already made are recorded as paid
   by the prior recordkeeper (they move no units), the next one falls on its Payment Date and is valued by the plan's
   rule by the payment job (`payments.services.schedules.schedules_take_over`);
 - `db_benefits.csv`: a benefit in pay is recorded fixed (BRP 3.4(c)) at its monthly amount, form and survivor, with
@@ -23,7 +24,7 @@ from typing import Any
 from books.models import Account
 from conversion.validate import first_after_six_month_anniversary
 from participants.models import Participation
-from payments.models import ScheduledPayment
+from payments.models import ScheduledPayment, TakenOverOverride
 from payments.services.annuities import (
     AnnuityTakenOver,
     AnnuityTakeOverError,
@@ -60,8 +61,18 @@ def apply_payment_schedules(
     """Every schedule of payment_schedules.csv, with its payments made; returns the number of schedules."""
     taken: list[ScheduleTakenOver] = []
     rows: dict[int, tuple[int, dict[str, Any]]] = {}
+    overrides: list[TakenOverOverride] = []
     for line, v in stream("payment_schedules.csv"):
         account = accounts[(v["employee_number"], v["plan"], v["account"])]
+        if v["override"]:  # the prior administrator's determination (EDCP 5.6, 5.7): the engine honors it
+            overrides.append(
+                TakenOverOverride(
+                    account_id=account.pk,
+                    kind=v["override"],
+                    source=f"conversion package {package_id}, payment_schedules.csv line {line}"[:300],
+                    recorded_at=now,
+                )
+            )
         taken.append(
             ScheduleTakenOver(
                 account_id=account.pk,
@@ -70,6 +81,7 @@ def apply_payment_schedules(
             )
         )
         rows[account.pk] = (line, v)
+    TakenOverOverride.objects.bulk_create(overrides)
     remaining = schedules_take_over(taken=taken, by=_by(package_id), now=now, as_of=cd)
     for account_id, (line, v) in rows.items():
         left = remaining.get(account_id, [])

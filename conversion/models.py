@@ -48,6 +48,15 @@ class ConversionRun(models.Model):
         related_name="approved_dry_run",
         help_text="the run that applied this dry run's package",
     )
+    # This system's figures of the control file's balance groups on the conversion date, read from the books
+    # once the package is applied (conversion.selectors.books_totals, kept as [key..., figure] lists): the
+    # reconciliation pages and PDF show them without reading the books again (at 100,000 participants the
+    # liability report alone takes some 12 s). None until an apply's figures are read.
+    books_figures = models.JSONField(null=True, blank=True, editable=False)
+    # The payments of the converted plans due on or before the conversion date and not made by the prior
+    # recordkeeper, as the apply left them (conversion.selectors.payments_due_at_conversion): the first payment run
+    # pays them. None until read.
+    due_at_conversion = models.JSONField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["-started_at", "-id"]

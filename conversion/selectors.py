@@ -23,6 +23,7 @@ from django.db.models import Sum
 from books.liability import plan_liability
 from books.models import DailyValuation, LedgerEntry
 from core.money import ZERO, money
+from payments.models import ScheduledPayment
 from plans.models import Plan
 
 Key = tuple[str, str, str, str, str, str, str]  # file, measure, plan, account, fund, plan_year, source
@@ -75,3 +76,46 @@ def read_from_books(*, key: Key) -> bool:
         ("accounts.csv", "value"),
         ("accounts.csv", "vested_value"),
     }
+
+
+DUE_COLUMNS = ("employee_number", "name", "plan", "account", "benefit", "payment_date", "amount", "cite")
+
+
+def payments_due_at_conversion(*, plan_codes: list[str], as_of: dt.date) -> list[list[str]]:
+    """The payments of the plans named due on or before `as_of` (the conversion date) and not made: the first
+    payment run pays them. FORMAT.md lists a payment due but not made with its Payment Date; a BRP benefit not
+    begun may also owe what its plan pays before the package's next payment (a Pre-2005 Supplemental Benefit from
+    the Benefit Commencement Date, BRP App. A 3(b), while the rest waits for a Key Employee's six months, BRP 4.3).
+    Each as DUE_COLUMNS (amount "" until the payment job values it), by employee and date."""
+    rows = (
+        ScheduledPayment.objects.filter(
+            participation__plan__code__in=plan_codes,
+            payment_date__lte=as_of,
+            status__in=ScheduledPayment.MUTABLE,
+        )
+        .order_by("participation__person__employee_number", "payment_date", "id")
+        .values_list(
+            "participation__person__employee_number",
+            "participation__person__first_name",
+            "participation__person__last_name",
+            "participation__plan__code",
+            "account__kind",
+            "benefit",
+            "payment_date",
+            "amount",
+            "cite",
+        )
+    )
+    return [
+        [
+            number,
+            f"{first} {last}".strip(),
+            plan,
+            kind,
+            benefit,
+            day.isoformat(),
+            "" if amount is None else str(amount),
+            cite,
+        ]
+        for number, first, last, plan, kind, benefit, day, amount, cite in rows
+    ]

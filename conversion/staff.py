@@ -4,12 +4,18 @@ Upload: the package's files (a zip of the folder, or the CSV files themselves) a
 their own under MEDIA_ROOT and checked with a dry run, kept as a ConversionRun. Apply: maker-checker, as
 payment runs: whoever uploaded a package cannot apply it; a different staff member with the
 approve-payments capability (the Committee) does, and the apply is the command's own apply step.
+
+Both run as a job (JobRun kind "conversion", task "conversion.run"), never in the request: a large plan's dry run
+or apply takes minutes, longer than a web worker may hold a request. The pages show the job's progress and then
+its run; a failed job says why and is retried from the jobs page. One conversion job runs at a time (one lock).
+The books' figures of an applied package are read once, by the apply job, and kept with the run.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import io
+import re
 import secrets
 import shutil
 import zipfile
@@ -27,16 +33,21 @@ from django.db import transaction
 from conversion import spec
 from conversion.models import ConversionRun
 from conversion.reader import normalise_header, read_rows
-from conversion.selectors import Key, books_totals, read_from_books
+from conversion.selectors import Key, books_totals, payments_due_at_conversion, read_from_books
 from conversion.services import conversion_run
 from core.audit import audit_record
 from core.csv_export import CsvWriter
 from core.errors import ApplicationError
+from core.jobs import _task, job_claim, job_finish, job_is_stale, job_lock, job_progress
+from core.models import JobRun
 from core.money import ZERO
 from core.pdf import document_store
 from core.roles import Cap, has_cap
 
 MAX_PACKAGE_BYTES = 512 * 1024 * 1024  # a zip of a large plan's package; anything bigger is refused
+JOB_KIND = "conversion"
+TASK = "conversion.run"
+DRY_RUN, APPLY = "dry-run", "apply"  # the first part of a job's key: what it does
 
 
 class ConversionRefused(ApplicationError):
@@ -102,8 +113,8 @@ def _store(*, uploads: Iterable[Upload], folder: Path) -> int:
     return stored
 
 
-def conversion_upload(*, uploads: list[Upload], actor: User, now: dt.datetime) -> ConversionRun:
-    """Store the package and run the dry run on it (checks everything, changes nothing but the run)."""
+def conversion_upload(*, uploads: list[Upload], actor: User, now: dt.datetime) -> str:
+    """Store the package and queue its dry run (checks everything, changes nothing but the run); the job's key."""
     if not has_cap(actor, Cap.IMPORT_DATA):
         raise ConversionRefused(
             "Uploading a conversion package needs the import capability (administrators)."
@@ -115,14 +126,20 @@ def conversion_upload(*, uploads: list[Upload], actor: User, now: dt.datetime) -
         raise ConversionRefused(
             "The upload holds no file of a conversion package (package.csv, plans.csv, ...)."
         )
+    key = f"{DRY_RUN}:{folder.name}:{actor.pk}"
+    _task(TASK).delay_on_commit(key)
+    return key
+
+
+def _dry_run(*, folder: Path, uploader: User, now: dt.datetime) -> ConversionRun:
     with transaction.atomic():
-        outcome = conversion_run(folder=folder, dry_run=True, actor=actor.get_username(), now=now)
+        outcome = conversion_run(folder=folder, dry_run=True, actor=uploader.get_username(), now=now)
         run = outcome.run
-        run.uploaded_by = actor
+        run.uploaded_by = uploader
         run.save(update_fields=["uploaded_by"])
         audit_record(
             action="conversion.upload",
-            actor=actor,
+            actor=uploader,
             at=now,
             obj=run,
             data={
@@ -160,6 +177,23 @@ def run_reviewed(*, run: ConversionRun) -> str:
     )
 
 
+def conversion_apply_queue(*, run: ConversionRun, actor: User, now: dt.datetime) -> str:
+    """Queue the apply of a dry run by `actor` (refused now when the maker-checker rule refuses it); the job's key.
+    An apply already queued or running for the same person is not queued twice: its page shows it."""
+    refusal = apply_refusal(run=run, actor=actor)
+    if refusal:
+        raise ConversionRefused(refusal)
+    key = f"{APPLY}:{run.pk}:{actor.pk}"
+    job = JobRun.objects.filter(kind=JOB_KIND, key=key).first()
+    if (
+        job is None
+        or job.status in (JobRun.Status.FAILED, JobRun.Status.REFUSED)
+        or job_is_stale(job, now=now)
+    ):
+        _task(TASK).delay_on_commit(key)
+    return key
+
+
 def conversion_apply(*, run: ConversionRun, actor: User, now: dt.datetime) -> ConversionRun:
     """The second pair of eyes applies the package the dry run checked, in one transaction (FORMAT.md 5)."""
     with transaction.atomic():
@@ -190,6 +224,105 @@ def conversion_apply(*, run: ConversionRun, actor: User, now: dt.datetime) -> Co
             },
         )
     return applied
+
+
+_FOLDER = re.compile(r"[0-9a-f]{24}")  # _package_folder's names: nothing else is read from a key
+
+
+def _job_parts(key: str) -> tuple[str, str, int]:
+    action, target, actor_id = key.split(":")
+    if action not in (DRY_RUN, APPLY) or not (
+        _FOLDER.fullmatch(target) if action == DRY_RUN else target.isdigit()
+    ):
+        raise ValueError(f"not a conversion job: {key!r}")
+    return action, target, int(actor_id)
+
+
+def conversion_job(*, key: str, now: dt.datetime) -> JobRun:
+    """The dry run or the apply that `key` names ("dry-run:<folder>:<uploader>", "apply:<run>:<approver>"), under
+    the conversion lock; a job already done is returned as it is. The job's stats name the run it wrote."""
+    action, target, actor_id = _job_parts(key)
+    with job_lock(JOB_KIND):
+        job = job_claim(kind=JOB_KIND, key=key, now=now)
+        if job.status == JobRun.Status.DONE:
+            return job
+        stats: dict = {"task": TASK, "args": [key], "kwargs": {}}
+        job.stats = stats
+        # Written now, so that a job whose worker vanishes is retried from the jobs page with its key.
+        JobRun.objects.filter(pk=job.pk).update(stats=stats)
+        actor = User.objects.get(pk=actor_id)
+        try:
+            if action == DRY_RUN:
+                job_progress(
+                    job, done=0, total=1, message="checking the package (dry run: nothing is written)"
+                )
+                run = _dry_run(
+                    folder=Path(settings.MEDIA_ROOT) / "conversion" / target, uploader=actor, now=now
+                )
+                message = f"dry run {run.status}, {_exceptions(run.exception_count)}"
+            else:
+                job_progress(
+                    job, done=0, total=2, message="checking and applying the package, everything or nothing"
+                )
+                run = conversion_apply(run=ConversionRun.objects.get(pk=int(target)), actor=actor, now=now)
+                message = f"run {run.pk} {run.status.replace('_', ' ')}, {_exceptions(run.exception_count)}"
+                if run.status == ConversionRun.Status.APPLIED:
+                    job_progress(job, done=1, total=2, message="reading the books for the reconciliation")
+                    conversion_books(run=run)
+                    conversion_due(run=run)
+        except ConversionRefused as exc:
+            return job_finish(job, status=JobRun.Status.REFUSED, message=exc.message, stats=stats)
+        # any other exception: job_lock records the job failed with its reason and the step it stopped on
+        return job_finish(job, status=JobRun.Status.DONE, message=message, stats={**stats, "run": run.pk})
+
+
+def _exceptions(n: int) -> str:
+    return f"{n} exception{'s' if n != 1 else ''}"
+
+
+@dataclass(frozen=True)
+class JobState:
+    key: str
+    run: JobRun | None  # None: queued, no worker has claimed it yet
+    title: str
+    stale: bool
+
+    @property
+    def status(self) -> str:
+        if self.run is None:
+            return "queued"
+        return "stale" if self.stale else self.run.status
+
+    @property
+    def conversion_run_id(self) -> int | None:
+        """The conversion run the job wrote, once it is done."""
+        if self.run is None or self.run.status != JobRun.Status.DONE:
+            return None
+        return (self.run.stats or {}).get("run")
+
+
+def conversion_job_state(*, key: str, now: dt.datetime) -> JobState:
+    """What a conversion job's page shows: its progress, or the run it wrote. Refused for a key no job has."""
+    try:
+        action, target, _ = _job_parts(key)
+    except ValueError as exc:
+        raise ConversionRefused(f"{key} is not a conversion job.") from exc
+    job = JobRun.objects.filter(kind=JOB_KIND, key=key).first()
+    title = "Dry run of the uploaded package" if action == DRY_RUN else f"Applying conversion run {target}"
+    return JobState(key=key, run=job, title=title, stale=job is not None and job_is_stale(job, now=now))
+
+
+def apply_job_of(*, run: ConversionRun, now: dt.datetime) -> JobState | None:
+    """The last apply job of a dry run that is running or failed (None when there is none)."""
+    job = (
+        JobRun.objects.filter(kind=JOB_KIND, key__startswith=f"{APPLY}:{run.pk}:")
+        .exclude(status=JobRun.Status.DONE)
+        .order_by("-started_at")
+        .first()
+    )
+    if job is None or job.status not in (JobRun.Status.RUNNING, JobRun.Status.FAILED):
+        return None
+    return conversion_job_state(key=job.key, now=now)
 
 
 def exception_csv_lines(*, run: ConversionRun, code: str = "") -> Iterator[str]:
@@ -274,7 +407,7 @@ def control_lines(*, run: ConversionRun) -> list[ControlLine]:
     """Every control total of the package beside the total recomputed from its files (the command's
     `control.differences` for those that differ), in the control file's order, then groups it lacks."""
     path = Path(run.folder) / "control.csv"
-    books = _books(run=run)
+    books = conversion_books(run=run)
     differences = {
         tuple(d[k] for k in ("file", "measure", "plan", "account", "fund", "plan_year", "source")): d
         for d in run.differences
@@ -325,13 +458,64 @@ def applied_run_of(run: ConversionRun) -> ConversionRun | None:
     return None
 
 
-def _books(*, run: ConversionRun) -> dict[Key, Decimal] | None:
-    """This system's figures on the conversion date once the package is applied (None before)."""
+def conversion_books(*, run: ConversionRun) -> dict[Key, Decimal] | None:
+    """This system's figures on the conversion date once the package is applied (None before): read from the books
+    once (by the apply job, or by the first page after an apply by `manage.py convert`) and kept with the run."""
     applied = applied_run_of(run)
     if applied is None or applied.conversion_date is None:
         return None
+    if applied.books_figures is not None:
+        return {tuple(f[:7]): Decimal(f[7]) for f in applied.books_figures}
     plans = sorted({d.get("plan", "") for d in applied.differences} | set(_control_plans(run=applied)))
-    return books_totals(plan_codes=[p for p in plans if p], as_of=applied.conversion_date)
+    books = books_totals(plan_codes=[p for p in plans if p], as_of=applied.conversion_date)
+    applied.books_figures = [[*key, str(figure)] for key, figure in sorted(books.items())]
+    ConversionRun.objects.filter(pk=applied.pk).update(books_figures=applied.books_figures)
+    return books
+
+
+def conversion_due(*, run: ConversionRun) -> list[list[str]] | None:
+    """The payments due on or before the conversion date that the prior recordkeeper had not made, as the apply
+    left them (None before an apply): read once, by the apply job or the first page after `manage.py convert`,
+    and kept with the run, so the page shows them after the first payment run has paid them too."""
+    applied = applied_run_of(run)
+    if applied is None or applied.conversion_date is None:
+        return None
+    if applied.due_at_conversion is None:
+        plans = sorted({d.get("plan", "") for d in applied.differences} | set(_control_plans(run=applied)))
+        applied.due_at_conversion = payments_due_at_conversion(
+            plan_codes=[p for p in plans if p], as_of=applied.conversion_date
+        )
+        ConversionRun.objects.filter(pk=applied.pk).update(due_at_conversion=applied.due_at_conversion)
+    return applied.due_at_conversion
+
+
+@dataclass(frozen=True)
+class DuePayment:
+    employee_number: str
+    name: str
+    plan: str
+    account: str
+    benefit: str
+    payment_date: dt.date
+    amount: Decimal | None
+    cite: str
+
+
+def due_payments(*, run: ConversionRun) -> list[DuePayment]:
+    """conversion_due as rows for the pages and the PDF."""
+    return [
+        DuePayment(
+            employee_number=r[0],
+            name=r[1],
+            plan=r[2],
+            account=r[3].replace("_", " "),
+            benefit=r[4],
+            payment_date=dt.date.fromisoformat(r[5]),
+            amount=Decimal(r[6]) if r[6] else None,
+            cite=r[7],
+        )
+        for r in conversion_due(run=run) or []
+    ]
 
 
 def _control_plans(*, run: ConversionRun) -> list[str]:
@@ -394,6 +578,7 @@ def conversion_reconciliation_pdf(*, run: ConversionRun, actor: User, now: dt.da
             "groups": reconciliation_groups(lines=lines),
             "differences": sum(1 for ln in lines if not ln.matches),
             "applied": applied_run_of(run) is not None,
+            "due": due_payments(run=run),
             "uploader": _person_name(run.uploaded_by),
             "applier": _person_name(run.applied_by),
         },

@@ -8,6 +8,7 @@ app_name = "conversion"
 staff_urlpatterns: list = [
     path("", views.runs, name="runs"),
     path("upload", views.upload, name="upload"),
+    path("jobs/<str:key>/", views.job, name="job"),
     path("<int:pk>/", views.run_detail, name="run"),
     path("<int:pk>/exceptions.csv", views.run_exceptions_csv, name="run_exceptions"),
     path("<int:pk>/apply", views.run_apply, name="run_apply"),

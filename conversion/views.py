@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Count
-from django.http import StreamingHttpResponse
+from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
@@ -36,16 +36,25 @@ def runs(request):
 def upload(request):
     uploads = [staff.Upload(name=f.name, file=f) for f in request.FILES.getlist("package")]
     try:
-        run = staff.conversion_upload(uploads=uploads, actor=request.user, now=timezone.now())
+        key = staff.conversion_upload(uploads=uploads, actor=request.user, now=timezone.now())
     except staff.ConversionRefused as exc:
         messages.error(request, exc.message)
         return redirect("conversion_staff:runs")
-    messages.success(
-        request,
-        f"Conversion run {run.pk}: dry run {run.get_status_display().lower()}, "
-        f"{run.exception_count} exception{'s' if run.exception_count != 1 else ''}. Nothing is written yet.",
-    )
-    return redirect("conversion_staff:run", pk=run.pk)
+    messages.success(request, "The package is stored and its dry run queued. Nothing is written yet.")
+    return redirect("conversion_staff:job", key=key)
+
+
+@capability_required(Cap.VIEW_STAFF)
+def job(request, key: str):
+    """A conversion job's progress; once it is done, the run it wrote."""
+    try:
+        state = staff.conversion_job_state(key=key, now=timezone.now())
+    except staff.ConversionRefused as exc:
+        raise Http404(exc.message) from exc
+    if state.run is not None and state.conversion_run_id is not None:
+        messages.info(request, f"{state.title}: {state.run.message}.")
+        return redirect("conversion_staff:run", pk=state.conversion_run_id)
+    return render(request, "conversion/staff_job.html", {"state": state})
 
 
 @capability_required(Cap.VIEW_STAFF)
@@ -69,6 +78,8 @@ def run_detail(request, pk: int):
             "code": code,
             "page": Paginator(exceptions, 100).get_page(request.GET.get("page")),
             "refusal": staff.apply_refusal(run=run, actor=request.user),
+            "apply_job": staff.apply_job_of(run=run, now=timezone.now()),
+            "due": staff.due_payments(run=run),
         },
     )
 
@@ -116,14 +127,14 @@ def run_apply(request, pk: int):
         )
         return redirect("conversion_staff:run_apply", pk=pk)
     try:
-        applied = staff.conversion_apply(run=run, actor=request.user, now=timezone.now())
+        key = staff.conversion_apply_queue(run=run, actor=request.user, now=timezone.now())
     except staff.ConversionRefused as exc:
         messages.error(request, exc.message)
         return render(
             request, "conversion/staff_run_apply.html", {"run": run, "refusal": exc.message}, status=403
         )
-    messages.success(request, f"Conversion run {applied.pk}: {applied.get_status_display().lower()}.")
-    return redirect("conversion_staff:run", pk=applied.pk)
+    messages.success(request, f"The apply of conversion run {run.pk} is queued.")
+    return redirect("conversion_staff:job", key=key)
 
 
 run_apply.access_model = ConversionRun

@@ -445,3 +445,28 @@ class Annuity(models.Model):
 
     def __str__(self) -> str:
         return f"{self.benefit or 'Annuity'} of {self.participation} ({self.status})"
+
+
+class TakenOverOverride(models.Model):
+    """An override of an account's election that a prior administrator determined before a conversion (EDCP 5.6
+    change in control, 5.7 small balance; FORMAT.md `payment_schedules.csv` `override`).
+
+    The schedule engine cannot make that test itself on books that begin on the conversion date (the value at
+    separation, or the change in control, is not in them), so it honors the prior determination: the plan's lump
+    sum of that override, on the plan's Payment Date for it (payments.services.engine)."""
+
+    class Kind(models.TextChoices):
+        SMALL_BALANCE = "small_balance", "Small balance (EDCP 5.7)"
+        CHANGE_IN_CONTROL = "change_in_control", "Change in control (EDCP 5.6)"
+
+    account = models.OneToOneField(
+        "books.Account", on_delete=models.PROTECT, related_name="taken_over_override"
+    )
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    source = models.CharField(
+        max_length=300, help_text="Where the determination comes from (package, file, line)"
+    )
+    recorded_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} taken over for account {self.account_id}"

@@ -70,6 +70,10 @@ class AccountFacts:
     value_known_through: dt.date | None = None
     separation_valuation_date: dt.date | None = None
     death_payees: Payees | None = None  # loaded when there is a death
+    # An override a prior administrator determined before a conversion ("small_balance", "change_in_control"),
+    # with where it comes from (payments.models.TakenOverOverride).
+    taken_over_override: str | None = None
+    taken_over_override_source: str = ""
 
 
 PART_SHARES = ("part", "liquidate_part")
@@ -414,6 +418,40 @@ def _small_balance_override(
     return None
 
 
+_OVERRIDE_NAMES = {"small_balance": "Small balance", "change_in_control": "Change in control"}
+
+
+def _taken_over_override(
+    f: AccountFacts, version: PlanVersion, events: list[tuple[dt.date, str, dict]], result: ScheduleResult
+) -> list[Planned] | None:
+    """An override the prior administrator determined (a conversion): the plan's lump sum for it (EDCP 5.6, 5.7),
+    without the test these books cannot make (they begin after the separation); None when there is none, or the
+    plan version has no such override for the account."""
+    name = f.taken_over_override
+    sep = f.separation
+    if name is None or sep is None or not (not events or events[0][1] == "separation"):
+        return None
+    spec = version.provision(name, None)
+    if not spec or f.kind not in spec.get("accounts", []):
+        return None
+    cite = version.cite(name)
+    label = _OVERRIDE_NAMES[name]
+    result.trigger, result.trigger_date, result.benefit, result.form, result.cite = (
+        name,
+        sep,
+        label,
+        "lump_sum",
+        cite,
+    )
+    result.summary = (
+        f"{label} override determined by the prior administrator before the conversion "
+        f"({f.taken_over_override_source}; {cite}): separation on {sep:%B %d, %Y}, everything as one lump sum."
+    )
+    return _override(
+        f, version, spec, cite, name, label, f"{label.lower()} (determined by the prior administrator)"
+    )
+
+
 def _event_series(
     f: AccountFacts, version: PlanVersion, rule: dict, trigger: str, day: dt.date, result: ScheduleResult
 ) -> list[Planned]:
@@ -467,7 +505,9 @@ def _life_schedule(
         if day is not None and r is not None:
             events.append((day, trigger, r))
     events.sort(key=lambda e: e[0])
-    overridden = _change_in_control_override(f, version, events, result)
+    overridden = _taken_over_override(f, version, events, result)
+    if overridden is None:
+        overridden = _change_in_control_override(f, version, events, result)
     if overridden is None:
         overridden = _small_balance_override(f, version, events, result)
     if overridden is not None:

@@ -12,6 +12,7 @@ from core import valuation_calendar as cal
 from core.dates import EASTERN
 from elections.models import DistributionElection, ScheduleChange, Status
 from participants.models import ChangeInControl, EmploymentEvent, KeyEmployeeList
+from payments.models import TakenOverOverride
 from payments.services.beneficiaries import Payees, death_payees
 from payments.services.engine import AccountFacts, Change, Election, KeyStatus
 from payments.services.values import available_values, known_valuation_date
@@ -62,7 +63,19 @@ def load_facts(
     _key_employee_statuses(accounts, facts)
     _death_payees(accounts, facts, plans)
     _small_balance_values(accounts, facts, credited)
+    _taken_over_overrides(facts)
     return facts
+
+
+def _taken_over_overrides(facts: dict[int, AccountFacts]) -> None:
+    """The overrides prior administrators determined before a conversion (EDCP 5.6, 5.7), for the separated."""
+    separated = [i for i, f in facts.items() if f.separation is not None]
+    if not separated:
+        return
+    for account_id, kind, source in TakenOverOverride.objects.filter(account_id__in=separated).values_list(
+        "account_id", "kind", "source"
+    ):
+        facts[account_id].taken_over_override, facts[account_id].taken_over_override_source = kind, source
 
 
 def _key(a: Account) -> AccountKey:

@@ -12,12 +12,15 @@ from pathlib import Path
 
 import pytest
 from django.db import connections
+from django.utils import timezone
 from pypdf import PdfReader
 
 from conversion.models import ConversionRun
+from core.models import JobRun
 from participants.models import Person
 from tests.payments.factories import staff_user
 from tests.signin import CHROMIUM_ARGS, authenticator_of, browser_sign_in
+from tests.staffui.test_browser_a11y import _axe, _sideways
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 ARGS = CHROMIUM_ARGS
@@ -50,14 +53,27 @@ def _pdf_text(data: bytes) -> str:
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 def test_an_upload_is_dry_run_applied_by_a_second_person_and_the_reconciliation_ties(
-    live_server, settings, tmp_path
+    live_server, settings, tmp_path, eager_jobs
 ):
+    # The dry run and the apply are jobs (conversion.tasks): here each runs in the server's thread when its
+    # request commits, as a worker would take it; its page then leads to the run it wrote.
     settings.MEDIA_ROOT = str(tmp_path / "media")
     maker, checker = staff_user("ad-conv", "administrator"), staff_user("cm-conv", "committee")
     for user in (maker, checker):
         authenticator_of(user)
     package = _zip(tmp_path)
     base = live_server.url
+    now = timezone.now()
+    running = JobRun.objects.create(
+        kind="conversion",
+        key=f"dry-run:{'a' * 24}:{maker.pk}",
+        status=JobRun.Status.RUNNING,
+        progress_done=1,
+        progress_total=2,
+        message="checking the package (dry run: nothing is written)",
+        started_at=now,
+        heartbeat_at=now,
+    )
     pdf: dict[str, bytes] = {}
 
     def run(browser):
@@ -69,6 +85,7 @@ def test_an_upload_is_dry_run_applied_by_a_second_person_and_the_reconciliation_
         with page.expect_navigation():
             page.click("text=Check the package (dry run)")
         assert "Nothing is written yet" in page.inner_text("main")
+        assert "Dry run of the uploaded package: dry run validated, 0 exceptions" in page.inner_text("main")
         assert page.inner_text("#run-status") == "Validated (dry run, no exception)"
         assert page.inner_text("[data-summary=participants]") == "25"
         assert page.inner_text("[data-summary=positions]") == "144"
@@ -77,6 +94,13 @@ def test_an_upload_is_dry_run_applied_by_a_second_person_and_the_reconciliation_
         assert "needs the approve capability" in page.inner_text("#apply-refusal")  # the maker cannot apply
         assert page.locator("#apply-run").count() == 0
         run_url = page.url
+        # a job still running: its page has a progress bar, passes axe and fits 375 px
+        page.goto(f"{base}/staff/conversion/jobs/{running.key}/")
+        assert page.get_attribute("[role=progressbar]", "aria-valuenow") == "50"
+        assert "checking the package" in page.inner_text("[data-message]")
+        assert _axe(page) == []
+        page.set_viewport_size({"width": 375, "height": 800})
+        assert _sideways(page) is None
         page.context.close()
 
         page = browser.new_context().new_page()

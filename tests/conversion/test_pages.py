@@ -10,14 +10,18 @@ from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
+from django.test import Client, TestCase
 from django.urls import reverse
+from django.utils import timezone
 
+from conversion import staff
 from conversion.models import ConversionException, ConversionRun
-from conversion.staff import run_reviewed
-from core.models import AuditEvent, Document
+from conversion.staff import conversion_job, run_reviewed
+from core.jobs import job_retry
+from core.models import AuditEvent, Document, JobRun
 from participants.models import Person
 from tests.claims.factories import user_in
+from tests.conftest import _tasks_eager
 from tests.signin import sign_in
 
 pytestmark = pytest.mark.django_db
@@ -50,10 +54,25 @@ def _package_total() -> str:
     raise AssertionError("no package total in the sample's control file")
 
 
+@pytest.fixture(autouse=True)
+def _jobs(eager_jobs):
+    """The dry run and the apply are jobs: here a queued job runs in this process when its request commits."""
+
+
 def _upload(client: Client, package) -> ConversionRun:
-    response = client.post(reverse("conversion_staff:upload"), {"package": package})
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        response = client.post(reverse("conversion_staff:upload"), {"package": package})
     assert response.status_code == 302, response.content[:500]
-    return ConversionRun.objects.order_by("-id").first()
+    assert response["Location"].startswith("/staff/conversion/jobs/dry-run:")
+    page = client.get(response["Location"])  # the job is done: its page leads to the run
+    run = ConversionRun.objects.order_by("-id").first()
+    assert page.status_code == 302 and page["Location"] == reverse("conversion_staff:run", args=[run.pk])
+    return run
+
+
+def _apply(client: Client, url: str, reviewed: str):
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        return client.post(url, {"reviewed": reviewed})
 
 
 def test_an_upload_runs_the_dry_run_and_lists_every_exception_with_file_line_and_rule():
@@ -102,8 +121,8 @@ def test_the_uploader_cannot_apply_and_another_committee_member_applies_after_th
     text = summary.content.decode()
     assert 'data-summary="participants">25<' in text and 'data-summary="positions">144<' in text
     assert checking.post(apply_url, {}).status_code == 302 and not Person.objects.exists()  # summary unseen
-    response = checking.post(apply_url, {"reviewed": run_reviewed(run=run)})
-    assert response.status_code == 302
+    response = _apply(checking, apply_url, run_reviewed(run=run))
+    assert response.status_code == 302 and response["Location"].startswith("/staff/conversion/jobs/apply:")
     run.refresh_from_db()
     applied = run.applied_run
     assert applied is not None and applied.status == ConversionRun.Status.APPLIED and not applied.dry_run
@@ -112,7 +131,7 @@ def test_the_uploader_cannot_apply_and_another_committee_member_applies_after_th
     event = AuditEvent.objects.get(action="conversion.apply_approved")
     assert event.actor == checker and event.data["dry_run"] == run.pk and len(event.data["files"]) == 20
     # applied once: a second apply is refused with the reason, nothing more is written
-    again = checking.post(apply_url, {"reviewed": run_reviewed(run=run)})
+    again = _apply(checking, apply_url, run_reviewed(run=run))
     assert again.status_code == 403 and "already applied" in again.content.decode()
     assert ConversionRun.objects.count() == 2
 
@@ -220,3 +239,95 @@ def test_the_exceptions_download_as_csv_for_staff_who_may_read_the_report():
     assert f'href="{url}"' in page
     participant = _client(user_in("participant", "pat"))
     assert participant.get(url).status_code in (302, 403)
+
+
+def test_a_queued_dry_run_shows_its_progress_until_a_worker_has_run_it():
+    client = _client(user_in("administrator", "maker"))
+    response = client.post(reverse("conversion_staff:upload"), {"package": _zip()})  # queued, not run
+    key = response["Location"].split("/jobs/")[1].rstrip("/")
+    page = client.get(response["Location"])
+    text = page.content.decode()
+    assert page.status_code == 200 and "Dry run of the uploaded package" in text
+    assert 'role="progressbar"' in text and "waiting for a worker" in text and 'aria-live="polite"' in text
+    assert not ConversionRun.objects.exists()
+    job = conversion_job(key=key, now=timezone.now())  # a worker takes it
+    assert job.status == JobRun.Status.DONE and "dry run validated, 0 exceptions" in job.message
+    run = ConversionRun.objects.get()
+    assert job.stats["run"] == run.pk and run.dry_run and run.status == ConversionRun.Status.VALIDATED
+    assert client.get(response["Location"])["Location"] == reverse("conversion_staff:run", args=[run.pk])
+    assert conversion_job(key=key, now=timezone.now()).pk == job.pk  # run again: already done, nothing new
+    assert ConversionRun.objects.count() == 1
+    assert client.get(reverse("conversion_staff:job", args=["dry-run:..etc:1"])).status_code == 404
+
+
+def test_an_apply_that_fails_is_recorded_with_its_reason_writes_nothing_and_its_retry_applies_once(
+    monkeypatch,
+):
+    run = _upload(_client(user_in("administrator", "maker")), _zip())
+    checker = user_in("committee", "checker")
+    checking = _client(checker)
+    apply_url = reverse("conversion_staff:run_apply", args=[run.pk])
+
+    def broken(**_):
+        raise RuntimeError("the document store is unwritable")
+
+    monkeypatch.setattr(staff, "conversion_run", broken)
+    with _tasks_eager(propagates=False):  # as in a worker: the failure stays in the job
+        response = _apply(checking, apply_url, run_reviewed(run=run))
+    job = JobRun.objects.get(kind="conversion", key=response["Location"].split("/jobs/")[1].rstrip("/"))
+    assert job.status == JobRun.Status.FAILED and "the document store is unwritable" in job.message
+    assert not Person.objects.exists() and ConversionRun.objects.count() == 1
+    text = checking.get(reverse("conversion_staff:run", args=[run.pk])).content.decode()
+    assert "The job failed" in text and "the document store is unwritable" in text
+
+    monkeypatch.undo()
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        job_retry(run=job, actor=user_in("administrator", "operator"), now=timezone.now())
+    job.refresh_from_db()
+    run.refresh_from_db()
+    assert job.status == JobRun.Status.DONE and run.applied_run is not None and Person.objects.count() == 25
+    assert ConversionRun.objects.filter(status=ConversionRun.Status.APPLIED).count() == 1
+
+
+def test_the_books_figures_of_an_applied_package_are_read_once_by_the_apply_and_kept(monkeypatch):
+    run = _upload(_client(user_in("administrator", "maker")), _zip())
+    checking = _client(user_in("committee", "checker"))
+    _apply(checking, reverse("conversion_staff:run_apply", args=[run.pk]), run_reviewed(run=run))
+    run.refresh_from_db()
+    applied = run.applied_run
+    assert applied is not None and applied.books_figures
+    total = [
+        f for f in applied.books_figures if f[:7] == ["positions.csv", "market_value", "", "", "", "", ""]
+    ]
+    assert total == [["positions.csv", "market_value", "", "", "", "", "", _package_total()]]
+
+    # what the prior recordkeeper had not paid by the conversion date, kept as the apply left it
+    due = {(r[0], r[2], r[3], r[5]) for r in applied.due_at_conversion if r[0] == "1216279"}
+    assert (
+        due
+        == {  # a lump sum due at separation (RRP 4.01(a)), not made: listed with its Payment Date (FORMAT.md)
+            ("1216279", "RRP", kind, "2026-11-12")
+            for kind in ("elective_deferral", "matching", "retirement_restoration")
+        }
+    )
+    pre_2005 = sorted(r[5] for r in applied.due_at_conversion if r[0] == "7016764")
+    assert pre_2005 == [
+        "2026-07-01",
+        "2026-08-01",
+        "2026-09-01",
+        "2026-10-01",
+        "2026-11-01",
+    ]  # BRP App. A 3(b)
+    assert all(r[5] <= "2026-11-30" for r in applied.due_at_conversion)
+    page = checking.get(reverse("conversion_staff:run", args=[applied.pk])).content.decode()
+    assert "Payments due at the conversion date" in page and "BRP App. A 3(b)" in page
+
+    def read_again(**_):
+        raise AssertionError("the books were read again")
+
+    monkeypatch.setattr(staff, "books_totals", read_again)
+    monkeypatch.setattr(staff, "payments_due_at_conversion", read_again)
+    for pk in (run.pk, applied.pk):  # the dry run's page and the apply's show the kept figures
+        page = checking.get(reverse("conversion_staff:run", args=[pk]))
+        assert page.status_code == 200 and "Control totals that differ" not in page.content.decode()
+    assert checking.post(reverse("conversion_staff:run_reconciliation", args=[applied.pk])).status_code == 302

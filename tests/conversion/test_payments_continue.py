@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
+import shutil
 from decimal import Decimal
 from pathlib import Path
 
@@ -231,3 +232,53 @@ def test_a_year_of_plan_life_on_a_converted_package():
     brp = [p for p in _payments("5434012", "BRP") if p.payment_date > CD and p.payment_date <= end]
     assert [p.number for p in brp] == list(range(37, 49))
     assert all(p.status == S.PAID and p.amount == Decimal("10302.91") for p in brp)
+
+
+@pytest.mark.django_db
+def test_an_override_the_prior_administrator_determined_is_taken_over_as_the_plans_lump_sum(tmp_path):
+    """FORMAT.md payment_schedules.csv `override`: the package says the prior administrator paid a small balance
+    (EDCP 5.7) and a change-in-control (EDCP 5.6) lump sum overriding the elections; these books begin after the
+    separations, so they cannot make either test, and honor the determination (not a conflict with the records)."""
+    package = tmp_path / "package"
+    shutil.copytree(PACKAGE, package)
+    schedules = package / "payment_schedules.csv"
+    text = schedules.read_text()
+    for old, new in (
+        (
+            "3603037,EDCP,retirement_termination,separation,2026-06-22,,installments,6,6,0,2027-07-15,,,2027-07-15,"
+            "balance_divided_by_remaining,participant",
+            "3603037,EDCP,retirement_termination,separation,2026-06-22,small_balance,lump_sum,,1,0,2026-07-15,,,"
+            "2026-07-15,whole_balance,participant",
+        ),
+        (
+            "7276367,EDCP,retirement_termination,separation,2026-07-27,,installments,9,9,0,2027-08-15,,,2027-08-15,"
+            "balance_divided_by_remaining,participant",
+            "7276367,EDCP,retirement_termination,separation,2026-07-27,change_in_control,lump_sum,,1,0,2026-08-15,,,"
+            "2026-08-15,whole_balance,participant",
+        ),
+    ):
+        assert old in text
+        text = text.replace(old, new)
+    schedules.write_text(text)
+    out = io.StringIO()
+    call_command("convert", str(package), "--json", stdout=out)
+    result = json.loads(out.getvalue())
+    assert result["status"] == "applied", result["exceptions"]
+    for employee, benefit, cite, day in (
+        ("3603037", "Small balance", "EDCP 5.7", dt.date(2026, 7, 15)),
+        ("7276367", "Change in control", "EDCP 5.6", dt.date(2026, 8, 15)),
+    ):
+        account = Account.objects.get(
+            participation__person__employee_number=employee, kind="retirement_termination"
+        )
+        schedule = PaymentSchedule.objects.get(account=account, kind=PaymentSchedule.Kind.BENEFIT)
+        assert (schedule.benefit, schedule.form, schedule.cite) == (benefit, "lump_sum", cite)
+        assert (
+            "determined by the prior administrator" in schedule.summary
+            and "payment_schedules.csv" in schedule.summary
+        )
+        payments = list(ScheduledPayment.objects.filter(schedule=schedule).exclude(status=S.CANCELLED))
+        assert [(p.kind, p.share, p.payment_date) for p in payments] == [("lump_sum", "all", day)]
+    # the other accounts keep their elections: an override is the account's own, never the person's
+    small = PaymentSchedule.objects.filter(account__participation__person__employee_number="3603037")
+    assert [s.account.kind for s in small.filter(benefit="Small balance")] == ["retirement_termination"]
