@@ -86,7 +86,8 @@ def payments_due_at_conversion(*, plan_codes: list[str], as_of: dt.date) -> list
     payment run pays them. FORMAT.md lists a payment due but not made with its Payment Date; a BRP benefit not
     begun may also owe what its plan pays before the package's next payment (a Pre-2005 Supplemental Benefit from
     the Benefit Commencement Date, BRP App. A 3(b), while the rest waits for a Key Employee's six months, BRP 4.3).
-    Each as DUE_COLUMNS (amount "" until the payment job values it), by employee and date."""
+    Each as DUE_COLUMNS (account "" for a BRP benefit, amount "" until the payment job values it), by employee
+    and date."""
     rows = (
         ScheduledPayment.objects.filter(
             participation__plan__code__in=plan_codes,
@@ -100,6 +101,7 @@ def payments_due_at_conversion(*, plan_codes: list[str], as_of: dt.date) -> list
             "participation__person__last_name",
             "participation__plan__code",
             "account__kind",
+            "kind",
             "benefit",
             "payment_date",
             "amount",
@@ -111,11 +113,13 @@ def payments_due_at_conversion(*, plan_codes: list[str], as_of: dt.date) -> list
             number,
             f"{first} {last}".strip(),
             plan,
-            kind,
+            ""
+            if payment_kind == ScheduledPayment.Kind.ANNUITY
+            else kind,  # a BRP benefit has no account of its own
             benefit,
             day.isoformat(),
             "" if amount is None else str(amount),
             cite,
         ]
-        for number, first, last, plan, kind, benefit, day, amount, cite in rows
+        for number, first, last, plan, kind, payment_kind, benefit, day, amount, cite in rows
     ]
