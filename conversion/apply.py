@@ -36,7 +36,7 @@ from conversion.apply_payments import PaymentMismatch, apply_db_benefits, apply_
 from conversion.reader import normalise_header, read_rows
 from conversion.validate import Checker, Finding, Result, Row, add_years, parse_value, split_account
 from core.audit import audit_record
-from core.bulk import insert_new
+from core.bulk import build, insert_new
 from core.models import JobRun
 from elections.models import (
     AnnuityElection,
@@ -475,7 +475,8 @@ def _apply_positions(
         positions = _bulk(
             Position,
             [
-                Position(
+                build(
+                    Position,
                     account=accounts[(v["employee_number"], v["plan"], v["account"])],
                     fund=funds[(v["plan"], v["fund"])],
                 )
@@ -488,7 +489,8 @@ def _apply_positions(
         valuations = []
         for (_, v), position in zip(batch, positions, strict=True):
             entries.append(
-                LedgerEntry(
+                build(
+                    LedgerEntry,
                     position=position,
                     account=position.account,
                     kind=EntryKind.ADJUSTMENT,
@@ -505,7 +507,8 @@ def _apply_positions(
                 )
             )
             valuations.append(
-                DailyValuation(
+                build(
+                    DailyValuation,
                     position=position,
                     account=position.account,
                     fund=position.fund,

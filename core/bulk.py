@@ -15,6 +15,10 @@ time. Here, on PostgreSQL:
 Other databases (SQLite in tests), and models with database defaults, use bulk_create / bulk_create_with_history. Rows are only ever inserted: the
 books' append-only triggers fire on COPY as on INSERT. Whatever the objects carry that simple-history would read one
 by one (`_history_user`, `_change_reason`, `_history_date`) sends them through simple-history instead.
+
+`build` makes the new (unsaved) model instances themselves a third as dear as `Model(**values)`: the values are
+placed in the order of the model's fields and handed to the model as positional arguments, the path Django takes for
+rows read from the database; what is not given gets the field's default, as keyword construction gives it.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Sequence
 from decimal import Decimal
+from operator import itemgetter
 from typing import Any, TypeVar
 
 from django.db import connection, models
@@ -33,6 +38,59 @@ M = TypeVar("M", bound=models.Model)
 CHUNK = 10_000
 _PLAIN = {int, str, Decimal, dt.date, bool, type(None)}
 _PER_OBJECT = ("_history_user", "_change_reason", "_history_date")
+
+
+_NO_DEFAULT = object()
+_LAYOUTS: dict[type[models.Model], list[tuple[str, str, str, Any, Any]]] = {}
+
+
+def _layout(model: type[models.Model]) -> list[tuple[str, str, str, Any, Any]]:
+    """Per concrete field, in the model's order: (name, attname, the related model's field a relation holds or "",
+    constant default or _NO_DEFAULT, the field when its default is computed per instance)."""
+    layout = _LAYOUTS.get(model)
+    if layout is None:
+        layout = []
+        for f in model._meta.concrete_fields:
+            target = f.target_field.attname if f.is_relation else ""
+            if f.has_default() and callable(f.default):
+                layout.append((f.name, f.attname, target, _NO_DEFAULT, f))
+            else:
+                layout.append((f.name, f.attname, target, f.get_default(), None))
+        _LAYOUTS[model] = layout
+    return layout
+
+
+def build(model: type[M], /, **values: Any) -> M:
+    """A new, unsaved `model(**values)`, built through the positional path. A related object is given by field name
+    (`schedule=...`, kept as the cached related object) or its id by attname (`schedule_id=...`); a related object
+    not saved yet, or a name that is no field, sends the whole construction by keyword."""
+    args = []
+    related = []
+    given = len(values)
+    used = 0
+    for name, attname, target, default, computed in _layout(model):
+        if target and name in values:
+            obj = values[name]
+            key = getattr(obj, target) if obj is not None else None
+            if obj is not None and key is None:  # not saved yet: its id is read when it is written, as Django does
+                return model(**values)
+            args.append(key)
+            related.append((name, obj))
+            used += 1
+        elif attname in values:
+            args.append(values[attname])
+            used += 1
+        elif name in values:
+            args.append(values[name])
+            used += 1
+        else:
+            args.append(computed.get_default() if computed is not None else default)
+    if used != given:
+        return model(**values)
+    instance = model(*args)
+    for name, obj in related:
+        model._meta.get_field(name).set_cached_value(instance, obj)  # type: ignore[union-attr]
+    return instance
 
 
 def insert_new(
@@ -54,9 +112,11 @@ def insert_new(
         return list(model._default_manager.bulk_create(objs, batch_size=batch_size))
     _prepare(objs=objs, fields=fields)
     _copy(objs=objs, model=model, fields=fields)
+    alias = connection.alias
     for o in objs:
-        o._state.adding = False
-        o._state.db = connection.alias
+        state = o._state
+        state.adding = False
+        state.db = alias
     if history:
         _history_from_rows(model=model, ids=[o.pk for o in objs], sample=objs[0])
     return objs
@@ -70,11 +130,12 @@ def _prepare(*, objs: list[Any], fields: list[Any]) -> None:
             for o in objs:
                 f.pre_save(o, True)
         if f.is_relation:
+            attname = f.attname
             for o in objs:
-                if getattr(o, f.attname) is None:
+                if o.__dict__.get(attname) is None:
                     related = f.get_cached_value(o, None)
                     if related is not None:
-                        setattr(o, f.attname, related.pk)
+                        setattr(o, attname, related.pk)
 
 
 def _copy(*, objs: list[Any], model: type[models.Model], fields: list[Any]) -> None:
@@ -92,11 +153,23 @@ def _copy(*, objs: list[Any], model: type[models.Model], fields: list[Any]) -> N
             for o, (new_id,) in zip(chunk, cursor.fetchall(), strict=True):
                 setattr(o, pk.attname, new_id)
         converters = [_converter(f) for f in fields]
+        always = [isinstance(f, models.JSONField) for f in fields]  # a JSON string is a str, and still converted
+        values_of = itemgetter(*[f.attname for f in fields])
         names = ", ".join(f'"{f.column}"' for f in fields)
         raw = cursor.cursor  # the driver's cursor: Django's wrapper has no COPY
+        plain = _PLAIN
         with raw.copy(f'COPY "{table}" ({names}) FROM STDIN') as copy:
             for o in objs:
-                copy.write_row([c(getattr(o, f.attname)) for f, c in zip(fields, converters, strict=True)])
+                try:
+                    values = values_of(o.__dict__) if len(fields) > 1 else (o.__dict__[fields[0].attname],)
+                except KeyError:  # a deferred field: through the descriptor
+                    values = tuple(getattr(o, f.attname) for f in fields)
+                copy.write_row(
+                    [
+                        v if type(v) in plain and not j else c(v)
+                        for v, c, j in zip(values, converters, always, strict=True)
+                    ]
+                )
 
 
 def _history_derivable(model: type[models.Model], objs: list[Any]) -> bool:

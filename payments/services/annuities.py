@@ -40,7 +40,7 @@ from books.models import Account, DefinedBenefitRecord
 from books.services.accounts import accounts_get_or_open
 from core import valuation_calendar as cal
 from core.audit import actor_label, audit_record
-from core.bulk import insert_new
+from core.bulk import build, insert_new
 from core.dates import add_months, day_of_month_after, first_day_of_month_after_anniversary, first_of_month
 from core.errors import ApplicationError
 from core.money import money
@@ -912,11 +912,32 @@ def annuities_recompute(
     return changed
 
 
+def _release(day: dt.date, dates: dict[dt.date, tuple[dt.date, dt.date]] | None) -> tuple[dt.date, dt.date]:
+    """A payment's release date (the first Valuation Date on or after its Payment Date) and the Valuation Date it is
+    valued on (the one before); `dates`: those already found in this call, the calendar being the same."""
+    if dates is not None and day in dates:
+        return dates[day]
+    release = cal.next_valuation_date(day)
+    found = (release, cal.previous_valuation_date(release))
+    if dates is not None:
+        dates[day] = found
+    return found
+
+
 def _row(
-    d: Due, *, schedule: PaymentSchedule, revision: int, now: dt.datetime, fixed_on: dt.date
+    d: Due,
+    *,
+    schedule: PaymentSchedule,
+    revision: int,
+    now: dt.datetime,
+    fixed_on: dt.date,
+    dates: dict[dt.date, tuple[dt.date, dt.date]] | None = None,
+    **more: object,
 ) -> ScheduledPayment:
-    release = cal.next_valuation_date(d.payment_date)
-    return ScheduledPayment(
+    """The payment row of a due (built through `core.bulk.build`, the rows of a take-over being many); `more`:
+    further fields of the row."""
+    release, valuable_on = _release(d.payment_date, dates)
+    values = dict(
         schedule=schedule,
         account_id=schedule.account_id,
         participation_id=schedule.participation_id,
@@ -930,7 +951,7 @@ def _row(
         payment_date=d.payment_date,
         valuation_rule="fixed_at_commencement",
         valued_as_of=fixed_on,
-        valuable_on=cal.previous_valuation_date(release),
+        valuable_on=valuable_on,
         release_date=release,
         cite=d.cite[:60],
         reason=d.reason[:300],
@@ -941,6 +962,8 @@ def _row(
         payee_name=d.payee[:200],
         created_at=now,
     )
+    values.update(more)
+    return build(ScheduledPayment, **values)
 
 
 def _signature(p: ScheduledPayment) -> tuple:
@@ -1359,7 +1382,9 @@ def annuities_take_over(
             )
         )
     insert_new(objs=annuities, model=Annuity, history=True)
-    rows = []
+    rows: list[ScheduledPayment] = []
+    dates: dict[dt.date, tuple[dt.date, dt.date]] = {}
+    paid_by = f"paid by the prior administrator ({by})"[:300]
     for t, participation, schedule, annuity in zip(taken, people, schedules, annuities, strict=True):
         terms = _stored(
             annuity,
@@ -1369,11 +1394,20 @@ def annuities_take_over(
         ).terms
         assert terms is not None
         made, _ = plan_payments(t=terms, through=t.next_payment - dt.timedelta(days=1))
-        for d in made:
-            row = _row(d, schedule=schedule, revision=1, now=now, fixed_on=t.commencement)
-            row.status, row.paid_on = S.PAID, row.payment_date
-            row.withholding_basis = f"paid by the prior administrator ({by})"[:300]
-            rows.append(row)
+        rows += [
+            _row(
+                d,
+                schedule=schedule,
+                revision=1,
+                now=now,
+                fixed_on=t.commencement,
+                dates=dates,
+                status=S.PAID,
+                paid_on=d.payment_date,
+                withholding_basis=paid_by,
+            )
+            for d in made
+        ]
     insert_new(objs=rows, model=ScheduledPayment, history=True)
     written: dict[int, list[ScheduledPayment]] = defaultdict(list)
     for row in rows:  # the schedules are new: these are all their payments, in the order of their ids
