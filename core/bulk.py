@@ -51,7 +51,7 @@ def _layout(model: type[models.Model]) -> list[tuple[str, str, str, Any, Any]]:
     if layout is None:
         layout = []
         for f in model._meta.concrete_fields:
-            target = f.target_field.attname if f.is_relation else ""
+            target = f.target_field.attname if isinstance(f, models.ForeignKey) else ""
             if f.has_default() and callable(f.default):
                 layout.append((f.name, f.attname, target, _NO_DEFAULT, f))
             else:
@@ -72,8 +72,8 @@ def build(model: type[M], /, **values: Any) -> M:
         if target and name in values:
             obj = values[name]
             key = getattr(obj, target) if obj is not None else None
-            if obj is not None and key is None:  # not saved yet: its id is read when it is written, as Django does
-                return model(**values)
+            if obj is not None and key is None:
+                return model(**values)  # not saved yet: its id is read when it is written, as Django does
             args.append(key)
             related.append((name, obj))
             used += 1
@@ -153,7 +153,8 @@ def _copy(*, objs: list[Any], model: type[models.Model], fields: list[Any]) -> N
             for o, (new_id,) in zip(chunk, cursor.fetchall(), strict=True):
                 setattr(o, pk.attname, new_id)
         converters = [_converter(f) for f in fields]
-        always = [isinstance(f, models.JSONField) for f in fields]  # a JSON string is a str, and still converted
+        # a JSON value that is a str is still converted
+        always = [isinstance(f, models.JSONField) for f in fields]
         values_of = itemgetter(*[f.attname for f in fields])
         names = ", ".join(f'"{f.column}"' for f in fields)
         raw = cursor.cursor  # the driver's cursor: Django's wrapper has no COPY
