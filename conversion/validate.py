@@ -1424,7 +1424,9 @@ class Checker:
             if not later:
                 message = f"delay_months given for {v['account']} (EDCP 5.1(b))"
             elif v["delay_months"] > 12 * later["max_years"]:
-                message = f"delay_months {v['delay_months']} is above {12 * later['max_years']} ({later['cite']})"
+                message = (
+                    f"delay_months {v['delay_months']} is above {12 * later['max_years']} ({later['cite']})"
+                )
         if message:
             self.flag(name, row, "election_invalid_for_plan", f"{label}: {message}")
 

@@ -19,6 +19,9 @@ by one (`_history_user`, `_change_reason`, `_history_date`) sends them through s
 `build` makes the new (unsaved) model instances themselves a third as dear as `Model(**values)`: the values are
 placed in the order of the model's fields and handed to the model as positional arguments, the path Django takes for
 rows read from the database; what is not given gets the field's default, as keyword construction gives it.
+`build_like` makes the many rows that differ from a first one in a few fields (the payments of one benefit, the
+entries of one batch of positions) by copying that one's values, as Django restores an unpickled instance, without
+the model's `__init__`.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from operator import itemgetter
 from typing import Any, TypeVar
 
 from django.db import connection, models
+from django.db.models.base import ModelState
+from django.db.models.signals import post_init, pre_init
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
@@ -90,6 +95,55 @@ def build(model: type[M], /, **values: Any) -> M:
     instance = model(*args)
     for name, obj in related:
         model._meta.get_field(name).set_cached_value(instance, obj)  # type: ignore[union-attr]
+    return instance
+
+
+_RELATIONS: dict[type[models.Model], dict[str, tuple[str, str, str]]] = {}
+
+
+def _relations(model: type[models.Model]) -> dict[str, tuple[str, str, str]]:
+    """name or attname of each foreign key -> (name, attname, the related model's field it holds)."""
+    found = _RELATIONS.get(model)
+    if found is None:
+        found = {}
+        for f in model._meta.concrete_fields:
+            if isinstance(f, models.ForeignKey):
+                found[f.name] = found[f.attname] = (f.name, f.attname, f.target_field.attname)
+        _RELATIONS[model] = found
+    return found
+
+
+def build_like(template: M, /, **values: Any) -> M:
+    """A new, unsaved instance with `template`'s values and `values` over them: a related object by field name (kept
+    as the cached related object), anything else by attname. Built without the model's `__init__`, so only for models
+    no `pre_init`/`post_init` receiver listens to (checked: otherwise through `build`)."""
+    model = type(template)
+    relations = _relations(model)
+    if pre_init.has_listeners(model) or post_init.has_listeners(model):
+        fields = {f.attname: template.__dict__[f.attname] for f in model._meta.concrete_fields}
+        fields[model._meta.pk.attname] = None  # type: ignore[union-attr]
+        for name, value in values.items():
+            if name in relations and relations[name][0] == name:
+                fields.pop(relations[name][1])
+            fields[name] = value
+        return build(model, **fields)
+    state = ModelState()
+    state.fields_cache = dict(template._state.fields_cache)
+    attrs = dict(template.__dict__)
+    attrs["_state"] = state
+    attrs[model._meta.pk.attname] = None  # type: ignore[union-attr]
+    for name, value in values.items():
+        relation = relations.get(name)
+        if relation is None:
+            attrs[name] = value
+        elif name == relation[0]:  # the related object
+            attrs[relation[1]] = getattr(value, relation[2]) if value is not None else None
+            state.fields_cache[name] = value
+        else:  # its id: the cached object no longer holds
+            attrs[name] = value
+            state.fields_cache.pop(relation[0], None)
+    instance = model.__new__(model)
+    instance.__dict__ = attrs
     return instance
 
 

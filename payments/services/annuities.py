@@ -40,7 +40,7 @@ from books.models import Account, DefinedBenefitRecord
 from books.services.accounts import accounts_get_or_open
 from core import valuation_calendar as cal
 from core.audit import actor_label, audit_record
-from core.bulk import build, insert_new
+from core.bulk import build, build_like, insert_new
 from core.dates import add_months, day_of_month_after, first_day_of_month_after_anniversary, first_of_month
 from core.errors import ApplicationError
 from core.money import money
@@ -924,46 +924,64 @@ def _release(day: dt.date, dates: dict[dt.date, tuple[dt.date, dt.date]] | None)
     return found
 
 
-def _row(
-    d: Due,
+def _due_values(d: Due, dates: dict[dt.date, tuple[dt.date, dt.date]] | None) -> dict[str, object]:
+    """What a payment row takes from its due."""
+    release, valuable_on = _release(d.payment_date, dates)
+    return {
+        "trigger": d.trigger,
+        "benefit": d.benefit[:120],
+        "kind": d.kind,
+        "number": d.number,
+        "of": d.of,
+        "payment_date": d.payment_date,
+        "valuable_on": valuable_on,
+        "release_date": release,
+        "cite": d.cite[:60],
+        "reason": d.reason[:300],
+        "status": S.HELD if d.hold_code else S.SCHEDULED,
+        "hold_code": d.hold_code,
+        "hold_reason": d.hold_reason,
+        "amount": d.amount,
+        "payee_name": d.payee[:200],
+    }
+
+
+def _rows(
+    dues: Sequence[Due],
     *,
     schedule: PaymentSchedule,
     revision: int,
     now: dt.datetime,
     fixed_on: dt.date,
     dates: dict[dt.date, tuple[dt.date, dt.date]] | None = None,
-    **more: object,
-) -> ScheduledPayment:
-    """The payment row of a due (built through `core.bulk.build`, the rows of a take-over being many); `more`:
-    further fields of the row."""
-    release, valuable_on = _release(d.payment_date, dates)
-    values = dict(
-        schedule=schedule,
-        account_id=schedule.account_id,
-        participation_id=schedule.participation_id,
-        revision=revision,
-        trigger=d.trigger,
-        benefit=d.benefit[:120],
-        kind=d.kind,
-        number=d.number,
-        of=d.of,
-        share=ScheduledPayment.Share.DEFINED,
-        payment_date=d.payment_date,
-        valuation_rule="fixed_at_commencement",
-        valued_as_of=fixed_on,
-        valuable_on=valuable_on,
-        release_date=release,
-        cite=d.cite[:60],
-        reason=d.reason[:300],
-        status=S.HELD if d.hold_code else S.SCHEDULED,
-        hold_code=d.hold_code,
-        hold_reason=d.hold_reason,
-        amount=d.amount,
-        payee_name=d.payee[:200],
-        created_at=now,
-    )
-    values.update(more)
-    return build(ScheduledPayment, **values)
+    paid_by: str = "",
+) -> list[ScheduledPayment]:
+    """The payment rows of a schedule's dues: the first built from all its values, the others like it with their
+    due's (`core.bulk.build_like`, a take-over writing some 80 to a benefit). `paid_by`: the dues are payments
+    already made, paid on their Payment Date by whom it says."""
+    if not dues:
+        return []
+    paid = {"status": S.PAID, "withholding_basis": paid_by} if paid_by else {}
+    rows = []
+    for d in dues:
+        values = _due_values(d, dates)
+        if paid_by:
+            values.update(paid, paid_on=d.payment_date)
+        if not rows:
+            values.update(
+                schedule=schedule,
+                account_id=schedule.account_id,
+                participation_id=schedule.participation_id,
+                revision=revision,
+                share=ScheduledPayment.Share.DEFINED,
+                valuation_rule="fixed_at_commencement",
+                valued_as_of=fixed_on,
+                created_at=now,
+            )
+            rows.append(build(ScheduledPayment, **values))
+        else:
+            rows.append(build_like(rows[0], **values))
+    return rows
 
 
 def _signature(p: ScheduledPayment) -> tuple:
@@ -1066,16 +1084,13 @@ def _replan(
         outcome.fields.get("commencement_date") if outcome.fields else None
     ) or annuity.commencement_date
     merged = _merge(have, dues, because=because)
-    rows = [
-        _row(
-            d,
-            schedule=schedule,
-            revision=schedule.revision if created else schedule.revision + 1,
-            now=now,
-            fixed_on=fixed_on or as_of,
-        )
-        for d in merged.new
-    ]
+    rows = _rows(
+        merged.new,
+        schedule=schedule,
+        revision=schedule.revision if created else schedule.revision + 1,
+        now=now,
+        fixed_on=fixed_on or as_of,
+    )
     changed = merged.changed
     summary = outcome.summary + _overpaid(have, outcome.terms)
     status = (
@@ -1394,20 +1409,15 @@ def annuities_take_over(
         ).terms
         assert terms is not None
         made, _ = plan_payments(t=terms, through=t.next_payment - dt.timedelta(days=1))
-        rows += [
-            _row(
-                d,
-                schedule=schedule,
-                revision=1,
-                now=now,
-                fixed_on=t.commencement,
-                dates=dates,
-                status=S.PAID,
-                paid_on=d.payment_date,
-                withholding_basis=paid_by,
-            )
-            for d in made
-        ]
+        rows += _rows(
+            made,
+            schedule=schedule,
+            revision=1,
+            now=now,
+            fixed_on=t.commencement,
+            dates=dates,
+            paid_by=paid_by,
+        )
     insert_new(objs=rows, model=ScheduledPayment, history=True)
     written: dict[int, list[ScheduledPayment]] = defaultdict(list)
     for row in rows:  # the schedules are new: these are all their payments, in the order of their ids
