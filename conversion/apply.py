@@ -211,10 +211,10 @@ def _stream(folder: Path, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
     rows = read_rows(path=folder / name)
     header_row = next(rows)
     assert header_row.values is not None
-    header = [normalise_header(h) for h in header_row.values]
+    ordered = [columns[normalise_header(h)] for h in header_row.values]
     for raw in rows:
         assert raw.values is not None
-        yield raw.line, {h: parse_value(columns[h], t) for h, t in zip(header, raw.values, strict=True)}
+        yield raw.line, {c.name: parse_value(c, t) for c, t in zip(ordered, raw.values, strict=True)}
 
 
 def _bulk(model: Any, objs: list[Any], file: str, line: int) -> list[Any]:

@@ -98,6 +98,12 @@ def _parse_date(raw: str) -> dt.date:
 
 
 _DATES: dict[str, dt.date] = {}
+_YEARS: dict[str, int] = {}
+_NUMBERS = {
+    spec.MONEY: (_MONEY, "an amount with at most two decimals, no sign"),
+    spec.DEC6: (_DEC6, "a decimal with at most six decimals, no sign"),
+    spec.DEC2: (_DEC2, "a decimal with at most two decimals, no sign"),
+}
 
 
 def _date_of(text: str) -> dt.date:
@@ -118,6 +124,12 @@ def parse_value(col: spec.Column, raw: str) -> Any:  # noqa: C901 - one branch p
             raise _Unreadable("value_invalid", f"{col.name} is required and blank")
         return None
     kind = col.kind
+    if kind == spec.TEXT:  # the commonest first; the kinds' branches are disjoint
+        if col.max_length and len(text) > col.max_length:
+            raise _Unreadable(
+                "value_invalid", f"{col.name} {text[:30]!r}... is longer than {col.max_length} characters"
+            )
+        return sys.intern(text) if col.name in _INTERNED else text
     if kind == spec.DATE:
         try:
             return _date_of(text)
@@ -131,7 +143,7 @@ def parse_value(col: spec.Column, raw: str) -> Any:  # noqa: C901 - one branch p
     if kind == spec.YEAR:
         if not _YEAR.match(text):
             raise _Unreadable("value_invalid", f"{col.name} {text!r} is not a four-digit year")
-        return int(text)
+        return _YEARS.setdefault(text, int(text))  # one int object per year: they are on many kept rows
     if kind == spec.YEARS:
         years = []
         for part in text.split(";"):
@@ -140,13 +152,8 @@ def parse_value(col: spec.Column, raw: str) -> Any:  # noqa: C901 - one branch p
             years.append(int(part))
         return frozenset(years)
     if kind in (spec.MONEY, spec.DEC6, spec.DEC2):
-        pattern = {spec.MONEY: _MONEY, spec.DEC6: _DEC6, spec.DEC2: _DEC2}[kind]
+        pattern, what = _NUMBERS[kind]
         if not pattern.match(text):
-            what = {
-                spec.MONEY: "an amount with at most two decimals, no sign",
-                spec.DEC6: "a decimal with at most six decimals, no sign",
-                spec.DEC2: "a decimal with at most two decimals, no sign",
-            }[kind]
             raise _Unreadable("value_invalid", f"{col.name} {text!r} is not {what}")
         try:
             return Decimal(text)
@@ -160,11 +167,7 @@ def parse_value(col: spec.Column, raw: str) -> Any:  # noqa: C901 - one branch p
         if text not in col.choices:
             raise _Unreadable("value_invalid", f"{col.name} {text!r} is not one of {', '.join(col.choices)}")
         return sys.intern(text)
-    if col.max_length and len(text) > col.max_length:
-        raise _Unreadable(
-            "value_invalid", f"{col.name} {text[:30]!r}... is longer than {col.max_length} characters"
-        )
-    return sys.intern(text) if col.name in _INTERNED else text
+    raise AssertionError(f"no value kind {kind!r}")  # pragma: no cover - spec.py uses only the kinds above
 
 
 def add_months(day: dt.date, months: int) -> dt.date:

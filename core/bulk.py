@@ -121,7 +121,7 @@ def build_like(template: M, /, **values: Any) -> M:
     relations = _relations(model)
     if pre_init.has_listeners(model) or post_init.has_listeners(model):
         fields = {f.attname: template.__dict__[f.attname] for f in model._meta.concrete_fields}
-        fields[model._meta.pk.attname] = None  # type: ignore[union-attr]
+        fields[model._meta.pk.attname] = None
         for name, value in values.items():
             if name in relations and relations[name][0] == name:
                 fields.pop(relations[name][1])
@@ -131,7 +131,7 @@ def build_like(template: M, /, **values: Any) -> M:
     state.fields_cache = dict(template._state.fields_cache)
     attrs = dict(template.__dict__)
     attrs["_state"] = state
-    attrs[model._meta.pk.attname] = None  # type: ignore[union-attr]
+    attrs[model._meta.pk.attname] = None
     for name, value in values.items():
         relation = relations.get(name)
         if relation is None:

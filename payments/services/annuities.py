@@ -44,7 +44,7 @@ from core.bulk import build, build_like, insert_new
 from core.dates import add_months, day_of_month_after, first_day_of_month_after_anniversary, first_of_month
 from core.errors import ApplicationError
 from core.money import money
-from elections.selectors import annuity_in_force
+from elections.selectors import annuity_elections_of, annuity_in_force
 from participants.models import EmploymentEvent, Participation
 from participants.selectors import beneficiaries_in_force_of
 from payments.models import Annuity, PaymentSchedule, ScheduledPayment
@@ -65,6 +65,7 @@ from plans.models import Plan
 
 if TYPE_CHECKING:
     from core.audit import Actor
+    from elections.models import AnnuityElection
     from participants.models import Person
     from plans.models import PlanVersion
 
@@ -480,8 +481,10 @@ def _fresh(
     annuity: Annuity,
     as_of: dt.date,
     beneficiary: str,
+    accepted: list[AnnuityElection] | None = None,
 ) -> Outcome:
-    """The terms from the inputs as they stand (nothing released yet)."""
+    """The terms from the inputs as they stand (nothing released yet). `accepted`: the participation's accepted
+    annuity elections, latest first, when read for many at once (`annuity_in_force`)."""
 
     person = participation.person
     sep, death = events.get(EmploymentEvent.Kind.SEPARATION), events.get(EmploymentEvent.Kind.DEATH)
@@ -493,12 +496,12 @@ def _fresh(
         )
     version = participation.plan.version_on(anchor)
     cites = _cites(version)
-    in_force = annuity_in_force(participation=participation, as_of=anchor)
+    in_force = annuity_in_force(participation=participation, as_of=anchor, accepted=accepted)
     commencement = (
         benefit_commencement_date(separation_date=sep, defer_years=in_force.defer_years) if sep else None
     )
     if sep is not None and commencement is not None:
-        at_start = annuity_in_force(participation=participation, as_of=commencement)
+        at_start = annuity_in_force(participation=participation, as_of=commencement, accepted=accepted)
         if at_start.defer_years != in_force.defer_years:
             commencement = benefit_commencement_date(separation_date=sep, defer_years=at_start.defer_years)
         in_force = at_start
@@ -962,7 +965,7 @@ def _rows(
     if not dues:
         return []
     paid = {"status": S.PAID, "withholding_basis": paid_by} if paid_by else {}
-    rows = []
+    rows: list[ScheduledPayment] = []
     for d in dues:
         values = _due_values(d, dates)
         if paid_by:
@@ -996,6 +999,9 @@ class _Inputs:
     events: dict[int, dict[str, dt.date]]  # person id -> first date of each kind of event
     beneficiaries: dict[int, str]  # participation id -> who takes what is left after a death
     orders: dict[int, list[BenefitOrder]]  # participation id -> Domestic Relations Orders, oldest first
+    annuity_elections: dict[
+        int, list[AnnuityElection]
+    ]  # participation id -> accepted annuity elections, latest first
 
     @classmethod
     def read(cls, participation_ids: Collection[int], *, known: Iterable[Participation] = ()) -> _Inputs:
@@ -1016,6 +1022,7 @@ class _Inputs:
             events=_events_of({p.person_id for p in participations.values()}),
             beneficiaries=_beneficiary_names(list(participations.values())),
             orders=orders,
+            annuity_elections=annuity_elections_of(participation_ids=participation_ids),
         )
 
 
@@ -1049,7 +1056,14 @@ def _replan(
     outcome = (
         _stored(annuity, participation, events, beneficiary)
         if started and annuity.pk
-        else _fresh(participation, events, annuity, as_of, beneficiary)
+        else _fresh(
+            participation,
+            events,
+            annuity,
+            as_of,
+            beneficiary,
+            inputs.annuity_elections.get(participation.pk, []),
+        )
     )
     through = max([horizon(day=as_of)] + [p.payment_date for p in have])
     if outcome.terms is not None:
