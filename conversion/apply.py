@@ -36,7 +36,7 @@ from conversion.apply_payments import PaymentMismatch, apply_db_benefits, apply_
 from conversion.reader import normalise_header, read_rows
 from conversion.validate import Checker, Finding, Result, Row, add_years, parse_value, split_account
 from core.audit import audit_record
-from core.bulk import insert_new
+from core.bulk import build, build_like, insert_new
 from core.models import JobRun
 from elections.models import (
     AnnuityElection,
@@ -211,10 +211,10 @@ def _stream(folder: Path, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
     rows = read_rows(path=folder / name)
     header_row = next(rows)
     assert header_row.values is not None
-    header = [normalise_header(h) for h in header_row.values]
+    ordered = [columns[normalise_header(h)] for h in header_row.values]
     for raw in rows:
         assert raw.values is not None
-        yield raw.line, {h: parse_value(columns[h], t) for h, t in zip(header, raw.values, strict=True)}
+        yield raw.line, {c.name: parse_value(c, t) for c, t in zip(ordered, raw.values, strict=True)}
 
 
 def _bulk(model: Any, objs: list[Any], file: str, line: int) -> list[Any]:
@@ -472,50 +472,54 @@ def _apply_positions(
     def flush() -> None:
         if not batch:
             return
-        positions = _bulk(
-            Position,
-            [
-                Position(
-                    account=accounts[(v["employee_number"], v["plan"], v["account"])],
-                    fund=funds[(v["plan"], v["fund"])],
-                )
-                for _, v in batch
-            ],
-            "positions.csv",
-            batch[0][0],
-        )
-        entries = []
-        valuations = []
+        # a batch's rows differ in a few values: each is built like the batch's first (core.bulk.build_like)
+        made: list[Position] = []
+        for _, v in batch:
+            where = {
+                "account": accounts[(v["employee_number"], v["plan"], v["account"])],
+                "fund": funds[(v["plan"], v["fund"])],
+            }
+            made.append(build_like(made[0], **where) if made else build(Position, **where))
+        positions = _bulk(Position, made, "positions.csv", batch[0][0])
+        entries: list[LedgerEntry] = []
+        valuations: list[DailyValuation] = []
         for (_, v), position in zip(batch, positions, strict=True):
+            entry = {
+                "position": position,
+                "account": position.account,
+                "units": v["units"],
+                "price": v["price"],
+                "amount": v["market_value"],
+                "idempotency_key": f"{TAKEN_OVER_KEY_PREFIX}{package_id}:{position.pk}"[:220],
+            }
             entries.append(
-                LedgerEntry(
-                    position=position,
-                    account=position.account,
+                build_like(entries[0], **entry)
+                if entries
+                else build(
+                    LedgerEntry,
                     kind=EntryKind.ADJUSTMENT,
                     source=Source.ADJUSTMENT,
                     effective_date=cd,
                     valuation_date=cd,
-                    units=v["units"],
-                    price=v["price"],
-                    amount=v["market_value"],
-                    idempotency_key=f"{TAKEN_OVER_KEY_PREFIX}{package_id}:{position.pk}"[:220],
                     actor=actor,
                     posted_at=now,
                     memo=f"opening balance converted from package {package_id}"[:300],
+                    **entry,
                 )
             )
+            valuation = {
+                "position": position,
+                "account": position.account,
+                "fund": position.fund,
+                "units": v["units"],
+                "price": v["price"],
+                "value": v["market_value"],
+                "flow": v["market_value"],
+            }
             valuations.append(
-                DailyValuation(
-                    position=position,
-                    account=position.account,
-                    fund=position.fund,
-                    valuation_date=cd,
-                    units=v["units"],
-                    price=v["price"],
-                    value=v["market_value"],
-                    flow=v["market_value"],
-                    earnings=Decimal("0.00"),
-                )
+                build_like(valuations[0], **valuation)
+                if valuations
+                else build(DailyValuation, valuation_date=cd, earnings=Decimal("0.00"), **valuation)
             )
         _bulk(LedgerEntry, entries, "positions.csv", batch[0][0])
         _bulk(DailyValuation, valuations, "positions.csv", batch[0][0])

@@ -38,6 +38,9 @@ IN_PAY = ("in_pay", "survivor_in_pay", "beneficiary_in_pay")
 # Benefits per call of the set-based take-overs: each call's statements do not grow with it, its memory does (some
 # 80 payments made per benefit in pay, with their history rows).
 BENEFITS_PER_CALL = 100
+# Schedules per call of `schedules_take_over`: its statements name every account of the call (PostgreSQL takes at most
+# 65,535 parameters to a statement; 100,000 participants have some 96,000 schedules).
+SCHEDULES_PER_CALL = 5000
 
 
 class PaymentMismatch(Exception):
@@ -81,8 +84,14 @@ def apply_payment_schedules(
             )
         )
         rows[account.pk] = (line, v)
-    TakenOverOverride.objects.bulk_create(overrides)
-    remaining = schedules_take_over(taken=taken, by=_by(package_id), now=now, as_of=cd)
+    TakenOverOverride.objects.bulk_create(overrides, batch_size=5000)
+    remaining: dict[int, list[list[ScheduledPayment]]] = {}
+    for start in range(0, len(taken), SCHEDULES_PER_CALL):
+        remaining.update(
+            schedules_take_over(
+                taken=taken[start : start + SCHEDULES_PER_CALL], by=_by(package_id), now=now, as_of=cd
+            )
+        )
     for account_id, (line, v) in rows.items():
         left = remaining.get(account_id, [])
         total = v["payments_made"] + len(left)

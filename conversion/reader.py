@@ -53,7 +53,7 @@ def read_rows(*, path: Path) -> Iterator[RawRow]:
             previous_end = reader.line_num
             if not values or values == [""]:
                 continue
-            if any(_has_surrogate(v) for v in values):
+            if _has_surrogate("".join(values)):  # one encoding per row: a lone surrogate is one code point
                 yield RawRow(line=start, values=None, problem="is not valid UTF-8")
                 continue
             yield RawRow(line=start, values=values)

@@ -98,6 +98,12 @@ def _parse_date(raw: str) -> dt.date:
 
 
 _DATES: dict[str, dt.date] = {}
+_YEARS: dict[str, int] = {}
+_NUMBERS = {
+    spec.MONEY: (_MONEY, "an amount with at most two decimals, no sign"),
+    spec.DEC6: (_DEC6, "a decimal with at most six decimals, no sign"),
+    spec.DEC2: (_DEC2, "a decimal with at most two decimals, no sign"),
+}
 
 
 def _date_of(text: str) -> dt.date:
@@ -118,6 +124,12 @@ def parse_value(col: spec.Column, raw: str) -> Any:  # noqa: C901 - one branch p
             raise _Unreadable("value_invalid", f"{col.name} is required and blank")
         return None
     kind = col.kind
+    if kind == spec.TEXT:  # the commonest first; the kinds' branches are disjoint
+        if col.max_length and len(text) > col.max_length:
+            raise _Unreadable(
+                "value_invalid", f"{col.name} {text[:30]!r}... is longer than {col.max_length} characters"
+            )
+        return sys.intern(text) if col.name in _INTERNED else text
     if kind == spec.DATE:
         try:
             return _date_of(text)
@@ -131,7 +143,7 @@ def parse_value(col: spec.Column, raw: str) -> Any:  # noqa: C901 - one branch p
     if kind == spec.YEAR:
         if not _YEAR.match(text):
             raise _Unreadable("value_invalid", f"{col.name} {text!r} is not a four-digit year")
-        return int(text)
+        return _YEARS.setdefault(text, int(text))  # one int object per year: they are on many kept rows
     if kind == spec.YEARS:
         years = []
         for part in text.split(";"):
@@ -140,13 +152,8 @@ def parse_value(col: spec.Column, raw: str) -> Any:  # noqa: C901 - one branch p
             years.append(int(part))
         return frozenset(years)
     if kind in (spec.MONEY, spec.DEC6, spec.DEC2):
-        pattern = {spec.MONEY: _MONEY, spec.DEC6: _DEC6, spec.DEC2: _DEC2}[kind]
+        pattern, what = _NUMBERS[kind]
         if not pattern.match(text):
-            what = {
-                spec.MONEY: "an amount with at most two decimals, no sign",
-                spec.DEC6: "a decimal with at most six decimals, no sign",
-                spec.DEC2: "a decimal with at most two decimals, no sign",
-            }[kind]
             raise _Unreadable("value_invalid", f"{col.name} {text!r} is not {what}")
         try:
             return Decimal(text)
@@ -160,11 +167,7 @@ def parse_value(col: spec.Column, raw: str) -> Any:  # noqa: C901 - one branch p
         if text not in col.choices:
             raise _Unreadable("value_invalid", f"{col.name} {text!r} is not one of {', '.join(col.choices)}")
         return sys.intern(text)
-    if col.max_length and len(text) > col.max_length:
-        raise _Unreadable(
-            "value_invalid", f"{col.name} {text[:30]!r}... is longer than {col.max_length} characters"
-        )
-    return sys.intern(text) if col.name in _INTERNED else text
+    raise AssertionError(f"no value kind {kind!r}")  # pragma: no cover - spec.py uses only the kinds above
 
 
 def add_months(day: dt.date, months: int) -> dt.date:
@@ -502,14 +505,13 @@ class Checker:
                 self.participations[(row.v["employee_number"], row.v["plan"])] = row
         self.check_participants()
         self.check_participations()
+        # the files other checks look into, held whole; deferral_elections.csv, distribution_elections.csv and
+        # pension_figures.csv are streamed by their own checks (what others need of them kept by key)
         for name in (
             "accounts.csv",
-            "deferral_elections.csv",
             "deferral_allocations.csv",
-            "distribution_elections.csv",
             "schedule_changes.csv",
             "payment_schedules.csv",
-            "pension_figures.csv",
         ):
             self.load(name)
         self.accounts = {
@@ -1247,8 +1249,12 @@ class Checker:
     # -- elections --------------------------------------------------------------------------------------
 
     def check_deferral_elections(self) -> None:
+        """Streamed; the elections' keys are kept for deferral_allocations.csv."""
         name = "deferral_elections.csv"
-        for row in self.files[name]:
+        self.deferral_election_keys: set[tuple[str, str, int]] = set()
+        for row in self._rows(spec.BY_NAME[name]):
+            if "__keyless__" not in row.v:
+                self.deferral_election_keys.add((row.v["employee_number"], row.v["plan"], row.v["plan_year"]))
             if row.bad:
                 continue
             self.ref_checks(name, row)
@@ -1310,11 +1316,7 @@ class Checker:
 
     def check_deferral_allocations(self) -> None:
         name = "deferral_allocations.csv"
-        elections = {
-            (r.v["employee_number"], r.v["plan"], r.v["plan_year"])
-            for r in self.files.get("deferral_elections.csv", [])
-            if "__keyless__" not in r.v
-        }
+        elections = self.deferral_election_keys
         groups: dict[tuple[str, str, int], list[Row]] = defaultdict(list)
         for row in self.files[name]:
             if "__keyless__" in row.v:
@@ -1396,27 +1398,40 @@ class Checker:
         return ""
 
     def check_distribution_elections(self) -> None:
+        """Streamed; of each account's first election, what `election_in_force` reads is kept once it is checked."""
         name = "distribution_elections.csv"
-        for row in self.files[name]:
-            if row.bad:
-                continue
-            self.ref_checks(name, row)
-            if row.bad:
-                continue
+        self._elections: dict[tuple[str, str, str], tuple[bool, str, int | None, int | None, int]] = {}
+        for row in self._rows(spec.BY_NAME[name]):
+            self._distribution_election(name, row)
             v = row.v
-            label = f"{v['employee_number']} {v['plan']} {v['account']}"
-            message = self._form_problem(
-                v["plan"], v["account"], v["form"], v["installments"], v["lump_sum_percent"]
-            )
-            if not message and v["delay_months"] is not None:
-                rule = self.distribution_rule(v["plan"], split_account(v["account"])[0], "separation") or {}
-                later = rule.get("later_start")
-                if not later:
-                    message = f"delay_months given for {v['account']} (EDCP 5.1(b))"
-                elif v["delay_months"] > 12 * later["max_years"]:
-                    message = f"delay_months {v['delay_months']} is above {12 * later['max_years']} ({later['cite']})"
-            if message:
-                self.flag(name, row, "election_invalid_for_plan", f"{label}: {message}")
+            if "__keyless__" not in v:
+                self._elections.setdefault(
+                    (v["employee_number"], v["plan"], v["account"]),
+                    (row.bad, v["form"], v["installments"], v["lump_sum_percent"], v["delay_months"] or 0),
+                )
+
+    def _distribution_election(self, name: str, row: Row) -> None:
+        if row.bad:
+            return
+        self.ref_checks(name, row)
+        if row.bad:
+            return
+        v = row.v
+        label = f"{v['employee_number']} {v['plan']} {v['account']}"
+        message = self._form_problem(
+            v["plan"], v["account"], v["form"], v["installments"], v["lump_sum_percent"]
+        )
+        if not message and v["delay_months"] is not None:
+            rule = self.distribution_rule(v["plan"], split_account(v["account"])[0], "separation") or {}
+            later = rule.get("later_start")
+            if not later:
+                message = f"delay_months given for {v['account']} (EDCP 5.1(b))"
+            elif v["delay_months"] > 12 * later["max_years"]:
+                message = (
+                    f"delay_months {v['delay_months']} is above {12 * later['max_years']} ({later['cite']})"
+                )
+        if message:
+            self.flag(name, row, "election_invalid_for_plan", f"{label}: {message}")
 
     def check_schedule_changes(self) -> None:
         name = "schedule_changes.csv"
@@ -1565,20 +1580,10 @@ class Checker:
         self, emp: str, plan: str, account: str
     ) -> tuple[str, int | None, int | None, int, list[Row]]:
         """(form, installments, lump_sum_percent, delay_months, changes) of the account's election in force."""
-        if not hasattr(self, "_elections"):
-            self._elections: dict[tuple[str, str, str], Row] = {}
-            for r in self.files.get("distribution_elections.csv", []):
-                if "__keyless__" not in r.v:
-                    self._elections.setdefault((r.v["employee_number"], r.v["plan"], r.v["account"]), r)
-        first = self._elections.get((emp, plan, account))
+        first = self._elections.get((emp, plan, account))  # kept by check_distribution_elections
         form, inst, lump, delay = "lump_sum", None, None, 0
-        if first is not None and not first.bad:
-            form, inst, lump, delay = (
-                first.v["form"],
-                first.v["installments"],
-                first.v["lump_sum_percent"],
-                first.v["delay_months"] or 0,
-            )
+        if first is not None and not first[0]:
+            _, form, inst, lump, delay = first
         changes = self.changes_of(emp, plan, account)
         for c in changes:
             if c.v.get("form"):
@@ -1710,7 +1715,7 @@ class Checker:
         name = "pension_figures.csv"
         self.figures_in_force: dict[str, Row] = {}
         have: set[tuple[str, str]] = set()
-        for row in self.files[name]:
+        for row in self._rows(spec.BY_NAME[name]):  # streamed: only the figures in force are kept
             if "__keyless__" in row.v:
                 continue
             have.add((row.v["employee_number"], row.v["plan"]))

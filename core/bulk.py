@@ -15,6 +15,13 @@ time. Here, on PostgreSQL:
 Other databases (SQLite in tests), and models with database defaults, use bulk_create / bulk_create_with_history. Rows are only ever inserted: the
 books' append-only triggers fire on COPY as on INSERT. Whatever the objects carry that simple-history would read one
 by one (`_history_user`, `_change_reason`, `_history_date`) sends them through simple-history instead.
+
+`build` makes the new (unsaved) model instances themselves a third as dear as `Model(**values)`: the values are
+placed in the order of the model's fields and handed to the model as positional arguments, the path Django takes for
+rows read from the database; what is not given gets the field's default, as keyword construction gives it.
+`build_like` makes the many rows that differ from a first one in a few fields (the payments of one benefit, the
+entries of one batch of positions) by copying that one's values, as Django restores an unpickled instance, without
+the model's `__init__`.
 """
 
 from __future__ import annotations
@@ -22,9 +29,12 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Sequence
 from decimal import Decimal
+from operator import itemgetter
 from typing import Any, TypeVar
 
 from django.db import connection, models
+from django.db.models.base import ModelState
+from django.db.models.signals import post_init, pre_init
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
@@ -33,6 +43,108 @@ M = TypeVar("M", bound=models.Model)
 CHUNK = 10_000
 _PLAIN = {int, str, Decimal, dt.date, bool, type(None)}
 _PER_OBJECT = ("_history_user", "_change_reason", "_history_date")
+
+
+_NO_DEFAULT = object()
+_LAYOUTS: dict[type[models.Model], list[tuple[str, str, str, Any, Any]]] = {}
+
+
+def _layout(model: type[models.Model]) -> list[tuple[str, str, str, Any, Any]]:
+    """Per concrete field, in the model's order: (name, attname, the related model's field a relation holds or "",
+    constant default or _NO_DEFAULT, the field when its default is computed per instance)."""
+    layout = _LAYOUTS.get(model)
+    if layout is None:
+        layout = []
+        for f in model._meta.concrete_fields:
+            target = f.target_field.attname if isinstance(f, models.ForeignKey) else ""
+            if f.has_default() and callable(f.default):
+                layout.append((f.name, f.attname, target, _NO_DEFAULT, f))
+            else:
+                layout.append((f.name, f.attname, target, f.get_default(), None))
+        _LAYOUTS[model] = layout
+    return layout
+
+
+def build(model: type[M], /, **values: Any) -> M:
+    """A new, unsaved `model(**values)`, built through the positional path. A related object is given by field name
+    (`schedule=...`, kept as the cached related object) or its id by attname (`schedule_id=...`); a related object
+    not saved yet, or a name that is no field, sends the whole construction by keyword."""
+    args = []
+    related = []
+    given = len(values)
+    used = 0
+    for name, attname, target, default, computed in _layout(model):
+        if target and name in values:
+            obj = values[name]
+            key = getattr(obj, target) if obj is not None else None
+            if obj is not None and key is None:
+                return model(**values)  # not saved yet: its id is read when it is written, as Django does
+            args.append(key)
+            related.append((name, obj))
+            used += 1
+        elif attname in values:
+            args.append(values[attname])
+            used += 1
+        elif name in values:
+            args.append(values[name])
+            used += 1
+        else:
+            args.append(computed.get_default() if computed is not None else default)
+    if used != given:
+        return model(**values)
+    instance = model(*args)
+    for name, obj in related:
+        model._meta.get_field(name).set_cached_value(instance, obj)  # type: ignore[union-attr]
+    return instance
+
+
+_RELATIONS: dict[type[models.Model], dict[str, tuple[str, str, str]]] = {}
+
+
+def _relations(model: type[models.Model]) -> dict[str, tuple[str, str, str]]:
+    """name or attname of each foreign key -> (name, attname, the related model's field it holds)."""
+    found = _RELATIONS.get(model)
+    if found is None:
+        found = {}
+        for f in model._meta.concrete_fields:
+            if isinstance(f, models.ForeignKey):
+                found[f.name] = found[f.attname] = (f.name, f.attname, f.target_field.attname)
+        _RELATIONS[model] = found
+    return found
+
+
+def build_like(template: M, /, **values: Any) -> M:
+    """A new, unsaved instance with `template`'s values and `values` over them: a related object by field name (kept
+    as the cached related object), anything else by attname. Built without the model's `__init__`, so only for models
+    no `pre_init`/`post_init` receiver listens to (checked: otherwise through `build`)."""
+    model = type(template)
+    relations = _relations(model)
+    if pre_init.has_listeners(model) or post_init.has_listeners(model):
+        fields = {f.attname: template.__dict__[f.attname] for f in model._meta.concrete_fields}
+        fields[model._meta.pk.attname] = None
+        for name, value in values.items():
+            if name in relations and relations[name][0] == name:
+                fields.pop(relations[name][1])
+            fields[name] = value
+        return build(model, **fields)
+    state = ModelState()
+    state.fields_cache = dict(template._state.fields_cache)
+    attrs = dict(template.__dict__)
+    attrs["_state"] = state
+    attrs[model._meta.pk.attname] = None
+    for name, value in values.items():
+        relation = relations.get(name)
+        if relation is None:
+            attrs[name] = value
+        elif name == relation[0]:  # the related object
+            attrs[relation[1]] = getattr(value, relation[2]) if value is not None else None
+            state.fields_cache[name] = value
+        else:  # its id: the cached object no longer holds
+            attrs[name] = value
+            state.fields_cache.pop(relation[0], None)
+    instance = model.__new__(model)
+    instance.__dict__ = attrs
+    return instance
 
 
 def insert_new(
@@ -54,9 +166,11 @@ def insert_new(
         return list(model._default_manager.bulk_create(objs, batch_size=batch_size))
     _prepare(objs=objs, fields=fields)
     _copy(objs=objs, model=model, fields=fields)
+    alias = connection.alias
     for o in objs:
-        o._state.adding = False
-        o._state.db = connection.alias
+        state = o._state
+        state.adding = False
+        state.db = alias
     if history:
         _history_from_rows(model=model, ids=[o.pk for o in objs], sample=objs[0])
     return objs
@@ -70,11 +184,12 @@ def _prepare(*, objs: list[Any], fields: list[Any]) -> None:
             for o in objs:
                 f.pre_save(o, True)
         if f.is_relation:
+            attname = f.attname
             for o in objs:
-                if getattr(o, f.attname) is None:
+                if o.__dict__.get(attname) is None:
                     related = f.get_cached_value(o, None)
                     if related is not None:
-                        setattr(o, f.attname, related.pk)
+                        setattr(o, attname, related.pk)
 
 
 def _copy(*, objs: list[Any], model: type[models.Model], fields: list[Any]) -> None:
@@ -92,11 +207,24 @@ def _copy(*, objs: list[Any], model: type[models.Model], fields: list[Any]) -> N
             for o, (new_id,) in zip(chunk, cursor.fetchall(), strict=True):
                 setattr(o, pk.attname, new_id)
         converters = [_converter(f) for f in fields]
+        # a JSON value that is a str is still converted
+        always = [isinstance(f, models.JSONField) for f in fields]
+        values_of = itemgetter(*[f.attname for f in fields])
         names = ", ".join(f'"{f.column}"' for f in fields)
         raw = cursor.cursor  # the driver's cursor: Django's wrapper has no COPY
+        plain = _PLAIN
         with raw.copy(f'COPY "{table}" ({names}) FROM STDIN') as copy:
             for o in objs:
-                copy.write_row([c(getattr(o, f.attname)) for f, c in zip(fields, converters, strict=True)])
+                try:
+                    values = values_of(o.__dict__) if len(fields) > 1 else (o.__dict__[fields[0].attname],)
+                except KeyError:  # a deferred field: through the descriptor
+                    values = tuple(getattr(o, f.attname) for f in fields)
+                copy.write_row(
+                    [
+                        v if type(v) in plain and not j else c(v)
+                        for v, c, j in zip(values, converters, always, strict=True)
+                    ]
+                )
 
 
 def _history_derivable(model: type[models.Model], objs: list[Any]) -> bool:

@@ -463,15 +463,38 @@ class AnnuityInForce:
         return V.FORM_LABELS.get(self.form, self.form)
 
 
-def annuity_in_force(*, participation: Participation, as_of: dt.date) -> AnnuityInForce:
+def annuity_elections_of(*, participation_ids: Iterable[int]) -> dict[int, list[AnnuityElection]]:
+    """participation id -> its accepted annuity elections, the latest submitted first, for many participations in one
+    query (what `annuity_in_force` reads of each)."""
+    out: dict[int, list[AnnuityElection]] = {}
+    for election in AnnuityElection.objects.filter(
+        participation_id__in=list(participation_ids), status=Status.ACCEPTED
+    ).order_by("participation_id", "-submitted_at", "-id"):
+        out.setdefault(election.participation_id, []).append(election)
+    return out
+
+
+def annuity_in_force(
+    *, participation: Participation, as_of: dt.date, accepted: list[AnnuityElection] | None = None
+) -> AnnuityInForce:
     """BRP 4.2(c): the form elected and in effect on `as_of`; without one, a Qualified Joint and Survivor Annuity if
-    married, else a Single Life Annuity. A change waiting out its 12 months (4.2(d)) is reported as pending."""
+    married, else a Single Life Annuity. A change waiting out its 12 months (4.2(d)) is reported as pending.
+    `accepted`: the participation's accepted elections, the latest submitted first, when the caller has read them for
+    many participations (`annuity_elections_of`); otherwise they are read here."""
     version = participation.plan.version_on(as_of)
-    accepted = AnnuityElection.objects.filter(participation=participation, status=Status.ACCEPTED).order_by(
-        "-submitted_at", "-id"
-    )
-    effective = accepted.filter(Q(takes_effect_on__lte=as_of) | Q(takes_effect_on__isnull=True)).first()
-    pending = accepted.filter(takes_effect_on__gt=as_of).first()
+    if accepted is None:
+        elections = AnnuityElection.objects.filter(
+            participation=participation, status=Status.ACCEPTED
+        ).order_by("-submitted_at", "-id")
+        effective = elections.filter(Q(takes_effect_on__lte=as_of) | Q(takes_effect_on__isnull=True)).first()
+        pending = elections.filter(takes_effect_on__gt=as_of).first()
+    else:
+        effective = next(
+            (e for e in accepted if e.takes_effect_on is None or e.takes_effect_on <= as_of), None
+        )
+        pending = next(
+            (e for e in accepted if e.takes_effect_on is not None and e.takes_effect_on > as_of), None
+        )
     cite = version.cite("db_forms")
     if effective is not None:
         return AnnuityInForce(effective.form, effective.defer_years, effective, False, cite, pending)

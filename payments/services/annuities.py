@@ -40,11 +40,11 @@ from books.models import Account, DefinedBenefitRecord
 from books.services.accounts import accounts_get_or_open
 from core import valuation_calendar as cal
 from core.audit import actor_label, audit_record
-from core.bulk import insert_new
+from core.bulk import build, build_like, insert_new
 from core.dates import add_months, day_of_month_after, first_day_of_month_after_anniversary, first_of_month
 from core.errors import ApplicationError
 from core.money import money
-from elections.selectors import annuity_in_force
+from elections.selectors import annuity_elections_of, annuity_in_force
 from participants.models import EmploymentEvent, Participation
 from participants.selectors import beneficiaries_in_force_of
 from payments.models import Annuity, PaymentSchedule, ScheduledPayment
@@ -65,6 +65,7 @@ from plans.models import Plan
 
 if TYPE_CHECKING:
     from core.audit import Actor
+    from elections.models import AnnuityElection
     from participants.models import Person
     from plans.models import PlanVersion
 
@@ -480,8 +481,10 @@ def _fresh(
     annuity: Annuity,
     as_of: dt.date,
     beneficiary: str,
+    accepted: list[AnnuityElection] | None = None,
 ) -> Outcome:
-    """The terms from the inputs as they stand (nothing released yet)."""
+    """The terms from the inputs as they stand (nothing released yet). `accepted`: the participation's accepted
+    annuity elections, latest first, when read for many at once (`annuity_in_force`)."""
 
     person = participation.person
     sep, death = events.get(EmploymentEvent.Kind.SEPARATION), events.get(EmploymentEvent.Kind.DEATH)
@@ -493,12 +496,12 @@ def _fresh(
         )
     version = participation.plan.version_on(anchor)
     cites = _cites(version)
-    in_force = annuity_in_force(participation=participation, as_of=anchor)
+    in_force = annuity_in_force(participation=participation, as_of=anchor, accepted=accepted)
     commencement = (
         benefit_commencement_date(separation_date=sep, defer_years=in_force.defer_years) if sep else None
     )
     if sep is not None and commencement is not None:
-        at_start = annuity_in_force(participation=participation, as_of=commencement)
+        at_start = annuity_in_force(participation=participation, as_of=commencement, accepted=accepted)
         if at_start.defer_years != in_force.defer_years:
             commencement = benefit_commencement_date(separation_date=sep, defer_years=at_start.defer_years)
         in_force = at_start
@@ -912,35 +915,76 @@ def annuities_recompute(
     return changed
 
 
-def _row(
-    d: Due, *, schedule: PaymentSchedule, revision: int, now: dt.datetime, fixed_on: dt.date
-) -> ScheduledPayment:
-    release = cal.next_valuation_date(d.payment_date)
-    return ScheduledPayment(
-        schedule=schedule,
-        account_id=schedule.account_id,
-        participation_id=schedule.participation_id,
-        revision=revision,
-        trigger=d.trigger,
-        benefit=d.benefit[:120],
-        kind=d.kind,
-        number=d.number,
-        of=d.of,
-        share=ScheduledPayment.Share.DEFINED,
-        payment_date=d.payment_date,
-        valuation_rule="fixed_at_commencement",
-        valued_as_of=fixed_on,
-        valuable_on=cal.previous_valuation_date(release),
-        release_date=release,
-        cite=d.cite[:60],
-        reason=d.reason[:300],
-        status=S.HELD if d.hold_code else S.SCHEDULED,
-        hold_code=d.hold_code,
-        hold_reason=d.hold_reason,
-        amount=d.amount,
-        payee_name=d.payee[:200],
-        created_at=now,
-    )
+def _release(day: dt.date, dates: dict[dt.date, tuple[dt.date, dt.date]] | None) -> tuple[dt.date, dt.date]:
+    """A payment's release date (the first Valuation Date on or after its Payment Date) and the Valuation Date it is
+    valued on (the one before); `dates`: those already found in this call, the calendar being the same."""
+    if dates is not None and day in dates:
+        return dates[day]
+    release = cal.next_valuation_date(day)
+    found = (release, cal.previous_valuation_date(release))
+    if dates is not None:
+        dates[day] = found
+    return found
+
+
+def _due_values(d: Due, dates: dict[dt.date, tuple[dt.date, dt.date]] | None) -> dict[str, object]:
+    """What a payment row takes from its due."""
+    release, valuable_on = _release(d.payment_date, dates)
+    return {
+        "trigger": d.trigger,
+        "benefit": d.benefit[:120],
+        "kind": d.kind,
+        "number": d.number,
+        "of": d.of,
+        "payment_date": d.payment_date,
+        "valuable_on": valuable_on,
+        "release_date": release,
+        "cite": d.cite[:60],
+        "reason": d.reason[:300],
+        "status": S.HELD if d.hold_code else S.SCHEDULED,
+        "hold_code": d.hold_code,
+        "hold_reason": d.hold_reason,
+        "amount": d.amount,
+        "payee_name": d.payee[:200],
+    }
+
+
+def _rows(
+    dues: Sequence[Due],
+    *,
+    schedule: PaymentSchedule,
+    revision: int,
+    now: dt.datetime,
+    fixed_on: dt.date,
+    dates: dict[dt.date, tuple[dt.date, dt.date]] | None = None,
+    paid_by: str = "",
+) -> list[ScheduledPayment]:
+    """The payment rows of a schedule's dues: the first built from all its values, the others like it with their
+    due's (`core.bulk.build_like`, a take-over writing some 80 to a benefit). `paid_by`: the dues are payments
+    already made, paid on their Payment Date by whom it says."""
+    if not dues:
+        return []
+    paid = {"status": S.PAID, "withholding_basis": paid_by} if paid_by else {}
+    rows: list[ScheduledPayment] = []
+    for d in dues:
+        values = _due_values(d, dates)
+        if paid_by:
+            values.update(paid, paid_on=d.payment_date)
+        if not rows:
+            values.update(
+                schedule=schedule,
+                account_id=schedule.account_id,
+                participation_id=schedule.participation_id,
+                revision=revision,
+                share=ScheduledPayment.Share.DEFINED,
+                valuation_rule="fixed_at_commencement",
+                valued_as_of=fixed_on,
+                created_at=now,
+            )
+            rows.append(build(ScheduledPayment, **values))
+        else:
+            rows.append(build_like(rows[0], **values))
+    return rows
 
 
 def _signature(p: ScheduledPayment) -> tuple:
@@ -955,6 +999,9 @@ class _Inputs:
     events: dict[int, dict[str, dt.date]]  # person id -> first date of each kind of event
     beneficiaries: dict[int, str]  # participation id -> who takes what is left after a death
     orders: dict[int, list[BenefitOrder]]  # participation id -> Domestic Relations Orders, oldest first
+    annuity_elections: dict[
+        int, list[AnnuityElection]
+    ]  # participation id -> accepted annuity elections, latest first
 
     @classmethod
     def read(cls, participation_ids: Collection[int], *, known: Iterable[Participation] = ()) -> _Inputs:
@@ -975,6 +1022,7 @@ class _Inputs:
             events=_events_of({p.person_id for p in participations.values()}),
             beneficiaries=_beneficiary_names(list(participations.values())),
             orders=orders,
+            annuity_elections=annuity_elections_of(participation_ids=participation_ids),
         )
 
 
@@ -1008,7 +1056,14 @@ def _replan(
     outcome = (
         _stored(annuity, participation, events, beneficiary)
         if started and annuity.pk
-        else _fresh(participation, events, annuity, as_of, beneficiary)
+        else _fresh(
+            participation,
+            events,
+            annuity,
+            as_of,
+            beneficiary,
+            inputs.annuity_elections.get(participation.pk, []),
+        )
     )
     through = max([horizon(day=as_of)] + [p.payment_date for p in have])
     if outcome.terms is not None:
@@ -1043,16 +1098,13 @@ def _replan(
         outcome.fields.get("commencement_date") if outcome.fields else None
     ) or annuity.commencement_date
     merged = _merge(have, dues, because=because)
-    rows = [
-        _row(
-            d,
-            schedule=schedule,
-            revision=schedule.revision if created else schedule.revision + 1,
-            now=now,
-            fixed_on=fixed_on or as_of,
-        )
-        for d in merged.new
-    ]
+    rows = _rows(
+        merged.new,
+        schedule=schedule,
+        revision=schedule.revision if created else schedule.revision + 1,
+        now=now,
+        fixed_on=fixed_on or as_of,
+    )
     changed = merged.changed
     summary = outcome.summary + _overpaid(have, outcome.terms)
     status = (
@@ -1359,7 +1411,9 @@ def annuities_take_over(
             )
         )
     insert_new(objs=annuities, model=Annuity, history=True)
-    rows = []
+    rows: list[ScheduledPayment] = []
+    dates: dict[dt.date, tuple[dt.date, dt.date]] = {}
+    paid_by = f"paid by the prior administrator ({by})"[:300]
     for t, participation, schedule, annuity in zip(taken, people, schedules, annuities, strict=True):
         terms = _stored(
             annuity,
@@ -1369,11 +1423,15 @@ def annuities_take_over(
         ).terms
         assert terms is not None
         made, _ = plan_payments(t=terms, through=t.next_payment - dt.timedelta(days=1))
-        for d in made:
-            row = _row(d, schedule=schedule, revision=1, now=now, fixed_on=t.commencement)
-            row.status, row.paid_on = S.PAID, row.payment_date
-            row.withholding_basis = f"paid by the prior administrator ({by})"[:300]
-            rows.append(row)
+        rows += _rows(
+            made,
+            schedule=schedule,
+            revision=1,
+            now=now,
+            fixed_on=t.commencement,
+            dates=dates,
+            paid_by=paid_by,
+        )
     insert_new(objs=rows, model=ScheduledPayment, history=True)
     written: dict[int, list[ScheduledPayment]] = defaultdict(list)
     for row in rows:  # the schedules are new: these are all their payments, in the order of their ids

@@ -21,7 +21,7 @@ from django.utils import timezone
 from books.models import Account
 from core import valuation_calendar as cal
 from core.audit import actor_label
-from core.bulk import insert_new
+from core.bulk import build, insert_new
 from participants.models import EmploymentEvent
 from payments.models import PaymentSchedule, ScheduledPayment
 from payments.services.annuities import annuities_recompute, is_annuity_account
@@ -54,7 +54,8 @@ def planned_to_row(
 ) -> ScheduledPayment:
     release = _release_date(p.payment_date)
     status = S.HELD if p.hold_code else S.SCHEDULED
-    return ScheduledPayment(
+    return build(  # the positional path of the model: a take-over builds thousands
+        ScheduledPayment,
         schedule=schedule,
         account_id=schedule.account_id,
         participation_id=schedule.participation_id,
