@@ -13,17 +13,24 @@ from celery import current_app
 EASTERN = zoneinfo.ZoneInfo("America/New_York")
 
 
-def migrations_key(root: Path) -> str:
-    """A digest of every migration file: a template database serves only while the migrations are these."""
+# What the template database holds besides the migrations: the shipped catalog, loaded by `manage.py load_catalog`
+# (plans/services.py `catalog_load`, which validates provisions with plans/provisions.py), from these files.
+TEMPLATE_SOURCES = ("*/migrations/*.py", "plans/catalog/**/*", "plans/services.py", "plans/provisions.py")
+
+
+def template_key(root: Path) -> str:
+    """A digest of every migration file and of the catalog and its loader (TEMPLATE_SOURCES): a template
+    database serves only while these are what made it."""
     digest = hashlib.sha256()
-    for path in sorted(root.glob("*/migrations/*.py")):
+    paths = {path for pattern in TEMPLATE_SOURCES for path in root.glob(pattern) if path.is_file()}
+    for path in sorted(paths):
         digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:10]
 
 
 def _migrated_template(cursor, database: dict, name: str) -> None:
-    """Migrate a new database `name` in a manage.py process (as `make run` would), made under another name and
-    renamed when complete, so that a template is never seen half-migrated."""
+    """Migrate a new database `name` and load the shipped catalog into it, in manage.py processes (as `make run`
+    does), made under another name and renamed when complete, so that a template is never seen half-made."""
     import os  # only when a template is missing: once per change of the migrations
     import subprocess
     import sys
@@ -39,13 +46,15 @@ def _migrated_template(cursor, database: dict, name: str) -> None:
     )
     url = f"postgres://{auth}@{database['HOST'] or '127.0.0.1'}:{database['PORT'] or 5432}/{scratch}"
     try:
-        subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
-            cwd=settings.BASE_DIR,
-            env={**os.environ, "DATABASE_URL": url, "TESTING": "true"},
-            check=True,
-            timeout=1800,
-        )
+        for command in (["migrate", "--noinput"], ["load_catalog"]):
+            subprocess.run(
+                [sys.executable, "manage.py", *command, "-v0"],
+                cwd=settings.BASE_DIR,
+                env={**os.environ, "DATABASE_URL": url, "TESTING": "true"},
+                check=True,
+                stdout=subprocess.DEVNULL,
+                timeout=1800,
+            )
         cursor.execute(f'ALTER DATABASE "{scratch}" RENAME TO "{name}"')
     except Exception:
         cursor.execute(f'DROP DATABASE IF EXISTS "{scratch}"')  # another session made it first, or it failed
@@ -57,10 +66,11 @@ def _migrated_template(cursor, database: dict, name: str) -> None:
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, django_db_blocker, request):
     """Each session still gets a fresh test database, dropped at the end, but copied from a migrated template
-    (CREATE DATABASE ... TEMPLATE, Django's TEST["TEMPLATE"]) instead of migrated anew: the template is named
-    after a digest of the migration files (`migrations_key`), made once by `manage.py migrate` when they change,
-    and the older templates of this database name are dropped. Django's test set-up still runs `migrate`, which
-    finds everything applied. --reuse-db keeps pytest-django's own behaviour."""
+    with the shipped catalog in it (CREATE DATABASE ... TEMPLATE, Django's TEST["TEMPLATE"]) instead of migrated
+    and loaded anew: the template is named after a digest of the migration files and of the catalog and its
+    loader (`template_key`), made once by `manage.py migrate` and `load_catalog` when they change, and the older
+    templates of this database name are dropped. Django's test set-up still runs `migrate`, which finds
+    everything applied. --reuse-db keeps pytest-django's own behaviour."""
     # pytest-django has configured Django by the time session fixtures run
     from django.conf import settings
     from django.db import DatabaseError, connection
@@ -69,7 +79,7 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, d
     if request.config.getvalue("reuse_db") or database["ENGINE"] != "django.db.backends.postgresql":
         return
     prefix = f"test_{database['NAME']}_tpl_m"[:50]
-    template = f"{prefix}{migrations_key(Path(settings.BASE_DIR))}"
+    template = f"{prefix}{template_key(Path(settings.BASE_DIR))}"
     with django_db_blocker.unblock(), connection._nodb_cursor() as cursor:
         cursor.execute(
             "SELECT datname FROM pg_database WHERE datname LIKE %s", [prefix.replace("_", r"\_") + "%"]
@@ -140,10 +150,15 @@ def _catalog_restore() -> None:
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
-    from plans.services import catalog_load
+    """The shipped catalog is in the test database: copied with the template (django_db_modify_db_settings), else
+    (not PostgreSQL, or --reuse-db) loaded here."""
+    from django.conf import settings  # configured by pytest-django before the session fixtures run
+
+    from plans.services import catalog_load  # app code: importable once Django is configured
 
     with django_db_blocker.unblock():
-        catalog_load()
+        if not settings.DATABASES["default"].get("TEST", {}).get("TEMPLATE"):
+            catalog_load()
         _catalog_snapshot()
 
 
