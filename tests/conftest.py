@@ -216,15 +216,31 @@ def pytest_runtest_teardown(item, nextitem):
             _catalog_restore()
 
 
+# The modules of the fast tier's longest tests (10 to 30 CPU seconds each: the out-of-range rounds, the
+# participant-isolation walk, ...), which `make check` starts first (pytest_collection_modifyitems).
+LONG_FIRST = (
+    "tests/test_no_server_errors.py",
+    "tests/test_access.py",
+    "tests/conversion/test_reconciliation.py",
+    "tests/operations/test_bench_crediting.py",
+    "tests/pages/test_portal_queries.py",
+)
+
+
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (`make check`: `-n 2 --dist loadgroup`), the tests of one class stay on one process, so
     that state built once for the class (`replayed_once` in tests/payments/factories.py) is built once; every
-    other test is shared out on its own (a long module, or one test per round, spreads over both processes)."""
+    other test is shared out on its own (a long module, or one test per round, spreads over both processes).
+    The modules of LONG_FIRST come first, whole and in their order, the rest after them as collected: the processes
+    share out the long tests while there is still other work to balance them, instead of one of them ending on
+    a 30-second test while the other waits. A serial run keeps the collected order."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
     for item in items:
         if item.cls is not None and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(f"{item.module.__name__}.{item.cls.__qualname__}"))
+    rank = {module: i for i, module in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(LONG_FIRST)))
 
 
 @pytest.fixture(scope="session", autouse=True)
