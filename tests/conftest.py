@@ -231,7 +231,8 @@ def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (`make check`: `-n 2 --dist loadgroup`), the tests of one class stay on one process, so
     that state built once for the class (`replayed_once` in tests/payments/factories.py) is built once; every
     other test is shared out on its own (a long module, or one test per round, spreads over both processes).
-    The modules of LONG_FIRST come first, whole and in their order, the rest after them as collected: the processes
+    Within each of pytest-django's three parts (`_django_order`), the modules of LONG_FIRST come first, whole and
+    in their order, the rest after them as collected: the processes
     share out the long tests while there is still other work to balance them, instead of one of them ending on
     a 30-second test while the other waits. A serial run keeps the collected order."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
@@ -240,7 +241,25 @@ def pytest_collection_modifyitems(config, items):
         if item.cls is not None and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(f"{item.module.__name__}.{item.cls.__qualname__}"))
     rank = {module: i for i, module in enumerate(LONG_FIRST)}
-    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(LONG_FIRST)))
+    items.sort(key=lambda item: (_django_order(item), rank.get(item.nodeid.split("::")[0], len(LONG_FIRST))))
+
+
+def _django_order(item) -> int:
+    """pytest-django's order (its pytest_collection_modifyitems, which has run first): tests in a transaction,
+    then transactional tests, then tests without the database. Kept by the sort above: a transactional test
+    empties the tables, the rows of data migrations included (the withholding rates), so on each process every
+    test that expects them must run before the first transactional one."""
+    from pytest_django.plugin import validate_django_db
+
+    marker = item.get_closest_marker("django_db")
+    fixtures = set(getattr(item, "fixturenames", ()))
+    transactional = bool({"transactional_db", "live_server"} & fixtures)
+    if marker is not None:
+        transaction, reset_sequences, *_ = validate_django_db(marker)
+        transactional = transactional or transaction or reset_sequences
+    if transactional:
+        return 1
+    return 0 if marker is not None or "db" in fixtures else 2
 
 
 @pytest.fixture(scope="session", autouse=True)
