@@ -162,15 +162,26 @@ def django_db_setup(django_db_setup, django_db_blocker):
         _catalog_snapshot()
 
 
+# The tables that point at any of the given tables, directly or through others: what TRUNCATE ... CASCADE empties.
+_REFERRING_SQL = """
+WITH RECURSIVE emptied(oid) AS (
+    SELECT oid FROM pg_class WHERE relname = ANY(%s) AND relnamespace = current_schema()::regnamespace
+    UNION
+    SELECT c.conrelid FROM pg_constraint c JOIN emptied e ON c.confrelid = e.oid WHERE c.contype = 'f'
+)
+SELECT relname FROM pg_class WHERE oid IN (SELECT oid FROM emptied) ORDER BY relname
+"""
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _flush_by_delete(django_db_setup, django_db_blocker):
-    """The end of a transactional test empties every table (Django's flush): on PostgreSQL a TRUNCATE of all the
-    tables, which makes new files for each table and index, some 2.4 s of the server's time per test for a few
+    """The end of a transactional test empties the tables (Django's flush): on PostgreSQL a TRUNCATE of every
+    table, which makes new files for each table and index, some 2.4 s of the server's time per test for a few
     rows. Here a DELETE of each table instead, in the flush's transaction, with triggers (the append-only
     refusals, the foreign-key checks) off for it (`session_replication_role = replica`, superuser only): the same
-    empty tables, sequences left as TRUNCATE without RESTART IDENTITY leaves them. A flush that resets sequences,
-    or cascades (a test with available_apps: TRUNCATE ... CASCADE also empties the tables outside them that point
-    in), keeps Django's TRUNCATE."""
+    empty tables, sequences left as TRUNCATE without RESTART IDENTITY leaves them. A flush that cascades (a test
+    with available_apps: TRUNCATE ... CASCADE) also deletes the rows of every table that points at the emptied
+    ones, as the cascade would; one that resets sequences keeps Django's TRUNCATE."""
     from django.db import connection  # configured by pytest-django before the session fixtures run
 
     if connection.vendor != "postgresql":
@@ -186,8 +197,12 @@ def _flush_by_delete(django_db_setup, django_db_blocker):
     truncate = operations.sql_flush
 
     def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
-        if reset_sequences or allow_cascade or not tables:
+        if reset_sequences or not tables:
             return truncate(self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
+        if allow_cascade:
+            with self.connection.cursor() as cursor:
+                cursor.execute(_REFERRING_SQL, [list(tables)])
+                tables = [row[0] for row in cursor.fetchall()]
         deletes = "".join(f" DELETE FROM {self.quote_name(table)};" for table in tables)
         return [
             f"SET LOCAL session_replication_role = replica;{deletes} SET LOCAL session_replication_role = DEFAULT;"
