@@ -39,17 +39,20 @@ test: $(STAMP) lint
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} TESTING=true \
 		$(PY) -m pytest $(PYTEST_ARGS)
 
-## make check: the fast tier, for every change: lint, then every test not marked slow, browser or worker
+## make check: the fast tier, for every change: lint and every test not marked slow, browser or worker
 ## (under 3 minutes on a two-core machine), on CHECK_WORKERS pytest-xdist processes (2; each its own test
 ## database and MEDIA_ROOT; --dist loadgroup with one group per test class, tests/conftest.py).
-## `make test` stays the whole suite, serial.
+## The lint steps and `makemigrations --check` run one after another beside the tests (scripts/beside.py),
+## their output printed after the tests'; `make check` fails if any step or test fails.
+## `make test` stays the whole suite, serial, with lint before it.
 CHECK_WORKERS ?= 2
-check: $(STAMP) lint
-	@DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} $(PY) scripts/check_services.py
-	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} TESTING=true \
-		$(PY) manage.py makemigrations --check --dry-run > /dev/null
-	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} TESTING=true \
-		$(PY) -m pytest -m "not slow and not browser and not worker" \
+CHECK_ENV = DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)}
+check: $(STAMP)
+	@$(CHECK_ENV) $(PY) scripts/check_services.py
+	$(CHECK_ENV) TESTING=true $(PY) scripts/beside.py \
+		--step "$(PY) -m ruff check ." --step "$(PY) -m ruff format --check ." --step "$(PY) -m mypy" \
+		--step "$(VENV)/bin/lint-imports" --step "$(PY) manage.py makemigrations --check --dry-run" \
+		-- $(PY) -m pytest -m "not slow and not browser and not worker" \
 		-n $(CHECK_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 ## make smoke: gunicorn (DEBUG=false, whitenoise), a Celery worker and beat against PostgreSQL and Redis, started
@@ -59,7 +62,7 @@ smoke: $(STAMP)
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} \
 		$(PY) scripts/smoke.py
 
-lint: $(STAMP)
+lint: $(STAMP)  # `make check` runs the same steps beside its tests (scripts/beside.py)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy

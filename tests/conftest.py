@@ -13,17 +13,24 @@ from celery import current_app
 EASTERN = zoneinfo.ZoneInfo("America/New_York")
 
 
-def migrations_key(root: Path) -> str:
-    """A digest of every migration file: a template database serves only while the migrations are these."""
+# What the template database holds besides the migrations: the shipped catalog, loaded by `manage.py load_catalog`
+# (plans/services.py `catalog_load`, which validates provisions with plans/provisions.py), from these files.
+TEMPLATE_SOURCES = ("*/migrations/*.py", "plans/catalog/**/*", "plans/services.py", "plans/provisions.py")
+
+
+def template_key(root: Path) -> str:
+    """A digest of every migration file and of the catalog and its loader (TEMPLATE_SOURCES): a template
+    database serves only while these are what made it."""
     digest = hashlib.sha256()
-    for path in sorted(root.glob("*/migrations/*.py")):
+    paths = {path for pattern in TEMPLATE_SOURCES for path in root.glob(pattern) if path.is_file()}
+    for path in sorted(paths):
         digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:10]
 
 
 def _migrated_template(cursor, database: dict, name: str) -> None:
-    """Migrate a new database `name` in a manage.py process (as `make run` would), made under another name and
-    renamed when complete, so that a template is never seen half-migrated."""
+    """Migrate a new database `name` and load the shipped catalog into it, in manage.py processes (as `make run`
+    does), made under another name and renamed when complete, so that a template is never seen half-made."""
     import os  # only when a template is missing: once per change of the migrations
     import subprocess
     import sys
@@ -39,13 +46,15 @@ def _migrated_template(cursor, database: dict, name: str) -> None:
     )
     url = f"postgres://{auth}@{database['HOST'] or '127.0.0.1'}:{database['PORT'] or 5432}/{scratch}"
     try:
-        subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
-            cwd=settings.BASE_DIR,
-            env={**os.environ, "DATABASE_URL": url, "TESTING": "true"},
-            check=True,
-            timeout=1800,
-        )
+        for command in (["migrate", "--noinput"], ["load_catalog"]):
+            subprocess.run(
+                [sys.executable, "manage.py", *command, "-v0"],
+                cwd=settings.BASE_DIR,
+                env={**os.environ, "DATABASE_URL": url, "TESTING": "true"},
+                check=True,
+                stdout=subprocess.DEVNULL,
+                timeout=1800,
+            )
         cursor.execute(f'ALTER DATABASE "{scratch}" RENAME TO "{name}"')
     except Exception:
         cursor.execute(f'DROP DATABASE IF EXISTS "{scratch}"')  # another session made it first, or it failed
@@ -57,10 +66,11 @@ def _migrated_template(cursor, database: dict, name: str) -> None:
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, django_db_blocker, request):
     """Each session still gets a fresh test database, dropped at the end, but copied from a migrated template
-    (CREATE DATABASE ... TEMPLATE, Django's TEST["TEMPLATE"]) instead of migrated anew: the template is named
-    after a digest of the migration files (`migrations_key`), made once by `manage.py migrate` when they change,
-    and the older templates of this database name are dropped. Django's test set-up still runs `migrate`, which
-    finds everything applied. --reuse-db keeps pytest-django's own behaviour."""
+    with the shipped catalog in it (CREATE DATABASE ... TEMPLATE, Django's TEST["TEMPLATE"]) instead of migrated
+    and loaded anew: the template is named after a digest of the migration files and of the catalog and its
+    loader (`template_key`), made once by `manage.py migrate` and `load_catalog` when they change, and the older
+    templates of this database name are dropped. Django's test set-up still runs `migrate`, which finds
+    everything applied. --reuse-db keeps pytest-django's own behaviour."""
     # pytest-django has configured Django by the time session fixtures run
     from django.conf import settings
     from django.db import DatabaseError, connection
@@ -69,7 +79,7 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, d
     if request.config.getvalue("reuse_db") or database["ENGINE"] != "django.db.backends.postgresql":
         return
     prefix = f"test_{database['NAME']}_tpl_m"[:50]
-    template = f"{prefix}{migrations_key(Path(settings.BASE_DIR))}"
+    template = f"{prefix}{template_key(Path(settings.BASE_DIR))}"
     with django_db_blocker.unblock(), connection._nodb_cursor() as cursor:
         cursor.execute(
             "SELECT datname FROM pg_database WHERE datname LIKE %s", [prefix.replace("_", r"\_") + "%"]
@@ -140,11 +150,69 @@ def _catalog_restore() -> None:
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
-    from plans.services import catalog_load
+    """The shipped catalog is in the test database: copied with the template (django_db_modify_db_settings), else
+    (not PostgreSQL, or --reuse-db) loaded here."""
+    from django.conf import settings  # configured by pytest-django before the session fixtures run
+
+    from plans.services import catalog_load  # app code: importable once Django is configured
 
     with django_db_blocker.unblock():
-        catalog_load()
+        if not settings.DATABASES["default"].get("TEST", {}).get("TEMPLATE"):
+            catalog_load()
         _catalog_snapshot()
+
+
+# The tables that point at any of the given tables, directly or through others: what TRUNCATE ... CASCADE empties.
+_REFERRING_SQL = """
+WITH RECURSIVE emptied(oid) AS (
+    SELECT oid FROM pg_class WHERE relname = ANY(%s) AND relnamespace = current_schema()::regnamespace
+    UNION
+    SELECT c.conrelid FROM pg_constraint c JOIN emptied e ON c.confrelid = e.oid WHERE c.contype = 'f'
+)
+SELECT relname FROM pg_class WHERE oid IN (SELECT oid FROM emptied) ORDER BY relname
+"""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _flush_by_delete(django_db_setup, django_db_blocker):
+    """The end of a transactional test empties the tables (Django's flush): on PostgreSQL a TRUNCATE of every
+    table, which makes new files for each table and index, some 2.4 s of the server's time per test for a few
+    rows. Here a DELETE of each table instead, in the flush's transaction, with triggers (the append-only
+    refusals, the foreign-key checks) off for it (`session_replication_role = replica`, superuser only): the same
+    empty tables, sequences left as TRUNCATE without RESTART IDENTITY leaves them. A flush that cascades (a test
+    with available_apps: TRUNCATE ... CASCADE) also deletes the rows of every table that points at the emptied
+    ones, as the cascade would; one that resets sequences keeps Django's TRUNCATE."""
+    from django.db import connection  # configured by pytest-django before the session fixtures run
+
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('is_superuser')")
+        superuser = cursor.fetchone()[0] == "on"
+    if not superuser:
+        yield
+        return
+    operations = type(connection.ops)
+    truncate = operations.sql_flush
+
+    def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
+        if reset_sequences or not tables:
+            return truncate(self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
+        if allow_cascade:
+            with self.connection.cursor() as cursor:
+                cursor.execute(_REFERRING_SQL, [list(tables)])
+                tables = [row[0] for row in cursor.fetchall()]
+        deletes = "".join(f" DELETE FROM {self.quote_name(table)};" for table in tables)
+        return [
+            f"SET LOCAL session_replication_role = replica;{deletes} SET LOCAL session_replication_role = DEFAULT;"
+        ]
+
+    operations.sql_flush = sql_flush
+    try:
+        yield
+    finally:
+        operations.sql_flush = truncate
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -163,15 +231,50 @@ def pytest_runtest_teardown(item, nextitem):
             _catalog_restore()
 
 
+# The modules of the fast tier's longest tests (10 to 30 CPU seconds each: the out-of-range rounds, the
+# participant-isolation walk, ...), which `make check` starts first (pytest_collection_modifyitems).
+LONG_FIRST = (
+    "tests/test_no_server_errors.py",
+    "tests/test_access.py",
+    "tests/conversion/test_reconciliation.py",
+    "tests/operations/test_bench_crediting.py",
+    "tests/pages/test_portal_queries.py",
+)
+
+
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (`make check`: `-n 2 --dist loadgroup`), the tests of one class stay on one process, so
     that state built once for the class (`replayed_once` in tests/payments/factories.py) is built once; every
-    other test is shared out on its own (a long module, or one test per round, spreads over both processes)."""
+    other test is shared out on its own (a long module, or one test per round, spreads over both processes).
+    Within each of pytest-django's three parts (`_django_order`), the modules of LONG_FIRST come first, whole and
+    in their order, the rest after them as collected: the processes
+    share out the long tests while there is still other work to balance them, instead of one of them ending on
+    a 30-second test while the other waits. A serial run keeps the collected order."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
     for item in items:
         if item.cls is not None and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(f"{item.module.__name__}.{item.cls.__qualname__}"))
+    rank = {module: i for i, module in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: (_django_order(item), rank.get(item.nodeid.split("::")[0], len(LONG_FIRST))))
+
+
+def _django_order(item) -> int:
+    """pytest-django's order (its pytest_collection_modifyitems, which has run first): tests in a transaction,
+    then transactional tests, then tests without the database. Kept by the sort above: a transactional test
+    empties the tables, the rows of data migrations included (the withholding rates), so on each process every
+    test that expects them must run before the first transactional one."""
+    from pytest_django.plugin import validate_django_db
+
+    marker = item.get_closest_marker("django_db")
+    fixtures = set(getattr(item, "fixturenames", ()))
+    transactional = bool({"transactional_db", "live_server"} & fixtures)
+    if marker is not None:
+        transaction, reset_sequences, *_ = validate_django_db(marker)
+        transactional = transactional or transaction or reset_sequences
+    if transactional:
+        return 1
+    return 0 if marker is not None or "db" in fixtures else 2
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -271,33 +271,56 @@ def test_an_emergency_is_taken_from_retirement_termination_then_the_latest_speci
     ]
 
 
-@pytest.mark.parametrize(
-    "event, message",
-    [
-        (
-            {"on": "2011-05-01", "type": "separation", "participant": "P1", "reason": "resignation"},
-            "before that",
-        ),
-        ({"on": "2026-06-01", "type": "death", "participant": "P1"}, "already recorded as deceased"),
-        (
-            {"on": "2026-06-02", "type": "separation", "participant": "P1", "reason": "resignation"},
-            "after that",
-        ),
-        (
-            {
-                "on": "2026-06-02",
-                "type": "domestic_relations_order",
-                "participant": "P1",
-                "alternate_payee": "X",
-                "amount": "10.00",
-            },
-            "after that",
-        ),
-    ],
-)
-def test_events_before_hire_or_after_death_and_a_second_death_are_refused_and_nothing_changes(event, message):
-    events = deferrals() + [{"on": "2026-05-20", "type": "death", "participant": "P1"}, event]
-    result = simulate(scenario(events=events, through="2026-06-30"))
-    last = result["events"][-1]
-    assert last["status"] == "rejected" and message in last["message"]
-    assert [(r["payment_date"], r["amount"]) for r in result["payments"]] == [("2026-06-15", "30000.00")]
+# The refused events of one history, replayed once: P1 dies 2026-05-20, then a second death, a separation and a
+# domestic relations order after it are refused; P2, hired 2026-03-01, has a separation dated before that.
+# (P2's own hire date keeps the replay to the months around P1's death: an event before P1's 2012 hire date would
+# start the replay in 2011.)
+_REFUSED = [
+    ({"on": "2026-02-27", "type": "separation", "participant": "P2", "reason": "resignation"}, "before that"),
+    ({"on": "2026-06-01", "type": "death", "participant": "P1"}, "already recorded as deceased"),
+    ({"on": "2026-06-02", "type": "separation", "participant": "P1", "reason": "resignation"}, "after that"),
+    (
+        {
+            "on": "2026-06-02",
+            "type": "domestic_relations_order",
+            "participant": "P1",
+            "alternate_payee": "X",
+            "amount": "10.00",
+        },
+        "after that",
+    ),
+]
+
+
+class TestEventsBeforeHireOrAfterDeath:
+    """One replay of P1's deferrals and death with every refused event of _REFUSED in it."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def result(cls, django_db_setup, django_db_blocker):
+        events = deferrals() + [{"on": "2026-05-20", "type": "death", "participant": "P1"}]
+        events += [event for event, _ in _REFUSED]
+        people = {
+            "P1": {"birth_date": "1968-04-10", "hire_date": "2012-03-01"},
+            "P2": {"birth_date": "1980-01-15", "hire_date": "2026-03-01"},
+        }
+        outcome: dict = {}
+        with replayed_once(
+            django_db_blocker,
+            lambda: outcome.update(
+                simulate(scenario(events=events, participants=people, through="2026-06-30"))
+            ),
+        ):
+            yield outcome
+
+    @pytest.mark.parametrize("refused", range(len(_REFUSED)), ids=[m for _, m in _REFUSED])
+    def test_an_event_before_hire_or_after_death_or_a_second_death_is_refused(self, result, refused):
+        event, message = _REFUSED[refused]
+        got = result["events"][len(result["events"]) - len(_REFUSED) + refused]
+        assert got["type"] == event["type"]
+        assert got["status"] == "rejected" and message in got["message"], got
+
+    def test_nothing_changes_the_death_benefit_is_the_only_payment(self, result):
+        assert [(r["participant"], r["payment_date"], r["amount"]) for r in result["payments"]] == [
+            ("P1", "2026-06-15", "30000.00")
+        ]
