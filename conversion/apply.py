@@ -36,7 +36,7 @@ from conversion.apply_payments import PaymentMismatch, apply_db_benefits, apply_
 from conversion.reader import normalise_header, read_rows
 from conversion.validate import Checker, Finding, Result, Row, add_years, parse_value, split_account
 from core.audit import audit_record
-from core.bulk import build, build_like, insert_new
+from core.bulk import analyze, build, build_like, insert_new
 from core.models import JobRun
 from elections.models import (
     AnnuityElection,
@@ -237,6 +237,9 @@ def apply_package(*, result: Result, folder: Path, actor: str, now: dt.datetime)
     _apply_key_employees(checker=checker, people=people, actor=actor, now=now)
     participations = _apply_participations(checker=checker, people=people, plans=plans)
     accounts = _apply_accounts(checker=checker, participations=participations)
+    # The tables written so far were (nearly) empty when the transaction began, the statistics the planner still
+    # has of them: the phases below look rows up in them by key (core.bulk.analyze says why this is needed).
+    analyze(models=[Person, EmploymentEvent, VestingServiceCredit, KeyEmployeeList, Participation, Account])
     _apply_positions(
         folder=folder,
         accounts=accounts,
@@ -246,10 +249,27 @@ def apply_package(*, result: Result, folder: Path, actor: str, now: dt.datetime)
         actor=actor,
         now=now,
     )
+    analyze(models=[Position, LedgerEntry, DailyValuation])
     _apply_elections(folder=folder, participations=participations, funds=funds, actor=actor)
     _apply_beneficiaries(folder=folder, people=people, plans=plans, actor=actor)
     _apply_brp(folder=folder, participations=participations, cd=cd, package_id=result.package_id, actor=actor)
     _mark_conversion_date_valued(cd=cd, package_id=result.package_id, now=now)
+    # the payment take-overs read the elections, beneficiaries and pension figures just written
+    analyze(
+        models=[
+            DeferralElection,
+            DeferralElectionLine,
+            DeferralAllocation,
+            DistributionElection,
+            ScheduleChange,
+            InvestmentElection,
+            InvestmentElectionLine,
+            BeneficiaryDesignation,
+            Beneficiary,
+            DefinedBenefitRecord,
+            AnnuityElection,
+        ]
+    )
     apply_year_to_date(
         stream=lambda name: _stream(folder, name),
         people=people,

@@ -23,8 +23,9 @@ from typing import Any
 
 from books.models import Account
 from conversion.validate import first_after_six_month_anniversary
+from core.bulk import analyze
 from participants.models import Participation
-from payments.models import ScheduledPayment, TakenOverOverride
+from payments.models import Annuity, PaymentSchedule, ScheduledPayment, TakenOverOverride
 from payments.services.annuities import (
     AnnuityTakenOver,
     AnnuityTakeOverError,
@@ -86,12 +87,13 @@ def apply_payment_schedules(
         rows[account.pk] = (line, v)
     TakenOverOverride.objects.bulk_create(overrides, batch_size=5000)
     remaining: dict[int, list[list[ScheduledPayment]]] = {}
-    for start in range(0, len(taken), SCHEDULES_PER_CALL):
+    for calls, start in enumerate(range(0, len(taken), SCHEDULES_PER_CALL), start=1):
         remaining.update(
             schedules_take_over(
                 taken=taken[start : start + SCHEDULES_PER_CALL], by=_by(package_id), now=now, as_of=cd
             )
         )
+        _analyze_as_they_grow(calls)
     for account_id, (line, v) in rows.items():
         left = remaining.get(account_id, [])
         total = v["payments_made"] + len(left)
@@ -104,6 +106,15 @@ def apply_payment_schedules(
                 f"the next on {first}; the package says {v['payments_total']}, the next on {v['next_payment_date']}",
             )
     return len(rows)
+
+
+def _analyze_as_they_grow(calls: int) -> None:
+    """After the 1st, 2nd, 4th, 8th... call, the payment tables' statistics are refreshed: each call reads back the
+    payments and schedules of its own benefits, and planned on the statistics of the (empty) tables the transaction
+    began with, that lookup scans every payment still to make so far (core.bulk.analyze). Doubling keeps the
+    statistics within a factor two of the rows for a number of ANALYZEs that grows with the logarithm of the calls."""
+    if calls & (calls - 1) == 0:
+        analyze(models=[PaymentSchedule, ScheduledPayment, Annuity, TakenOverOverride])
 
 
 def _key_wait_end(separation: dt.date, key: bool | None, commencement: dt.date) -> dt.date:
@@ -136,6 +147,7 @@ def apply_db_benefits(
             not_begun.append((line, v, participation))
     by = _by(package_id)
     checked: list[tuple[int, dict[str, Any], dt.date | None]] = []
+    calls = 0
     for start in range(0, len(in_pay), BENEFITS_PER_CALL):
         chunk = in_pay[start : start + BENEFITS_PER_CALL]
         try:
@@ -144,11 +156,15 @@ def apply_db_benefits(
             line = next(line for line, _, t in chunk if t is exc.taken)
             raise PaymentMismatch("db_benefits.csv", line, str(exc)) from exc
         checked += [(line, v, _first(left)) for (line, v, _), left in zip(chunk, paying, strict=True)]
+        calls += 1
+        _analyze_as_they_grow(calls)
     for start in range(0, len(not_begun), BENEFITS_PER_CALL):
         chunk_nb = not_begun[start : start + BENEFITS_PER_CALL]
         planned = annuities_not_commenced_open(
             participations=[p for _, _, p in chunk_nb], by=by, now=now, as_of=cd
         )
+        calls += 1
+        _analyze_as_they_grow(calls)
         # the benefit the package describes; a Pre-2005 Supplemental Benefit (BRP App. A) is paid apart
         checked += [
             (line, v, _first([p for p in left if p.benefit == p.schedule.benefit]))

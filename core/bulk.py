@@ -269,6 +269,30 @@ def _history_from_rows(*, model: type[models.Model], ids: list[int], sample: mod
             )
 
 
+def analyze(*, models: Sequence[type[models.Model]]) -> None:
+    """Refresh the planner's statistics of the tables of `models` (and of their many-to-many tables), on PostgreSQL.
+
+    Why: a conversion writes its tables in one transaction, and autovacuum's ANALYZE cannot see rows not yet
+    committed, so every later statement of that transaction is planned on the statistics the tables had when it
+    began (empty or nearly): lookups of a few keys become scans of the whole table, or of an index on a column that
+    was rare then (the status of the payments), and the cost grows with the square of the rows. An ANALYZE run in
+    the transaction itself counts its own rows; it reads a sample (300 x default_statistics_target rows) whatever
+    the table's size. Other databases plan otherwise: nothing to do there."""
+    if connection.vendor != "postgresql":
+        return
+    tables: list[str] = []
+    for model in models:
+        for table in [model._meta.db_table] + [
+            f.remote_field.through._meta.db_table  # type: ignore[union-attr]
+            for f in model._meta.local_many_to_many
+        ]:
+            if table not in tables:
+                tables.append(table)
+    with connection.cursor() as cursor:
+        for table in tables:
+            cursor.execute(f'ANALYZE "{table}"')
+
+
 def _column(model: type[models.Model], name: str) -> str:
     field = model._meta.pk if name == "pk" else model._meta.get_field(name)
     assert isinstance(field, models.Field) and field.column is not None

@@ -6,11 +6,11 @@ import datetime as dt
 from decimal import Decimal
 
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from simple_history.utils import bulk_create_with_history
 
-from core.bulk import insert_new
-from participants.models import Participation, Person
+from core.bulk import analyze, insert_new
+from participants.models import KeyEmployeeList, Participation, Person
 from plans.models import Fund, FundPrice
 
 pytestmark = pytest.mark.django_db
@@ -85,3 +85,29 @@ def test_decimals_and_a_refused_row_as_bulk_create(edcp):
     with pytest.raises(IntegrityError), transaction.atomic():
         insert_new(objs=[_person("D1"), _person("D1")], model=Person)
     assert not Person.objects.filter(employee_number="D1").exists()
+
+
+def _reltuples(table: str) -> float:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [table])
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="planner statistics are PostgreSQL's")
+def test_analyze_counts_the_rows_the_transaction_has_written():
+    """What the planner knows of the tables written in the (test's) transaction: nothing until `analyze`, their rows
+    after it, the many-to-many table of a model with it."""
+    people = insert_new(objs=[_person(f"S{i:05d}") for i in range(3000)], model=Person)
+    kel = KeyEmployeeList.objects.create(
+        identification_year=2031, recorded_at=dt.datetime(2032, 1, 5, tzinfo=dt.UTC), recorded_by="t"
+    )
+    kel.members.set(people[:1200])
+    members = KeyEmployeeList.members.through._meta.db_table
+    people_now = Person.objects.count()
+    assert _reltuples("participants_person") < people_now
+    assert _reltuples(members) < 1200
+
+    analyze(models=[Person, KeyEmployeeList])
+
+    assert _reltuples("participants_person") == people_now
+    assert _reltuples(members) == KeyEmployeeList.members.through.objects.count()
