@@ -466,8 +466,7 @@ def conversion_books(*, run: ConversionRun) -> dict[Key, Decimal] | None:
         return None
     if applied.books_figures is not None:
         return {tuple(f[:7]): Decimal(f[7]) for f in applied.books_figures}
-    plans = sorted({d.get("plan", "") for d in applied.differences} | set(_control_plans(run=applied)))
-    books = books_totals(plan_codes=[p for p in plans if p], as_of=applied.conversion_date)
+    books = books_totals(plan_codes=_plans_of(run=applied), as_of=applied.conversion_date)
     applied.books_figures = [[*key, str(figure)] for key, figure in sorted(books.items())]
     ConversionRun.objects.filter(pk=applied.pk).update(books_figures=applied.books_figures)
     return books
@@ -481,9 +480,8 @@ def conversion_due(*, run: ConversionRun) -> list[list[str]] | None:
     if applied is None or applied.conversion_date is None:
         return None
     if applied.due_at_conversion is None:
-        plans = sorted({d.get("plan", "") for d in applied.differences} | set(_control_plans(run=applied)))
         applied.due_at_conversion = payments_due_at_conversion(
-            plan_codes=[p for p in plans if p], as_of=applied.conversion_date
+            plan_codes=_plans_of(run=applied), as_of=applied.conversion_date
         )
         ConversionRun.objects.filter(pk=applied.pk).update(due_at_conversion=applied.due_at_conversion)
     return applied.due_at_conversion
@@ -516,6 +514,12 @@ def due_payments(*, run: ConversionRun) -> list[DuePayment]:
         )
         for r in conversion_due(run=run) or []
     ]
+
+
+def _plans_of(*, run: ConversionRun) -> list[str]:
+    """The plan codes of an applied package: those of its plans.csv and of its control differences."""
+    plans = {d.get("plan", "") for d in run.differences} | set(_control_plans(run=run))
+    return sorted(p for p in plans if p)
 
 
 def _control_plans(*, run: ConversionRun) -> list[str]:
