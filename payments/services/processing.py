@@ -24,7 +24,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Min, Q
 from django.utils import timezone
 
-from books.models import Account, DailyValuation, EntryKind, PendingTransaction, Position
+from books.models import DailyValuation, EntryKind, PendingTransaction, Position
 from books.selectors import last_credited_date
 from core import valuation_calendar as cal
 from core.dates import add_months, first_of_month
@@ -126,7 +126,7 @@ def _recompute_provisional(credited: dt.date | None, now: dt.datetime) -> int:
         PaymentSchedule.objects.filter(provisional_until__lte=credited).values_list("account_id", flat=True)
     )
     schedules_recompute(
-        accounts=list(Account.objects.filter(id__in=ids)),
+        account_ids=ids,
         now=now,
         because="the value on the day of the event is now credited",
     )
@@ -139,14 +139,14 @@ def _recheck_holds(now: dt.datetime, credited: dt.date | None = None) -> int:
     key_accounts = {p.account_id for p in held if p.hold_code == "key_employee_unknown"}
     if key_accounts:
         schedules_recompute(
-            accounts=list(Account.objects.filter(id__in=key_accounts)),
+            account_ids=key_accounts,
             now=now,
             because="Key Employee list check",
         )
     waiting = {p.account_id for p in held if p.hold_code in ANNUITY_HOLDS.values()} - key_accounts
     if waiting:
         schedules_recompute(
-            accounts=list(Account.objects.filter(id__in=waiting)),
+            account_ids=waiting,
             now=now,
             because="check for the inputs a defined benefit waits for",
         )

@@ -32,6 +32,8 @@ from payments.services.reconcile import reconcile, reconciliation_write
 from payments.services.values import credited_through
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
     from core.audit import Actor
     from participants.models import ChangeInControl, EmploymentEvent, Participation, Person
 
@@ -128,16 +130,42 @@ def _apply(schedule: PaymentSchedule, result: ScheduleResult) -> bool:
     return changed
 
 
+# Accounts recomputed per round: every statement of a round names its accounts, people or participations, and
+# PostgreSQL takes at most 65,535 parameters in one statement, so a change in control over 100,000 participants
+# (some 220,000 accounts) is recomputed 5,000 accounts at a time, in one transaction.
+RECOMPUTE_CHUNK = 5000
+
+
 def schedules_recompute(
-    *, accounts: list[Account], because: str, now: dt.datetime | None = None, as_of: dt.date | None = None
+    *,
+    accounts: Sequence[Account] = (),
+    account_ids: Iterable[int] = (),
+    because: str,
+    now: dt.datetime | None = None,
+    as_of: dt.date | None = None,
 ) -> list[PaymentSchedule]:
-    """(Re)compute the benefit schedule of each account; returns the schedules that changed."""
-    if not accounts:
+    """(Re)compute the benefit schedule of each account (given as accounts or as ids); returns the schedules that
+    changed. All of them in one transaction: a failure changes no schedule."""
+    ids = sorted({a.id for a in accounts} | set(account_ids))
+    if not ids:
         return []
     now = now or timezone.now()
     as_of = as_of or timezone.localdate(now)
+    credited = credited_through()
+    changed: list[PaymentSchedule] = []
+    with transaction.atomic():
+        for start in range(0, len(ids), RECOMPUTE_CHUNK):
+            changed += _recompute_round(
+                ids[start : start + RECOMPUTE_CHUNK], because=because, now=now, as_of=as_of, credited=credited
+            )
+    return changed
+
+
+def _recompute_round(
+    ids: list[int], *, because: str, now: dt.datetime, as_of: dt.date, credited: dt.date | None
+) -> list[PaymentSchedule]:
     accounts = list(
-        Account.objects.filter(id__in=[a.id for a in accounts])
+        Account.objects.filter(id__in=ids)
         .order_by("id")
         .select_related("participation__plan", "participation__person")
     )
@@ -150,9 +178,8 @@ def schedules_recompute(
         accounts = [a for a in accounts if not is_annuity_account(account=a)]
         if not accounts:
             return annuities_changed
-    facts = load_facts(accounts=accounts, as_of=as_of, credited=credited_through())
-    with transaction.atomic():
-        changed = _schedules_store(accounts, facts, because=because, now=now)
+    facts = load_facts(accounts=accounts, as_of=as_of, credited=credited)
+    changed = _schedules_store(accounts, facts, because=because, now=now)
     return changed + annuities_changed
 
 
@@ -281,7 +308,7 @@ def schedules_take_over(
     if not taken:
         return {}
     ids = [t.account_id for t in taken]
-    schedules_recompute(accounts=list(Account.objects.filter(id__in=ids)), because=by, now=now, as_of=as_of)
+    schedules_recompute(account_ids=ids, because=by, now=now, as_of=as_of)
     rows: dict[int, list[ScheduledPayment]] = defaultdict(list)
     for p in (
         ScheduledPayment.objects.filter(account_id__in=ids, schedule__kind=PaymentSchedule.Kind.BENEFIT)
@@ -331,13 +358,8 @@ def on_change_in_control(*, cic: ChangeInControl, actor: Actor) -> None:
         .values_list("person_id", flat=True)
         .distinct()
     )
-    accounts = list(
-        Account.objects.filter(participation__person_id__in=list(people)).select_related(
-            "participation__plan", "participation__person"
-        )
-    )
-    schedules_recompute(
-        accounts=accounts,
+    schedules_recompute(  # the people as a subquery: a list of them could exceed a statement's parameters
+        account_ids=Account.objects.filter(participation__person_id__in=people).values_list("id", flat=True),
         now=cic.recorded_at,
         because=f"change in control on {cic.effective_date} recorded by {actor_label(actor)}",
     )

@@ -384,3 +384,69 @@ def test_a_missing_key_employee_list_holds_the_payment_until_the_list_is_recorde
         "",
         dt.date(2026, 5, 15),
     )
+
+
+def _three_separate(*, change_in_control: bool) -> dict:
+    """Three people with two accounts each separate on one day: the month-end value that makes their six schedules
+    final is credited on one day, and one recompute names all six accounts."""
+    people = {p: {"birth_date": "1968-04-10", "hire_date": "2012-03-01"} for p in ("P1", "P2", "P3")}
+    events: list[dict] = [{"on": "2026-01-05", "type": "change_in_control"}] if change_in_control else []
+    for p in people:
+        events += deferrals(
+            p,
+            gross="20000.00",
+            accounts={"retirement_termination": 50, "specified_date:2031-03": 50},
+            form="installments",
+            installments=5,
+        )
+    events += [sep("2026-04-10", p) for p in people]
+    return scenario(events=events, participants=people, through="2026-06-30")
+
+
+@pytest.mark.parametrize("chunk", [1, 4, 5000])
+def test_a_recompute_of_many_accounts_goes_round_by_round_with_the_same_answer(monkeypatch, chunk):
+    # PostgreSQL takes at most 65,535 parameters in one statement, so a change in control over 100,000
+    # participants (some 220,000 accounts) is recomputed RECOMPUTE_CHUNK accounts at a time: any size of round
+    # gives the same answer, EDCP 5.6's lump sum of both accounts on the 15th of the month after separation.
+    import payments.services.schedules as schedules
+
+    monkeypatch.setattr(schedules, "RECOMPUTE_CHUNK", chunk)
+    result = simulate(_three_separate(change_in_control=True))
+    assert totals(result) == {(p, "2026-05-15"): "60000.00" for p in ("P1", "P2", "P3")}
+    assert {(r["participant"], r["amount"], r["trigger"]) for r in result["payments"]} == {
+        (p, "30000.00", "change_in_control") for p in ("P1", "P2", "P3")
+    }
+
+
+def test_a_recompute_that_fails_in_a_later_round_changes_no_schedule(monkeypatch):
+    import payments.services.schedules as schedules
+    from books.models import Account
+    from participants.models import ChangeInControl
+
+    simulate(_three_separate(change_in_control=False))
+    # Recorded without its hook, so that the recompute below is the one that plans EDCP 5.6's lump sums.
+    ChangeInControl.objects.create(
+        effective_date=dt.date(2026, 1, 5),
+        recorded_at=dt.datetime(2026, 7, 1, tzinfo=dt.UTC),
+        recorded_by="test",
+    )
+    before = list(PaymentSchedule.objects.order_by("id").values_list("id", "revision"))
+    real = schedules._recompute_round
+    rounds: list[list[int]] = []
+
+    def second_fails(ids, **kw):
+        rounds.append(ids)
+        if len(rounds) == 2:
+            raise RuntimeError("the second round fails")
+        return real(ids, **kw)
+
+    monkeypatch.setattr(schedules, "RECOMPUTE_CHUNK", 2)
+    monkeypatch.setattr(schedules, "_recompute_round", second_fails)
+    recompute = {"account_ids": Account.objects.values_list("id", flat=True), "because": "test"}
+    with pytest.raises(RuntimeError):
+        schedules.schedules_recompute(**recompute, as_of=dt.date(2026, 7, 1))
+    assert len(rounds[0]) == 2
+    assert list(PaymentSchedule.objects.order_by("id").values_list("id", "revision")) == before
+    # The same recompute, whole, changes every schedule.
+    monkeypatch.setattr(schedules, "_recompute_round", real)
+    assert len(schedules.schedules_recompute(**recompute, as_of=dt.date(2026, 7, 1))) == 6
