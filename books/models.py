@@ -185,8 +185,15 @@ class LedgerEntry(models.Model):
         related_name="entries",
         db_constraint=False,
     )
+    # Checked by the same statement-level trigger on PostgreSQL (books/migrations/0011: a foreign key fired one
+    # event per inserted row at commit, NULL or not); SQLite keeps its foreign key.
     reverses = models.OneToOneField(
-        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="reversed_by"
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="reversed_by",
+        db_constraint=False,
     )
     idempotency_key = models.CharField(max_length=220)  # unique: see Meta (no LIKE index beside it)
     actor = models.CharField(max_length=200)

@@ -201,6 +201,30 @@ def test_the_database_refuses_an_entry_for_a_pending_transaction_that_does_not_e
     assert LedgerEntry.objects.count() == 1
 
 
+def test_the_database_refuses_a_reversal_of_an_entry_that_does_not_exist(setup):
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite checks this foreign key only at the final commit, which a test never reaches")
+    credit_valuation_date(valuation_date=JAN15)
+    entry = LedgerEntry.objects.get()
+    insert = (
+        "INSERT INTO books_ledgerentry (position_id, account_id, kind, source, effective_date, valuation_date, "
+        "units, price, amount, reverses_id, idempotency_key, actor, posted_at, memo) "
+        "SELECT position_id, account_id, 'reversal', source, effective_date, valuation_date, -units, price, "
+        "-amount, %s, idempotency_key || ':reversed', actor, posted_at, memo FROM books_ledgerentry WHERE id = %s"
+    )
+    with (
+        pytest.raises(IntegrityError, match="no ledger entry"),
+        transaction.atomic(),
+        connection.cursor() as c,
+    ):
+        c.execute(insert, [entry.id + 10_000, entry.id])  # books/migrations/0011: checked per statement
+        c.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    assert LedgerEntry.objects.count() == 1
+    with connection.cursor() as c:
+        c.execute(insert, [entry.id, entry.id])
+    assert LedgerEntry.objects.get(reverses=entry).amount == -entry.amount
+
+
 def test_the_database_refuses_to_delete_or_rekey_what_an_entry_references(setup):
     credit_valuation_date(valuation_date=JAN15)
     entry = LedgerEntry.objects.get()
