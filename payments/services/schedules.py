@@ -21,7 +21,7 @@ from django.utils import timezone
 from books.models import Account
 from core import valuation_calendar as cal
 from core.audit import actor_label
-from core.bulk import build, insert_new
+from core.bulk import build, insert_new, update_existing
 from participants.models import EmploymentEvent
 from payments.models import PaymentSchedule, ScheduledPayment
 from payments.services.annuities import annuities_recompute, is_annuity_account
@@ -50,9 +50,22 @@ def _valuable_on(p: Planned, release: dt.date) -> dt.date:
 
 
 def planned_to_row(
-    *, p: Planned, schedule: PaymentSchedule, revision: int, now: dt.datetime
+    *,
+    p: Planned,
+    schedule: PaymentSchedule,
+    revision: int,
+    now: dt.datetime,
+    dates: dict[tuple[dt.date, dt.date | None], tuple[dt.date, dt.date]] | None = None,
 ) -> ScheduledPayment:
-    release = _release_date(p.payment_date)
+    """`dates`: the release and valuation dates already found in this call, the calendar being the same."""
+    key = (p.payment_date, p.valued_as_of)
+    found = dates.get(key) if dates is not None else None
+    if found is None:
+        release = _release_date(p.payment_date)
+        found = (release, _valuable_on(p, release))
+        if dates is not None:
+            dates[key] = found
+    release, valuable_on = found
     status = S.HELD if p.hold_code else S.SCHEDULED
     return build(  # the positional path of the model: a take-over builds thousands
         ScheduledPayment,
@@ -70,7 +83,7 @@ def planned_to_row(
         payment_date=p.payment_date,
         valuation_rule=p.valuation_rule,
         valued_as_of=p.valued_as_of,
-        valuable_on=_valuable_on(p, release),
+        valuable_on=valuable_on,
         release_date=release,
         cite=p.cite,
         reason=p.reason[:300],
@@ -129,9 +142,16 @@ def _apply(schedule: PaymentSchedule, result: ScheduleResult) -> bool:
 
 
 def schedules_recompute(
-    *, accounts: list[Account], because: str, now: dt.datetime | None = None, as_of: dt.date | None = None
+    *,
+    accounts: list[Account],
+    because: str,
+    now: dt.datetime | None = None,
+    as_of: dt.date | None = None,
+    opened: dict[int, list[ScheduledPayment]] | None = None,
 ) -> list[PaymentSchedule]:
-    """(Re)compute the benefit schedule of each account; returns the schedules that changed."""
+    """(Re)compute the benefit schedule of each account; returns the schedules that changed. `opened`: filled with
+    account id -> the payment rows written (saved), when no account had a benefit schedule before (a take-over):
+    every payment of the schedules, which the caller then need not read back."""
     if not accounts:
         return []
     now = now or timezone.now()
@@ -152,7 +172,9 @@ def schedules_recompute(
             return annuities_changed
     facts = load_facts(accounts=accounts, as_of=as_of, credited=credited_through())
     with transaction.atomic():
-        changed = _schedules_store(accounts, facts, because=because, now=now)
+        # the annuities' rows are not collected: then the caller reads every row back
+        collect = opened if not annuity_accounts else None
+        changed = _schedules_store(accounts, facts, because=because, now=now, opened=collect)
     return changed + annuities_changed
 
 
@@ -180,7 +202,12 @@ def _schedules_create(schedules: list[PaymentSchedule]) -> None:
 
 
 def _schedules_store(
-    accounts: list[Account], facts: dict, *, because: str, now: dt.datetime
+    accounts: list[Account],
+    facts: dict,
+    *,
+    because: str,
+    now: dt.datetime,
+    opened: dict[int, list[ScheduledPayment]] | None = None,
 ) -> list[PaymentSchedule]:
     """Merge each account's answer into its stored schedule (payments/services/reconcile.py), in bulk."""
     existing = {
@@ -234,12 +261,16 @@ def _schedules_store(
             model=PaymentSchedule,
             fields=["revision", "computed_at", "computed_because", *_SCHEDULE_FIELDS],
         )
+    dates: dict[tuple[dt.date, dt.date | None], tuple[dt.date, dt.date]] = {}
     rows = [
-        planned_to_row(p=p, schedule=schedule, revision=schedule.revision, now=now)
+        planned_to_row(p=p, schedule=schedule, revision=schedule.revision, now=now, dates=dates)
         for schedule, planned in pending_rows
         for p in planned
     ]
     reconciliation_write(changed=changed_payments, rows=rows, runs=runs)
+    if opened is not None and not existing:
+        for row in rows:
+            opened.setdefault(row.account_id, []).append(row)
     return new_schedules + changed_schedules
 
 
@@ -281,14 +312,22 @@ def schedules_take_over(
     if not taken:
         return {}
     ids = [t.account_id for t in taken]
-    schedules_recompute(accounts=list(Account.objects.filter(id__in=ids)), because=by, now=now, as_of=as_of)
+    opened: dict[int, list[ScheduledPayment]] = {}
+    schedules_recompute(
+        accounts=list(Account.objects.filter(id__in=ids)), because=by, now=now, as_of=as_of, opened=opened
+    )
     rows: dict[int, list[ScheduledPayment]] = defaultdict(list)
-    for p in (
-        ScheduledPayment.objects.filter(account_id__in=ids, schedule__kind=PaymentSchedule.Kind.BENEFIT)
-        .exclude(status=S.CANCELLED)
-        .order_by("payment_date", "number", "id")
-    ):
-        rows[p.account_id].append(p)
+    if opened:  # new schedules: their payments are the rows just written (none cancelled)
+        for account_id, written in opened.items():
+            # in the order of their ids, as written: the sort keeps it among the payees of one payment
+            rows[account_id] = sorted(written, key=lambda p: (p.payment_date, p.number))
+    else:
+        for p in (
+            ScheduledPayment.objects.filter(account_id__in=ids, schedule__kind=PaymentSchedule.Kind.BENEFIT)
+            .exclude(status=S.CANCELLED)
+            .order_by("payment_date", "number", "id")
+        ):
+            rows[p.account_id].append(p)
     paid: list[ScheduledPayment] = []
     out: dict[int, list[list[ScheduledPayment]]] = {}
     for t in taken:
@@ -302,7 +341,7 @@ def schedules_take_over(
                     p.amount = t.last_payment_amount
                 paid.append(p)
         out[t.account_id] = groups[t.payments_made :]
-    bulk_update_fast(
+    update_existing(
         objs=paid, model=ScheduledPayment, fields=["status", "paid_on", "amount", "withholding_basis"]
     )
     return out
