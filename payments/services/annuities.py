@@ -178,7 +178,15 @@ def _stream(start: dt.date, end: dt.date | None, through: dt.date) -> list[dt.da
     out, day = [], start
     while day <= through and (end is None or day <= end):
         out.append(day)
-        day = add_months(day, 1)
+        # add_months(day, 1), without the calendar when the day is in every month (the 1st, as a rule)
+        if day.day <= 28:
+            day = (
+                dt.date(day.year + 1, 1, day.day)
+                if day.month == 12
+                else dt.date(day.year, day.month + 1, day.day)
+            )
+        else:
+            day = add_months(day, 1)
     return out
 
 
@@ -1556,14 +1564,25 @@ def annuities_not_commenced_open(
         if sep is not None:
             separated.append((i, participation, sep))
     accounts = _record_accounts([(p, sep) for _, p, sep in separated])
-    _recompute(accounts=accounts, because=by, now=now, as_of=as_of)
+    # none paid yet (a conversion's new accounts): every payment is one the recomputation adds, not read back
+    fresh = not ScheduledPayment.objects.filter(account__in=accounts).exists()
+    planned: dict[int, list[ScheduledPayment]] = {}
+    _recompute(accounts=accounts, because=by, now=now, as_of=as_of, inputs=inputs, planned=planned)
     left: dict[int, list[ScheduledPayment]] = defaultdict(list)
-    for payment in (
-        ScheduledPayment.objects.filter(account__in=accounts, status__in=ScheduledPayment.MUTABLE)
-        .select_related("schedule")
-        .order_by("payment_date", "id")
-    ):
-        left[payment.account_id].append(payment)
+    if fresh:
+        for rows in planned.values():  # each row holds its schedule, as select_related would
+            for payment in rows:
+                if payment.status in ScheduledPayment.MUTABLE:
+                    left[payment.account_id].append(payment)
+        for rows in left.values():
+            rows.sort(key=lambda p: (p.payment_date, p.pk or 0))
+    else:
+        for payment in (
+            ScheduledPayment.objects.filter(account__in=accounts, status__in=ScheduledPayment.MUTABLE)
+            .select_related("schedule")
+            .order_by("payment_date", "id")
+        ):
+            left[payment.account_id].append(payment)
     out: list[list[ScheduledPayment]] = [[] for _ in participations]
     for (i, _, _), account in zip(separated, accounts, strict=True):
         out[i] = left[account.pk]

@@ -21,7 +21,7 @@ from django.utils import timezone
 from books.models import Account
 from core import valuation_calendar as cal
 from core.audit import actor_label
-from core.bulk import build, insert_new, update_existing
+from core.bulk import build, build_like, insert_new, update_existing
 from participants.models import EmploymentEvent
 from payments.models import PaymentSchedule, ScheduledPayment
 from payments.services.annuities import annuities_recompute, is_annuity_account
@@ -56,8 +56,11 @@ def planned_to_row(
     revision: int,
     now: dt.datetime,
     dates: dict[tuple[dt.date, dt.date | None], tuple[dt.date, dt.date]] | None = None,
+    like: ScheduledPayment | None = None,
 ) -> ScheduledPayment:
-    """`dates`: the release and valuation dates already found in this call, the calendar being the same."""
+    """`dates`: the release and valuation dates already found in this call, the calendar being the same. `like`: a
+    row just built for the same schedule, revision and time, whose other values the new one copies
+    (`core.bulk.build_like`)."""
     key = (p.payment_date, p.valued_as_of)
     found = dates.get(key) if dates is not None else None
     if found is None:
@@ -67,6 +70,28 @@ def planned_to_row(
             dates[key] = found
     release, valuable_on = found
     status = S.HELD if p.hold_code else S.SCHEDULED
+    if like is not None:
+        return build_like(
+            like,
+            trigger=p.trigger,
+            benefit=p.benefit,
+            kind=p.kind,
+            number=p.number,
+            of=p.of,
+            share=p.share,
+            percent=p.percent,
+            payment_date=p.payment_date,
+            valuation_rule=p.valuation_rule,
+            valued_as_of=p.valued_as_of,
+            valuable_on=valuable_on,
+            release_date=release,
+            cite=p.cite,
+            reason=p.reason[:300],
+            status=status,
+            hold_code=p.hold_code,
+            hold_reason=p.hold_reason,
+            payee_name=p.payee_name[:200],
+        )
     return build(  # the positional path of the model: a take-over builds thousands
         ScheduledPayment,
         schedule=schedule,
@@ -262,11 +287,15 @@ def _schedules_store(
             fields=["revision", "computed_at", "computed_because", *_SCHEDULE_FIELDS],
         )
     dates: dict[tuple[dt.date, dt.date | None], tuple[dt.date, dt.date]] = {}
-    rows = [
-        planned_to_row(p=p, schedule=schedule, revision=schedule.revision, now=now, dates=dates)
-        for schedule, planned in pending_rows
-        for p in planned
-    ]
+    rows: list[ScheduledPayment] = []
+    for schedule, planned in pending_rows:
+        first: ScheduledPayment | None = None
+        for p in planned:
+            row = planned_to_row(
+                p=p, schedule=schedule, revision=schedule.revision, now=now, dates=dates, like=first
+            )
+            first = first or row
+            rows.append(row)
     reconciliation_write(changed=changed_payments, rows=rows, runs=runs)
     if opened is not None and not existing:
         for row in rows:
