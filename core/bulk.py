@@ -367,21 +367,32 @@ def update_existing(*, objs: Sequence[models.Model], model: type[models.Model], 
         columns.append(column)
     sets = ", ".join(f'"{c.column}" = v."{c.column}"' for c in columns)
     names = ", ".join(['"id"'] + [f'"{c.column}"' for c in columns])
-    row = "(" + ", ".join(["%s::bigint"] + [f"%s::{c.db_type(connection)}" for c in columns]) + ")"
+    types = ["bigint"] + [c.db_type(connection) for c in columns]
+    row = "(" + ", ".join(f"%s::{t}" for t in types) + ")"
+    arrays = ", ".join(f"%s::{t}[]" for t in types)
     converters = [_converter(c) for c in columns]
     attnames = [c.attname for c in columns]
     step = 1000
     with connection.cursor() as cursor:
         for start in range(0, len(objs), step):
             chunk = objs[start : start + step]
-            params: list[Any] = []
-            for o in chunk:
-                params.append(o.pk)
-                params += [c(getattr(o, a)) for c, a in zip(converters, attnames, strict=True)]
+            rows = [
+                (o.pk, *[c(getattr(o, a)) for c, a in zip(converters, attnames, strict=True)]) for o in chunk
+            ]
+            values = [list(col) for col in zip(*rows, strict=True)]
+            if all(len({type(v) for v in col if v is not None}) <= 1 for col in values):
+                # a column an array: one short statement whatever the rows (the driver cannot dump an array of
+                # mixed types, which the VALUES below take)
+                cursor.execute(
+                    f'UPDATE "{meta.db_table}" AS t SET {sets} FROM unnest({arrays}) AS v({names}) '
+                    f'WHERE t."id" = v."id"',
+                    values,
+                )
+                continue
             cursor.execute(
                 f'UPDATE "{meta.db_table}" AS t SET {sets} FROM (VALUES {", ".join([row] * len(chunk))}) '
                 f'AS v({names}) WHERE t."id" = v."id"',
-                params,
+                [v for r in rows for v in r],
             )
     _history_from_rows(model=model, ids=[o.pk for o in objs], sample=objs[0], update=True)
 

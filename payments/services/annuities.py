@@ -38,6 +38,7 @@ from django.utils import timezone
 
 from books.models import Account, DefinedBenefitRecord
 from books.services.accounts import accounts_get_or_open
+from core import memo
 from core import valuation_calendar as cal
 from core.audit import actor_label, audit_record
 from core.bulk import build, build_like, column_values, insert_new, insert_values, update_existing
@@ -1055,7 +1056,9 @@ def _replan(
     because: str,
     now: dt.datetime,
     as_of: dt.date,
+    dates: dict[dt.date, tuple[dt.date, dt.date]] | None = None,
 ) -> _Replanned:
+    """`dates`: the payments' release and valuation dates already found in this call (`_release`)."""
     participation = inputs.participations[schedule.participation_id]
     started = [p for p in have if p.status in STARTED]
     events = inputs.events.get(participation.person_id, {})
@@ -1111,6 +1114,7 @@ def _replan(
         revision=schedule.revision if created else schedule.revision + 1,
         now=now,
         fixed_on=fixed_on or as_of,
+        dates=dates,
     )
     changed = merged.changed
     summary = outcome.summary + _overpaid(have, outcome.terms)
@@ -1222,6 +1226,7 @@ def _recompute(
             )
         opened = {s.account_id for s in created}
         replanned = []
+        dates: dict[dt.date, tuple[dt.date, dt.date]] = {}
         for account in accounts:
             schedule = schedules[account.id]
             annuity = annuities.get(schedule.pk) or Annuity(
@@ -1237,6 +1242,7 @@ def _recompute(
                     because=because,
                     now=now,
                     as_of=as_of,
+                    dates=dates,
                 )
             )
         reconciliation_write(
@@ -1567,7 +1573,10 @@ def annuities_not_commenced_open(
     # none paid yet (a conversion's new accounts): every payment is one the recomputation adds, not read back
     fresh = not ScheduledPayment.objects.filter(account__in=accounts).exists()
     planned: dict[int, list[ScheduledPayment]] = {}
-    _recompute(accounts=accounts, because=by, now=now, as_of=as_of, inputs=inputs, planned=planned)
+    # Each benefit is quoted afresh (BRP 3.2-4.2): within the call the same Key Employee list, dated IRS figures
+    # and actuarial factors are read or computed once (core.memo; nothing here writes them).
+    with memo.run_memo():
+        _recompute(accounts=accounts, because=by, now=now, as_of=as_of, inputs=inputs, planned=planned)
     left: dict[int, list[ScheduledPayment]] = defaultdict(list)
     if fresh:
         for rows in planned.values():  # each row holds its schedule, as select_related would

@@ -179,13 +179,33 @@ def schedules_recompute(
     every payment of the schedules, which the caller then need not read back."""
     if not accounts:
         return []
-    now = now or timezone.now()
-    as_of = as_of or timezone.localdate(now)
-    accounts = list(
-        Account.objects.filter(id__in=[a.id for a in accounts])
+    return _recompute_read(
+        _accounts_read([a.id for a in accounts]), because=because, now=now, as_of=as_of, opened=opened
+    )
+
+
+def _accounts_read(ids: list[int]) -> list[Account]:
+    """The accounts, by id, with their participation, plan and person."""
+    return list(
+        Account.objects.filter(id__in=ids)
         .order_by("id")
         .select_related("participation__plan", "participation__person")
     )
+
+
+def _recompute_read(
+    accounts: list[Account],
+    *,
+    because: str,
+    now: dt.datetime | None,
+    as_of: dt.date | None,
+    opened: dict[int, list[ScheduledPayment]] | None,
+) -> list[PaymentSchedule]:
+    """`schedules_recompute` of accounts just read by `_accounts_read`."""
+    if not accounts:
+        return []
+    now = now or timezone.now()
+    as_of = as_of or timezone.localdate(now)
     annuity_accounts = [a for a in accounts if is_annuity_account(account=a)]
     annuities_changed: list[PaymentSchedule] = []
     if annuity_accounts:  # a defined benefit pays a fixed monthly amount, not an account balance (BRP 4.2)
@@ -251,7 +271,8 @@ def _schedules_store(
         result = compute_schedule(f=facts[a.id])
         schedule = existing.get(a.id)
         if schedule is None:
-            schedule = PaymentSchedule(
+            schedule = build(  # the positional path of the model: a take-over opens thousands
+                PaymentSchedule,
                 participation_id=a.participation_id,
                 account_id=a.id,
                 revision=1,
@@ -342,9 +363,7 @@ def schedules_take_over(
         return {}
     ids = [t.account_id for t in taken]
     opened: dict[int, list[ScheduledPayment]] = {}
-    schedules_recompute(
-        accounts=list(Account.objects.filter(id__in=ids)), because=by, now=now, as_of=as_of, opened=opened
-    )
+    _recompute_read(_accounts_read(ids), because=by, now=now, as_of=as_of, opened=opened)
     rows: dict[int, list[ScheduledPayment]] = defaultdict(list)
     if opened:  # new schedules: their payments are the rows just written (none cancelled)
         for account_id, written in opened.items():
