@@ -36,7 +36,7 @@ from django.db import connection, models
 from django.db.models.base import ModelState
 from django.db.models.signals import post_init, pre_init
 from django.utils import timezone
-from simple_history.utils import bulk_create_with_history
+from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
 M = TypeVar("M", bound=models.Model)
 
@@ -176,6 +176,69 @@ def insert_new(
     return objs
 
 
+def insert_values(
+    *, model: type[M], columns: Sequence[str], rows: Sequence[tuple], history: bool = False
+) -> list[int]:
+    """Insert new rows given as plain tuples of the attnames `columns` (every other field takes its default), as
+    `insert_new` would insert the instances: returns their new ids, in order. For the many rows that differ from
+    each other in a few values (the payments a take-over records as made), with no model instance built for each
+    on PostgreSQL: the tuples go to COPY as they are, so each value must already be what the database takes (int,
+    str, Decimal, date, aware datetime, bool, None; `column_values` prepares the constant ones). Elsewhere (and for
+    a model whose history is not derivable) through model instances and `insert_new`, with the same result."""
+    if not rows:
+        return []
+    fields = [f for f in model._meta.concrete_fields if not f.generated]
+    by_attname = {f.attname: f for f in fields}
+    named = [by_attname[c] for c in columns]
+    omitted = [f for f in fields if f.attname not in set(columns) and not f.primary_key]
+    sample = build(model, **dict(zip(columns, rows[0], strict=True)))
+    if (
+        connection.vendor != "postgresql"
+        or any(f.has_db_default() for f in fields)
+        or any(getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False) for f in omitted)
+        or any(f.has_default() and callable(f.default) for f in omitted)
+        or (history and not _history_derivable(model, [sample]))
+    ):
+        objs = [build(model, **dict(zip(columns, row, strict=True))) for row in rows]
+        return [o.pk for o in insert_new(objs=objs, model=model, history=history)]
+    pk = model._meta.pk
+    assert pk is not None
+    rest = tuple(column_values(model=model, values={f.attname: sample.__dict__[f.attname] for f in omitted}))
+    names = ", ".join(f'"{f.column}"' for f in [pk, *named, *omitted])
+    table = model._meta.db_table
+    ids: list[int] = []
+    with connection.wrap_database_errors, connection.cursor() as cursor:
+        cursor.execute("SELECT pg_get_serial_sequence(%s, %s)", [f'"{table}"', pk.column])
+        sequence = cursor.fetchone()[0]
+        for start in range(0, len(rows), CHUNK):
+            cursor.execute(
+                "SELECT nextval(%s) FROM generate_series(1, %s)", [sequence, len(rows[start : start + CHUNK])]
+            )
+            ids += [new_id for (new_id,) in cursor.fetchall()]
+        with cursor.cursor.copy(f'COPY "{table}" ({names}) FROM STDIN') as copy:
+            write = copy.write_row
+            for new_id, row in zip(ids, rows, strict=True):
+                write((new_id, *row, *rest))
+    if history:
+        _history_from_rows(model=model, ids=ids, sample=sample)
+    return ids
+
+
+def column_values(*, model: type[models.Model], values: dict[str, Any]) -> list[Any]:
+    """`values` (attname -> value) as `insert_values` hands them to COPY, in their order: a choice as its str, a
+    JSON value as the driver's JSON, anything not plain through the field's own conversion."""
+    fields = {f.attname: f for f in model._meta.concrete_fields}
+    out = []
+    for name, value in values.items():
+        field = fields[name]
+        out.append(
+            value
+            if type(value) in _PLAIN and not isinstance(field, models.JSONField)
+            else _converter(field)(value)
+        )
+    return out
+
+
 def _prepare(*, objs: list[Any], fields: list[Any]) -> None:
     """What bulk_create does to the objects before writing: auto_now dates, and the ids of related objects saved
     after they were assigned."""
@@ -251,22 +314,87 @@ def _converter(field: models.Field) -> Callable[[Any], Any]:
     return convert
 
 
-def _history_from_rows(*, model: type[models.Model], ids: list[int], sample: models.Model) -> None:
-    """The history row of each new row, as simple-history writes on creation, derived from the row itself."""
+def _history_from_rows(
+    *, model: type[models.Model], ids: list[int], sample: models.Model, update: bool = False
+) -> None:
+    """The history row of each new row, as simple-history writes on creation, derived from the row itself;
+    `update`: of each updated row, as simple-history's bulk_history_create(update=True) writes it (type `~`, the
+    change reason empty), in the order of `ids`."""
     historical = model.history.model  # type: ignore[attr-defined]  # django-simple-history adds `history`
     tracked = historical.tracked_fields
     to_cols = ", ".join(f'"{_column(historical, f.name)}"' for f in tracked)
-    from_cols = ", ".join(f'"{_column(model, f.name)}"' for f in tracked)
+    from_cols = ", ".join(f't."{_column(model, f.name)}"' for f in tracked)
     key = _column(model, "pk")
     user = historical.get_default_history_user(sample)
+    rows = (
+        f'FROM unnest(%s::bigint[]) WITH ORDINALITY AS u(id, n) JOIN "{model._meta.db_table}" t ON t."{key}" = u.id '
+        f"ORDER BY u.n"
+        if update
+        else f'FROM "{model._meta.db_table}" t WHERE t."{key}" = ANY(%s) ORDER BY t."{key}"'
+    )
     with connection.cursor() as cursor:
         for start in range(0, len(ids), CHUNK):
             cursor.execute(
                 f'INSERT INTO "{historical._meta.db_table}" ({to_cols}, "history_date", "history_change_reason", '
-                f'"history_type", "history_user_id") SELECT {from_cols}, %s, NULL, %s, %s FROM "{model._meta.db_table}" '
-                f'WHERE "{key}" = ANY(%s) ORDER BY "{key}"',
-                [timezone.now(), "+", user.pk if user is not None else None, ids[start : start + CHUNK]],
+                f'"history_type", "history_user_id") SELECT {from_cols}, %s, %s, %s, %s {rows}',
+                [
+                    timezone.now(),
+                    "" if update else None,
+                    "~" if update else "+",
+                    user.pk if user is not None else None,
+                    ids[start : start + CHUNK],
+                ],
             )
+
+
+def update_existing(*, objs: Sequence[models.Model], model: type[models.Model], fields: list[str]) -> None:
+    """Write `fields` of saved objects, with a history row each as simple-history's bulk_update_with_history gives
+    them. On PostgreSQL one `UPDATE ... FROM (VALUES ...)` per chunk, the history rows derived in SQL from the rows
+    just written (`INSERT ... SELECT`), not built as a historical instance per object; elsewhere (and when the
+    objects carry what simple-history reads one by one) through simple-history itself."""
+    objs = list(objs)
+    if not objs:
+        return
+    if connection.vendor != "postgresql" or not _history_derivable(model, objs):
+        bulk_update_with_history(objs, model, fields, batch_size=1000)
+        return
+    meta = model._meta
+    columns: list[models.Field] = []
+    for name in fields:
+        column = meta.get_field(name)
+        if not isinstance(column, models.Field) or column.column is None:
+            raise ValueError(f"{name} is not a column of {meta.label}")
+        columns.append(column)
+    sets = ", ".join(f'"{c.column}" = v."{c.column}"' for c in columns)
+    names = ", ".join(['"id"'] + [f'"{c.column}"' for c in columns])
+    types = ["bigint"] + [c.db_type(connection) for c in columns]
+    row = "(" + ", ".join(f"%s::{t}" for t in types) + ")"
+    arrays = ", ".join(f"%s::{t}[]" for t in types)
+    converters = [_converter(c) for c in columns]
+    attnames = [c.attname for c in columns]
+    step = 1000
+    with connection.cursor() as cursor:
+        for start in range(0, len(objs), step):
+            chunk = objs[start : start + step]
+            rows = [
+                (o.pk, *[c(getattr(o, a)) for c, a in zip(converters, attnames, strict=True)]) for o in chunk
+            ]
+            values = [list(col) for col in zip(*rows, strict=True)]
+            if all(len({type(v) for v in col if v is not None}) <= 1 for col in values):
+                # a column an array: one short statement whatever the rows (the driver cannot dump an array of
+                # mixed types, which the VALUES below take)
+                cursor.execute(
+                    f'UPDATE "{meta.db_table}" AS t SET {sets} FROM unnest({arrays}) AS v({names}) '
+                    f'WHERE t."id" = v."id"',
+                    values,
+                )
+                continue
+            cursor.execute(
+                f'UPDATE "{meta.db_table}" AS t SET {sets} FROM (VALUES {", ".join([row] * len(chunk))}) '
+                f'AS v({names}) WHERE t."id" = v."id"',
+                [v for r in rows for v in r],
+            )
+    _history_from_rows(model=model, ids=[o.pk for o in objs], sample=objs[0], update=True)
 
 
 def analyze(*, models: Sequence[type[models.Model]]) -> None:

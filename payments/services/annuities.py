@@ -30,7 +30,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 from django.db.models import Model
@@ -38,9 +38,10 @@ from django.utils import timezone
 
 from books.models import Account, DefinedBenefitRecord
 from books.services.accounts import accounts_get_or_open
+from core import memo
 from core import valuation_calendar as cal
 from core.audit import actor_label, audit_record
-from core.bulk import build, build_like, insert_new
+from core.bulk import build, build_like, column_values, insert_new, insert_values, update_existing
 from core.dates import add_months, day_of_month_after, first_day_of_month_after_anniversary, first_of_month
 from core.errors import ApplicationError
 from core.money import money
@@ -48,7 +49,6 @@ from elections.selectors import annuity_elections_of, annuity_in_force
 from participants.models import EmploymentEvent, Participation
 from participants.selectors import beneficiaries_in_force_of
 from payments.models import Annuity, PaymentSchedule, ScheduledPayment
-from payments.services.bulk import bulk_update_fast
 from payments.services.reconcile import COMPUTED_HOLDS, Reconciliation, reconcile, reconciliation_write
 from pensions.models import BenefitOrder
 from pensions.services.benefit import (
@@ -179,7 +179,15 @@ def _stream(start: dt.date, end: dt.date | None, through: dt.date) -> list[dt.da
     out, day = [], start
     while day <= through and (end is None or day <= end):
         out.append(day)
-        day = add_months(day, 1)
+        # add_months(day, 1), without the calendar when the day is in every month (the 1st, as a rule)
+        if day.day <= 28:
+            day = (
+                dt.date(day.year + 1, 1, day.day)
+                if day.month == 12
+                else dt.date(day.year, day.month + 1, day.day)
+            )
+        else:
+            day = add_months(day, 1)
     return out
 
 
@@ -1048,7 +1056,9 @@ def _replan(
     because: str,
     now: dt.datetime,
     as_of: dt.date,
+    dates: dict[dt.date, tuple[dt.date, dt.date]] | None = None,
 ) -> _Replanned:
+    """`dates`: the payments' release and valuation dates already found in this call (`_release`)."""
     participation = inputs.participations[schedule.participation_id]
     started = [p for p in have if p.status in STARTED]
     events = inputs.events.get(participation.person_id, {})
@@ -1104,6 +1114,7 @@ def _replan(
         revision=schedule.revision if created else schedule.revision + 1,
         now=now,
         fixed_on=fixed_on or as_of,
+        dates=dates,
     )
     changed = merged.changed
     summary = outcome.summary + _overpaid(have, outcome.terms)
@@ -1160,12 +1171,15 @@ def _recompute(
     because: str,
     now: dt.datetime,
     as_of: dt.date,
-    written: dict[int, list[ScheduledPayment]] | None = None,
+    written: dict[int, list[Any]] | None = None,
+    inputs: _Inputs | None = None,
+    planned: dict[int, list[ScheduledPayment]] | None = None,
 ) -> list[PaymentSchedule]:
     """Recompute the annuity of each account (its benefit schedule opened if need be) in a fixed number of
     statements, whatever the number of accounts; returns the schedules created or changed. `written`: schedule id ->
     every payment of the schedule, oldest first, when the caller has just written them all (a take-over): they are
-    not read back."""
+    not read back (`_Made` stands for a payment made). `inputs`: read by the caller for these accounts' participations.
+    `planned`: filled with schedule id -> the payment rows this recomputation added (saved)."""
     if not accounts:
         return []
     with transaction.atomic():
@@ -1205,12 +1219,14 @@ def _recompute(
                 .order_by("id")
             ):
                 have[p.schedule_id].append(p)
-        inputs = _Inputs.read(
-            {a.participation_id for a in accounts},
-            known=[a.participation for a in accounts if Account.participation.is_cached(a)],
-        )
+        if inputs is None:
+            inputs = _Inputs.read(
+                {a.participation_id for a in accounts},
+                known=[a.participation for a in accounts if Account.participation.is_cached(a)],
+            )
         opened = {s.account_id for s in created}
         replanned = []
+        dates: dict[dt.date, tuple[dt.date, dt.date]] = {}
         for account in accounts:
             schedule = schedules[account.id]
             annuity = annuities.get(schedule.pk) or Annuity(
@@ -1226,6 +1242,7 @@ def _recompute(
                     because=because,
                     now=now,
                     as_of=as_of,
+                    dates=dates,
                 )
             )
         reconciliation_write(
@@ -1233,11 +1250,14 @@ def _recompute(
             rows=[p for r in replanned for p in r.rows],
             runs={run for r in replanned for run in r.runs},
         )
+        if planned is not None:
+            for r in replanned:
+                planned.setdefault(r.schedule.pk, []).extend(r.rows)
         saved = [r.schedule for r in replanned if r.changed]
-        bulk_update_fast(objs=saved, model=PaymentSchedule, fields=_columns(PaymentSchedule))
+        update_existing(objs=saved, model=PaymentSchedule, fields=_columns(PaymentSchedule))
         stored = [r.annuity for r in replanned if r.annuity.pk is not None]
         insert_new(objs=[r.annuity for r in replanned if r.annuity.pk is None], model=Annuity, history=True)
-        bulk_update_fast(objs=stored, model=Annuity, fields=_columns(Annuity))
+        update_existing(objs=stored, model=Annuity, fields=_columns(Annuity))
         return saved
 
 
@@ -1342,16 +1362,6 @@ def _latest_records(participation_ids: Collection[int], as_of: dt.date) -> dict[
     return out
 
 
-def _mutable_payments(schedules: Sequence[PaymentSchedule]) -> list[list[ScheduledPayment]]:
-    """The payments still to make of each schedule, first due first."""
-    left: dict[int, list[ScheduledPayment]] = defaultdict(list)
-    for p in ScheduledPayment.objects.filter(
-        schedule__in=schedules, status__in=ScheduledPayment.MUTABLE
-    ).order_by("payment_date", "id"):
-        left[p.schedule_id].append(p)
-    return [left[s.pk] for s in schedules]
-
-
 def annuities_take_over(
     *, taken: Sequence[AnnuityTakenOver], by: str, now: dt.datetime, as_of: dt.date
 ) -> list[list[ScheduledPayment]]:
@@ -1411,9 +1421,25 @@ def annuities_take_over(
             )
         )
     insert_new(objs=annuities, model=Annuity, history=True)
-    rows: list[ScheduledPayment] = []
     dates: dict[dt.date, tuple[dt.date, dt.date]] = {}
     paid_by = f"paid by the prior administrator ({by})"[:300]
+    # The payments made, as the rows `_rows(..., paid_by=...)` would build, but as plain values: the values of each
+    # payment, then its benefit's, then the call's (`core.bulk.insert_values`; a take-over writes some 80 a benefit).
+    common = tuple(
+        column_values(
+            model=ScheduledPayment,
+            values={
+                "revision": 1,
+                "share": ScheduledPayment.Share.DEFINED,
+                "valuation_rule": "fixed_at_commencement",
+                "created_at": now,
+                "status": S.PAID,
+                "withholding_basis": paid_by,
+            },
+        )
+    )
+    rows: list[tuple] = []
+    made_of: list[tuple[int, list[Due]]] = []
     for t, participation, schedule, annuity in zip(taken, people, schedules, annuities, strict=True):
         terms = _stored(
             annuity,
@@ -1423,21 +1449,104 @@ def annuities_take_over(
         ).terms
         assert terms is not None
         made, _ = plan_payments(t=terms, through=t.next_payment - dt.timedelta(days=1))
-        rows += _rows(
-            made,
-            schedule=schedule,
-            revision=1,
-            now=now,
-            fixed_on=t.commencement,
-            dates=dates,
-            paid_by=paid_by,
+        made_of.append((schedule.pk, made))
+        own = (schedule.pk, schedule.account_id, schedule.participation_id, t.commencement, *common)
+        for d in made:
+            release, valuable_on = _release(d.payment_date, dates)
+            rows.append(
+                (
+                    str(d.trigger),
+                    d.benefit[:120],
+                    str(d.kind),
+                    d.number,
+                    d.of,
+                    d.payment_date,
+                    valuable_on,
+                    release,
+                    d.cite[:60],
+                    d.reason[:300],
+                    d.hold_code,
+                    d.hold_reason,
+                    d.amount,
+                    d.payee[:200],
+                    d.payment_date,
+                    *own,
+                )
+            )
+    ids = iter(insert_values(model=ScheduledPayment, columns=_MADE_COLUMNS, rows=rows, history=True))
+    # the schedules are new: these are all their payments, in the order of their ids
+    written = {pk: [_Made(next(ids), d) for d in made] for pk, made in made_of}
+    planned: dict[int, list[ScheduledPayment]] = {}
+    _recompute(
+        accounts=accounts, because=by, now=now, as_of=as_of, written=written, inputs=inputs, planned=planned
+    )
+    # what is left to pay is what the recomputation added: the payments made are all paid
+    mutable = set(ScheduledPayment.MUTABLE)
+    return [
+        sorted(
+            (p for p in planned.get(s.pk, []) if p.status in mutable),
+            key=lambda p: (p.payment_date, p.pk or 0),
         )
-    insert_new(objs=rows, model=ScheduledPayment, history=True)
-    written: dict[int, list[ScheduledPayment]] = defaultdict(list)
-    for row in rows:  # the schedules are new: these are all their payments, in the order of their ids
-        written[row.schedule_id].append(row)
-    _recompute(accounts=accounts, because=by, now=now, as_of=as_of, written=written)
-    return _mutable_payments(schedules)
+        for s in schedules
+    ]
+
+
+_MADE_COLUMNS = (
+    "trigger",
+    "benefit",
+    "kind",
+    "number",
+    "of",
+    "payment_date",
+    "valuable_on",
+    "release_date",
+    "cite",
+    "reason",
+    "hold_code",
+    "hold_reason",
+    "amount",
+    "payee_name",
+    "paid_on",
+    "schedule_id",
+    "account_id",
+    "participation_id",
+    "valued_as_of",
+    "revision",
+    "share",
+    "valuation_rule",
+    "created_at",
+    "status",
+    "withholding_basis",
+)
+
+
+class _Made:
+    """A payment a take-over has just recorded as made (paid by the prior administrator), as `_replan` reads the
+    stored payments of a schedule: paid, it never changes, so no model instance is built for it."""
+
+    __slots__ = (
+        "id",
+        "trigger",
+        "kind",
+        "number",
+        "payment_date",
+        "amount",
+        "payee_name",
+        "benefit",
+        "hold_code",
+    )
+    status = S.PAID
+    run_id = None
+
+    def __init__(self, pk: int, d: Due) -> None:
+        self.id = pk
+        self.trigger, self.kind, self.number = d.trigger, d.kind, d.number
+        self.payment_date, self.amount = d.payment_date, d.amount
+        self.payee_name, self.benefit, self.hold_code = d.payee[:200], d.benefit[:120], d.hold_code
+
+    @property
+    def pk(self) -> int:
+        return self.id
 
 
 def annuity_take_over(
@@ -1461,14 +1570,28 @@ def annuities_not_commenced_open(
         if sep is not None:
             separated.append((i, participation, sep))
     accounts = _record_accounts([(p, sep) for _, p, sep in separated])
-    _recompute(accounts=accounts, because=by, now=now, as_of=as_of)
+    # none paid yet (a conversion's new accounts): every payment is one the recomputation adds, not read back
+    fresh = not ScheduledPayment.objects.filter(account__in=accounts).exists()
+    planned: dict[int, list[ScheduledPayment]] = {}
+    # Each benefit is quoted afresh (BRP 3.2-4.2): within the call the same Key Employee list, dated IRS figures
+    # and actuarial factors are read or computed once (core.memo; nothing here writes them).
+    with memo.run_memo():
+        _recompute(accounts=accounts, because=by, now=now, as_of=as_of, inputs=inputs, planned=planned)
     left: dict[int, list[ScheduledPayment]] = defaultdict(list)
-    for payment in (
-        ScheduledPayment.objects.filter(account__in=accounts, status__in=ScheduledPayment.MUTABLE)
-        .select_related("schedule")
-        .order_by("payment_date", "id")
-    ):
-        left[payment.account_id].append(payment)
+    if fresh:
+        for rows in planned.values():  # each row holds its schedule, as select_related would
+            for payment in rows:
+                if payment.status in ScheduledPayment.MUTABLE:
+                    left[payment.account_id].append(payment)
+        for rows in left.values():
+            rows.sort(key=lambda p: (p.payment_date, p.pk or 0))
+    else:
+        for payment in (
+            ScheduledPayment.objects.filter(account__in=accounts, status__in=ScheduledPayment.MUTABLE)
+            .select_related("schedule")
+            .order_by("payment_date", "id")
+        ):
+            left[payment.account_id].append(payment)
     out: list[list[ScheduledPayment]] = [[] for _ in participations]
     for (i, _, _), account in zip(separated, accounts, strict=True):
         out[i] = left[account.pk]

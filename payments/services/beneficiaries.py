@@ -21,11 +21,11 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, TypeVar
 
 from core.money import HUNDRED, PERCENT_PRECISION, split_by_percent
-from participants.models import Beneficiary, Person
+from participants.models import Beneficiary, BeneficiaryDesignation, Person
 from participants.selectors import beneficiaries_in_force
 
 if TYPE_CHECKING:
-    from participants.models import Beneficiary, Person
+    from participants.models import Beneficiary, BeneficiaryDesignation, Person
     from plans.models import Plan, PlanVersion
 
 
@@ -72,9 +72,22 @@ def _survived(beneficiary: Beneficiary, death: dt.date) -> bool:
     return beneficiary.deceased_on is None or beneficiary.deceased_on > death
 
 
-def death_payees(*, person: Person, plan: Plan, version: PlanVersion, death: dt.date) -> Payees:
-    """The payees of a death benefit and their shares, with the sections that make them so."""
-    designation = beneficiaries_in_force(person=person, plan=plan)
+def death_payees(
+    *,
+    person: Person,
+    plan: Plan,
+    version: PlanVersion,
+    death: dt.date,
+    designations: dict[tuple[int, int], BeneficiaryDesignation] | None = None,
+) -> Payees:
+    """The payees of a death benefit and their shares, with the sections that make them so. `designations`: the
+    designations in force read for many (participants.selectors.beneficiaries_in_force_of), this one's among them
+    if it has one."""
+    designation = (
+        beneficiaries_in_force(person=person, plan=plan)
+        if designations is None
+        else designations.get((person.pk, plan.pk))
+    )
     cite = version.cite("default_beneficiary")
     if designation is not None:
         everyone = list(designation.beneficiaries.all())

@@ -12,6 +12,7 @@ from core import valuation_calendar as cal
 from core.dates import EASTERN
 from elections.models import DistributionElection, ScheduleChange, Status
 from participants.models import ChangeInControl, EmploymentEvent, KeyEmployeeList
+from participants.selectors import beneficiaries_in_force_of
 from payments.models import TakenOverOverride
 from payments.services.beneficiaries import Payees, death_payees
 from payments.services.engine import AccountFacts, Change, Election, KeyStatus
@@ -228,8 +229,15 @@ def _key_employee_statuses(accounts: list[Account], facts: dict[int, AccountFact
 
 
 def _death_payees(accounts: list[Account], facts: dict[int, AccountFacts], plans: dict[int, Plan]) -> None:
-    """Who is paid each dead participant's accounts (a few queries per death: deaths are rare)."""
+    """Who is paid each dead participant's accounts (their designations read at once)."""
     payees: dict[tuple[int, int], Payees] = {}
+    designations = beneficiaries_in_force_of(
+        pairs={
+            (a.participation.person_id, a.participation.plan_id)
+            for a in accounts
+            if facts[a.id].death is not None
+        }
+    )
     for a in accounts:
         f = facts[a.id]
         if f.death is None:
@@ -241,6 +249,7 @@ def _death_payees(accounts: list[Account], facts: dict[int, AccountFacts], plans
                 plan=plans[a.participation.plan_id],
                 version=f.version,
                 death=f.death,
+                designations=designations,
             )
         f.death_payees = payees[person_plan]
 

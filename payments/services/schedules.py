@@ -21,7 +21,7 @@ from django.utils import timezone
 from books.models import Account
 from core import valuation_calendar as cal
 from core.audit import actor_label
-from core.bulk import build, insert_new
+from core.bulk import build, build_like, insert_new, update_existing
 from participants.models import EmploymentEvent
 from payments.models import PaymentSchedule, ScheduledPayment
 from payments.services.annuities import annuities_recompute, is_annuity_account
@@ -52,10 +52,48 @@ def _valuable_on(p: Planned, release: dt.date) -> dt.date:
 
 
 def planned_to_row(
-    *, p: Planned, schedule: PaymentSchedule, revision: int, now: dt.datetime
+    *,
+    p: Planned,
+    schedule: PaymentSchedule,
+    revision: int,
+    now: dt.datetime,
+    dates: dict[tuple[dt.date, dt.date | None], tuple[dt.date, dt.date]] | None = None,
+    like: ScheduledPayment | None = None,
 ) -> ScheduledPayment:
-    release = _release_date(p.payment_date)
+    """`dates`: the release and valuation dates already found in this call, the calendar being the same. `like`: a
+    row just built for the same schedule, revision and time, whose other values the new one copies
+    (`core.bulk.build_like`)."""
+    key = (p.payment_date, p.valued_as_of)
+    found = dates.get(key) if dates is not None else None
+    if found is None:
+        release = _release_date(p.payment_date)
+        found = (release, _valuable_on(p, release))
+        if dates is not None:
+            dates[key] = found
+    release, valuable_on = found
     status = S.HELD if p.hold_code else S.SCHEDULED
+    if like is not None:
+        return build_like(
+            like,
+            trigger=p.trigger,
+            benefit=p.benefit,
+            kind=p.kind,
+            number=p.number,
+            of=p.of,
+            share=p.share,
+            percent=p.percent,
+            payment_date=p.payment_date,
+            valuation_rule=p.valuation_rule,
+            valued_as_of=p.valued_as_of,
+            valuable_on=valuable_on,
+            release_date=release,
+            cite=p.cite,
+            reason=p.reason[:300],
+            status=status,
+            hold_code=p.hold_code,
+            hold_reason=p.hold_reason,
+            payee_name=p.payee_name[:200],
+        )
     return build(  # the positional path of the model: a take-over builds thousands
         ScheduledPayment,
         schedule=schedule,
@@ -72,7 +110,7 @@ def planned_to_row(
         payment_date=p.payment_date,
         valuation_rule=p.valuation_rule,
         valued_as_of=p.valued_as_of,
-        valuable_on=_valuable_on(p, release),
+        valuable_on=valuable_on,
         release_date=release,
         cite=p.cite,
         reason=p.reason[:300],
@@ -156,19 +194,38 @@ def schedules_recompute(
     with transaction.atomic():
         for start in range(0, len(ids), RECOMPUTE_CHUNK):
             changed += _recompute_round(
-                ids[start : start + RECOMPUTE_CHUNK], because=because, now=now, as_of=as_of, credited=credited
+                _accounts_read(ids[start : start + RECOMPUTE_CHUNK]),
+                because=because,
+                now=now,
+                as_of=as_of,
+                credited=credited,
             )
     return changed
 
 
-def _recompute_round(
-    ids: list[int], *, because: str, now: dt.datetime, as_of: dt.date, credited: dt.date | None
-) -> list[PaymentSchedule]:
-    accounts = list(
+def _accounts_read(ids: list[int]) -> list[Account]:
+    """The accounts, by id, with their participation, plan and person."""
+    return list(
         Account.objects.filter(id__in=ids)
         .order_by("id")
         .select_related("participation__plan", "participation__person")
     )
+
+
+def _recompute_round(
+    accounts: list[Account],
+    *,
+    because: str,
+    now: dt.datetime,
+    as_of: dt.date,
+    credited: dt.date | None,
+    opened: dict[int, list[ScheduledPayment]] | None = None,
+) -> list[PaymentSchedule]:
+    """One round of `schedules_recompute`, of accounts just read by `_accounts_read`. `opened`: filled with account
+    id -> the payment rows written (saved), when no account had a benefit schedule before (a take-over): every
+    payment of the schedules, which the caller then need not read back."""
+    if not accounts:
+        return []
     annuity_accounts = [a for a in accounts if is_annuity_account(account=a)]
     annuities_changed: list[PaymentSchedule] = []
     if annuity_accounts:  # a defined benefit pays a fixed monthly amount, not an account balance (BRP 4.2)
@@ -179,7 +236,9 @@ def _recompute_round(
         if not accounts:
             return annuities_changed
     facts = load_facts(accounts=accounts, as_of=as_of, credited=credited)
-    changed = _schedules_store(accounts, facts, because=because, now=now)
+    # the annuities' rows are not collected: then the caller reads every row back
+    collect = opened if not annuity_accounts else None
+    changed = _schedules_store(accounts, facts, because=because, now=now, opened=collect)
     return changed + annuities_changed
 
 
@@ -207,7 +266,12 @@ def _schedules_create(schedules: list[PaymentSchedule]) -> None:
 
 
 def _schedules_store(
-    accounts: list[Account], facts: dict, *, because: str, now: dt.datetime
+    accounts: list[Account],
+    facts: dict,
+    *,
+    because: str,
+    now: dt.datetime,
+    opened: dict[int, list[ScheduledPayment]] | None = None,
 ) -> list[PaymentSchedule]:
     """Merge each account's answer into its stored schedule (payments/services/reconcile.py), in bulk."""
     existing = {
@@ -226,7 +290,8 @@ def _schedules_store(
         result = compute_schedule(f=facts[a.id])
         schedule = existing.get(a.id)
         if schedule is None:
-            schedule = PaymentSchedule(
+            schedule = build(  # the positional path of the model: a take-over opens thousands
+                PaymentSchedule,
                 participation_id=a.participation_id,
                 account_id=a.id,
                 revision=1,
@@ -261,12 +326,20 @@ def _schedules_store(
             model=PaymentSchedule,
             fields=["revision", "computed_at", "computed_because", *_SCHEDULE_FIELDS],
         )
-    rows = [
-        planned_to_row(p=p, schedule=schedule, revision=schedule.revision, now=now)
-        for schedule, planned in pending_rows
-        for p in planned
-    ]
+    dates: dict[tuple[dt.date, dt.date | None], tuple[dt.date, dt.date]] = {}
+    rows: list[ScheduledPayment] = []
+    for schedule, planned in pending_rows:
+        first: ScheduledPayment | None = None
+        for p in planned:
+            row = planned_to_row(
+                p=p, schedule=schedule, revision=schedule.revision, now=now, dates=dates, like=first
+            )
+            first = first or row
+            rows.append(row)
     reconciliation_write(changed=changed_payments, rows=rows, runs=runs)
+    if opened is not None and not existing:
+        for row in rows:
+            opened.setdefault(row.account_id, []).append(row)
     return new_schedules + changed_schedules
 
 
@@ -308,14 +381,23 @@ def schedules_take_over(
     if not taken:
         return {}
     ids = [t.account_id for t in taken]
-    schedules_recompute(account_ids=ids, because=by, now=now, as_of=as_of)
+    opened: dict[int, list[ScheduledPayment]] = {}
+    with transaction.atomic():  # one round: the caller hands at most RECOMPUTE_CHUNK accounts
+        _recompute_round(
+            _accounts_read(ids), because=by, now=now, as_of=as_of, credited=credited_through(), opened=opened
+        )
     rows: dict[int, list[ScheduledPayment]] = defaultdict(list)
-    for p in (
-        ScheduledPayment.objects.filter(account_id__in=ids, schedule__kind=PaymentSchedule.Kind.BENEFIT)
-        .exclude(status=S.CANCELLED)
-        .order_by("payment_date", "number", "id")
-    ):
-        rows[p.account_id].append(p)
+    if opened:  # new schedules: their payments are the rows just written (none cancelled)
+        for account_id, written in opened.items():
+            # in the order of their ids, as written: the sort keeps it among the payees of one payment
+            rows[account_id] = sorted(written, key=lambda p: (p.payment_date, p.number))
+    else:
+        for p in (
+            ScheduledPayment.objects.filter(account_id__in=ids, schedule__kind=PaymentSchedule.Kind.BENEFIT)
+            .exclude(status=S.CANCELLED)
+            .order_by("payment_date", "number", "id")
+        ):
+            rows[p.account_id].append(p)
     paid: list[ScheduledPayment] = []
     out: dict[int, list[list[ScheduledPayment]]] = {}
     for t in taken:
@@ -329,7 +411,7 @@ def schedules_take_over(
                     p.amount = t.last_payment_amount
                 paid.append(p)
         out[t.account_id] = groups[t.payments_made :]
-    bulk_update_fast(
+    update_existing(
         objs=paid, model=ScheduledPayment, fields=["status", "paid_on", "amount", "withholding_basis"]
     )
     return out
