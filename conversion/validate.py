@@ -62,6 +62,26 @@ class Row:
     bad: bool = False  # raised an exception: present, but not believed (FORMAT.md 4.4)
 
 
+@dataclass(frozen=True)
+class Kept:
+    """What the apply step needs of the checks once their parsed rows are let go: the plans of plans.csv and the
+    Key Employee years the package covers (package.csv). Everything else the apply reads from the files again."""
+
+    plans: tuple[str, ...]
+    ke_from: int
+    ke_to: int
+
+
+def key_employee_on(years: frozenset[int] | None, day: dt.date, ke_from: int, ke_to: int) -> bool | None:
+    """Key Employee on `day` given the person's key_employee_years (EDCP 1.20, RRP 1.14, BRP 1.3(i)): the list of
+    the identification year ending the December 31 before the April 1 on or before `day`; None when the package
+    does not cover that year."""
+    year = day.year - 1 if (day.month, day.day) >= (4, 1) else day.year - 2
+    if not ke_from <= year <= ke_to:
+        return None
+    return year in (years or ())
+
+
 @dataclass
 class Result:
     participants: int = 0
@@ -71,7 +91,7 @@ class Result:
     package_id: str = ""
     conversion_date: dt.date | None = None
     hashes: dict[str, str] = field(default_factory=dict)
-    checker: Any = None  # the Checker, whose parsed rows the apply step writes
+    kept: Kept | None = None  # what the apply needs of the checks; it re-reads the files themselves
 
     def as_dict(self, *, status: str, with_findings: bool = True) -> dict[str, Any]:
         return {
@@ -536,7 +556,7 @@ class Checker:
         for name in _STREAMED_AGAIN:
             self.files.pop(name, None)
         self.result.findings.sort(key=lambda f: (f.file, f.line, f.code))
-        self.result.checker = self
+        self.result.kept = Kept(plans=tuple(self.plan_rows), ke_from=self.ke_from, ke_to=self.ke_to)
         return self.result
 
     # -- package.csv, plans.csv ------------------------------------------------------------------
