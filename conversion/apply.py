@@ -34,7 +34,7 @@ from conversion import spec
 from conversion.apply_history import apply_year_to_date
 from conversion.apply_payments import PaymentMismatch, apply_db_benefits, apply_payment_schedules
 from conversion.reader import normalise_header, read_rows
-from conversion.validate import Checker, Finding, Result, Row, add_years, parse_value, split_account
+from conversion.validate import Finding, Kept, Result, add_years, key_employee_on, parse_value, split_account
 from core.audit import audit_record
 from core.bulk import analyze, build, build_like, insert_new
 from core.models import JobRun
@@ -85,76 +85,70 @@ class ApplyFailure(Exception):
         self.message = message
 
 
-def _good(checker: Checker, name: str) -> list[Row]:
-    return [r for r in checker.files.get(name, []) if "__keyless__" not in r.v and not r.bad]
-
-
 def conflicts(*, result: Result, folder: Path) -> list[Finding]:
-    """conflicts_with_records (FORMAT.md 4): the package against what the system already holds."""
-    checker: Checker = result.checker
+    """conflicts_with_records (FORMAT.md 4): the package against what the system already holds. The files are read
+    again as streams (every row of a package without exceptions is good), a chunk of people at a time."""
+    kept = result.kept
+    assert kept is not None
     found: list[Finding] = []
     cd = result.conversion_date
-    people = {p.employee_number: p for p in _people_on_file(list(checker.people))}
-    for row in _good(checker, "participants.csv"):
-        v = row.v
-        person = people.get(v["employee_number"])
-        if person is not None and (
-            person.first_name,
-            person.last_name,
-            person.birth_date,
-            person.hire_date,
-        ) != (v["first_name"], v["last_name"], v["birth_date"], v["hire_date"]):
-            found.append(
-                Finding(
-                    "participants.csv",
-                    row.line,
-                    "conflicts_with_records",
-                    f"{v['employee_number']} is on file as {person.full_name}, born {person.birth_date}, "
-                    f"hired {person.hire_date}",
+    listed: dict[int, set[str]] = defaultdict(set)
+    for chunk in _in_batches(_stream(folder, "participants.csv"), size=LOOKUP_CHUNK):
+        people = {p.employee_number: p for p in _people_on_file([v["employee_number"] for _, v in chunk])}
+        for line, v in chunk:
+            for year in v["key_employee_years"] or ():
+                listed[year].add(v["employee_number"])
+            person = people.get(v["employee_number"])
+            if person is not None and (
+                person.first_name,
+                person.last_name,
+                person.birth_date,
+                person.hire_date,
+            ) != (v["first_name"], v["last_name"], v["birth_date"], v["hire_date"]):
+                found.append(
+                    Finding(
+                        "participants.csv",
+                        line,
+                        "conflicts_with_records",
+                        f"{v['employee_number']} is on file as {person.full_name}, born {person.birth_date}, "
+                        f"hired {person.hire_date}",
+                    )
                 )
-            )
-    on_file: set[tuple[str, str]] = set()
-    numbers = list(people)
-    for i in range(0, len(numbers), LOOKUP_CHUNK):
-        on_file.update(
+    for chunk in _in_batches(_stream(folder, "participations.csv"), size=LOOKUP_CHUNK):
+        on_file = set(
             Participation.objects.filter(
-                person__employee_number__in=numbers[i : i + LOOKUP_CHUNK]
+                person__employee_number__in={v["employee_number"] for _, v in chunk}
             ).values_list("person__employee_number", "plan__code")
         )
-    for row in _good(checker, "participations.csv"):
-        if (row.v["employee_number"], row.v["plan"]) in on_file:
-            found.append(
-                Finding(
-                    "participations.csv",
-                    row.line,
-                    "conflicts_with_records",
-                    f"{row.v['employee_number']} already participates in {row.v['plan']} on file",
+        for line, v in chunk:
+            if (v["employee_number"], v["plan"]) in on_file:
+                found.append(
+                    Finding(
+                        "participations.csv",
+                        line,
+                        "conflicts_with_records",
+                        f"{v['employee_number']} already participates in {v['plan']} on file",
+                    )
                 )
-            )
     funds = {(f.plan.code, f.code): f for f in Fund.objects.select_related("plan")}
-    for row in _good(checker, "funds.csv"):
-        fund = funds.get((row.v["plan"], row.v["fund"]))
-        if fund is not None and fund.is_default != (row.v["default_fund"] == "yes"):
+    for line, v in _stream(folder, "funds.csv"):
+        fund = funds.get((v["plan"], v["fund"]))
+        if fund is not None and fund.is_default != (v["default_fund"] == "yes"):
             found.append(
                 Finding(
                     "funds.csv",
-                    row.line,
+                    line,
                     "conflicts_with_records",
-                    f"{row.v['plan']} {row.v['fund']} is on the menu with default {'yes' if fund.is_default else 'no'}",
+                    f"{v['plan']} {v['fund']} is on the menu with default {'yes' if fund.is_default else 'no'}",
                 )
             )
-    found.extend(_price_conflicts(checker=checker, folder=folder, funds=funds))
-    for year in range(checker.ke_from, checker.ke_to + 1):
+    found.extend(_price_conflicts(folder=folder, funds=funds))
+    for year in range(kept.ke_from, kept.ke_to + 1):
         existing = KeyEmployeeList.objects.filter(identification_year=year).first()
         if existing is None:
             continue
         members = set(existing.members.values_list("employee_number", flat=True))
-        listed = {
-            emp
-            for emp, r in checker.people.items()
-            if r.v.get("key_employee_years") and year in r.v["key_employee_years"]
-        }
-        if members != listed:
+        if members != listed[year]:
             found.append(
                 Finding(
                     "package.csv",
@@ -180,7 +174,7 @@ def _people_on_file(numbers: list[str]) -> list[Person]:
     return found
 
 
-def _price_conflicts(*, checker: Checker, folder: Path, funds: dict[tuple[str, str], Fund]) -> list[Finding]:
+def _price_conflicts(*, folder: Path, funds: dict[tuple[str, str], Fund]) -> list[Finding]:
     if not funds:
         return []
     held: dict[tuple[str, str, dt.date], Decimal] = {
@@ -227,16 +221,20 @@ def _bulk(model: Any, objs: list[Any], file: str, line: int) -> list[Any]:
 
 
 def apply_package(*, result: Result, folder: Path, actor: str, now: dt.datetime) -> None:
-    """Write everything the package holds; the caller's transaction makes it all or nothing."""
-    checker: Checker = result.checker
+    """Write everything the package holds; the caller's transaction makes it all or nothing.
+
+    The files are read again from disk, a batch at a time (the checks have let their rows go); what is held from
+    one phase to the next is the ids of what was written, by the package's keys (`Ids`)."""
+    kept = result.kept
+    assert kept is not None
     cd = result.conversion_date
     assert cd is not None
-    plans = {p.code: p for p in Plan.objects.filter(code__in=list(checker.plan_rows))}
-    funds = _apply_funds(checker=checker, folder=folder, plans=plans, result=result, now=now)
-    people = _apply_people(checker=checker, now=now, actor=actor)
-    _apply_key_employees(checker=checker, people=people, actor=actor, now=now)
-    participations = _apply_participations(checker=checker, people=people, plans=plans)
-    accounts = _apply_accounts(checker=checker, participations=participations)
+    plans = {p.code: p for p in Plan.objects.filter(code__in=list(kept.plans))}
+    funds = _apply_funds(folder=folder, plans=plans, result=result, now=now)
+    people = _apply_people(folder=folder, now=now, actor=actor)
+    _apply_key_employees(folder=folder, kept=kept, people=people, actor=actor, now=now)
+    participations = _apply_participations(folder=folder, people=people, plans=plans)
+    accounts = _apply_accounts(folder=folder, participations=participations)
     # The tables written so far were (nearly) empty when the transaction began, the statistics the planner still
     # has of them: the phases below look rows up in them by key (core.bulk.analyze says why this is needed).
     analyze(models=[Person, EmploymentEvent, VestingServiceCredit, KeyEmployeeList, Participation, Account])
@@ -274,6 +272,7 @@ def apply_package(*, result: Result, folder: Path, actor: str, now: dt.datetime)
         stream=lambda name: _stream(folder, name),
         people=people,
         participations=participations,
+        plans=plans,
         cd=cd,
         actor=actor,
         now=now,
@@ -281,9 +280,10 @@ def apply_package(*, result: Result, folder: Path, actor: str, now: dt.datetime)
     )
     _apply_payments(
         folder=folder,
-        checker=checker,
+        kept=kept,
         accounts=accounts,
         participations=participations,
+        plans=plans,
         cd=cd,
         package_id=result.package_id,
         now=now,
@@ -321,21 +321,21 @@ def _mark_conversion_date_valued(*, cd: dt.date, package_id: str, now: dt.dateti
 
 
 def _apply_funds(
-    *, checker: Checker, folder: Path, plans: dict[str, Plan], result: Result, now: dt.datetime
+    *, folder: Path, plans: dict[str, Plan], result: Result, now: dt.datetime
 ) -> dict[tuple[str, str], Fund]:
     funds = {
         (f.plan.code, f.code): f for f in Fund.objects.select_related("plan").filter(plan__in=plans.values())
     }
     new = []
-    for row in _good(checker, "funds.csv"):
-        key = (row.v["plan"], row.v["fund"])
+    for _line, v in _stream(folder, "funds.csv"):
+        key = (v["plan"], v["fund"])
         if key not in funds:
             new.append(
                 Fund(
-                    plan=plans[row.v["plan"]],
-                    code=row.v["fund"],
-                    name=row.v["fund_name"],
-                    is_default=row.v["default_fund"] == "yes",
+                    plan=plans[v["plan"]],
+                    code=v["fund"],
+                    name=v["fund_name"],
+                    is_default=v["default_fund"] == "yes",
                 )
             )
     for fund in _bulk(Fund, new, "funds.csv", 2):
@@ -359,80 +359,82 @@ def _apply_funds(
     return funds
 
 
-def _apply_people(*, checker: Checker, now: dt.datetime, actor: str) -> dict[str, Person]:
-    rows = _good(checker, "participants.csv")
-    people = {p.employee_number: p for p in _people_on_file([r.v["employee_number"] for r in rows])}
-    fields = ("first_name", "last_name", "birth_date", "hire_date", "marital_status", "email")
-    address = ("address_line1", "address_line2", "city", "state", "postal_code")
-    new = [
-        Person(
-            employee_number=r.v["employee_number"],
-            **{f: r.v[f] or "" if f == "email" else r.v[f] for f in fields},
-            **{f: r.v[f] or "" for f in address},
-        )
-        for r in rows
-        if r.v["employee_number"] not in people
-    ]
-    for person in _bulk(Person, new, "participants.csv", 2):
-        people[person.employee_number] = person
-    events = []
-    credits = []
-    for r in rows:
-        v = r.v
-        person = people[v["employee_number"]]
-        for kind, column, reason in (
-            (EmploymentEvent.Kind.SEPARATION, "termination_date", v["termination_reason"] or ""),
-            (EmploymentEvent.Kind.REHIRE, "rehire_date", ""),
-            (EmploymentEvent.Kind.DEATH, "death_date", EmploymentEvent.Reason.DEATH),
-            (EmploymentEvent.Kind.DISABILITY, "disability_date", ""),
-        ):
-            if v[column]:
-                events.append(
-                    EmploymentEvent(
-                        person=person,
-                        kind=kind,
-                        reason=reason,
-                        effective_date=v[column],
-                        recorded_at=now,
-                        recorded_by=actor,
-                        note="converted from the prior recordkeeper (FORMAT.md 5): recorded, not acted on",
-                    )
-                )
-        credits.append(
-            VestingServiceCredit(
-                person=person, through_year=v["vesting_service_through"], years=v["vesting_service_years"]
+def _apply_people(*, folder: Path, now: dt.datetime, actor: str) -> dict[str, int]:
+    """People, their employment events and Years of Vesting Service, a batch of participants.csv at a time; returns
+    the person id of each employee number."""
+    people: dict[str, int] = {}
+    for batch in _in_batches(_stream(folder, "participants.csv")):
+        on_file = {p.employee_number: p.pk for p in _people_on_file([v["employee_number"] for _, v in batch])}
+        fields = ("first_name", "last_name", "birth_date", "hire_date", "marital_status", "email")
+        address = ("address_line1", "address_line2", "city", "state", "postal_code")
+        new = [
+            Person(
+                employee_number=v["employee_number"],
+                **{f: v[f] or "" if f == "email" else v[f] for f in fields},
+                **{f: v[f] or "" for f in address},
             )
-        )
-    _bulk(EmploymentEvent, events, "participants.csv", 2)
-    held: set[tuple[int, int]] = set()
-    ids = [p.pk for p in people.values()]
-    for i in range(0, len(ids), LOOKUP_CHUNK):
-        held.update(
-            VestingServiceCredit.objects.filter(person_id__in=ids[i : i + LOOKUP_CHUNK]).values_list(
+            for _, v in batch
+            if v["employee_number"] not in on_file
+        ]
+        for person in _bulk(Person, new, "participants.csv", 2):
+            on_file[person.employee_number] = person.pk
+        people.update(on_file)
+        events = []
+        credits = []
+        for _, v in batch:
+            person_id = on_file[v["employee_number"]]
+            for kind, column, reason in (
+                (EmploymentEvent.Kind.SEPARATION, "termination_date", v["termination_reason"] or ""),
+                (EmploymentEvent.Kind.REHIRE, "rehire_date", ""),
+                (EmploymentEvent.Kind.DEATH, "death_date", EmploymentEvent.Reason.DEATH),
+                (EmploymentEvent.Kind.DISABILITY, "disability_date", ""),
+            ):
+                if v[column]:
+                    events.append(
+                        EmploymentEvent(
+                            person_id=person_id,
+                            kind=kind,
+                            reason=reason,
+                            effective_date=v[column],
+                            recorded_at=now,
+                            recorded_by=actor,
+                            note="converted from the prior recordkeeper (FORMAT.md 5): recorded, not acted on",
+                        )
+                    )
+            credits.append(
+                VestingServiceCredit(
+                    person_id=person_id,
+                    through_year=v["vesting_service_through"],
+                    years=v["vesting_service_years"],
+                )
+            )
+        _bulk(EmploymentEvent, events, "participants.csv", 2)
+        held = set(
+            VestingServiceCredit.objects.filter(person_id__in=list(on_file.values())).values_list(
                 "person_id", "through_year"
             )
         )
-    _bulk(
-        VestingServiceCredit,
-        [c for c in credits if (c.person.pk, c.through_year) not in held],
-        "participants.csv",
-        2,
-    )
+        _bulk(
+            VestingServiceCredit,
+            [c for c in credits if (c.person_id, c.through_year) not in held],
+            "participants.csv",
+            2,
+        )
     return people
 
 
 def _apply_key_employees(
-    *, checker: Checker, people: dict[str, Person], actor: str, now: dt.datetime
+    *, folder: Path, kept: Kept, people: dict[str, int], actor: str, now: dt.datetime
 ) -> None:
     """A Key Employee list for each covered identification year, possibly empty (EDCP 1.20, RRP 1.14, BRP 1.3(i))."""
-    members: dict[int, list[Person]] = defaultdict(list)
-    for emp, row in checker.people.items():
-        for year in row.v.get("key_employee_years") or ():
-            members[year].append(people[emp])
-    for year in range(checker.ke_from, checker.ke_to + 1):
+    members: dict[int, list[int]] = defaultdict(list)
+    for _line, v in _stream(folder, "participants.csv"):
+        for year in v["key_employee_years"] or ():
+            members[year].append(people[v["employee_number"]])
+    for year in range(kept.ke_from, kept.ke_to + 1):
         key_employee_list_record(
             identification_year=year,
-            people=members[year],
+            people=list(Person.objects.filter(id__in=members[year])),
             actor=actor,
             note="recorded from the conversion package",
             now=now,
@@ -440,46 +442,54 @@ def _apply_key_employees(
 
 
 def _apply_participations(
-    *, checker: Checker, people: dict[str, Person], plans: dict[str, Plan]
-) -> dict[tuple[str, str], Participation]:
-    new = [
-        Participation(
-            person=people[r.v["employee_number"]],
-            plan=plans[r.v["plan"]],
-            eligible_on=r.v["eligible_on"],
-            entered_on=r.v["entry_date"],
-            eligible=r.v["status"] == "active",  # inactive: no longer eligible to defer (EDCP 2.2)
-        )
-        for r in _good(checker, "participations.csv")
-    ]
-    return {
-        (p.person.employee_number, p.plan.code): p for p in _bulk(Participation, new, "participations.csv", 2)
-    }
+    *, folder: Path, people: dict[str, int], plans: dict[str, Plan]
+) -> dict[tuple[str, str], int]:
+    """Returns the participation id of each (employee number, plan)."""
+    ids: dict[tuple[str, str], int] = {}
+    for batch in _in_batches(_stream(folder, "participations.csv")):
+        new = [
+            Participation(
+                person_id=people[v["employee_number"]],
+                plan=plans[v["plan"]],
+                eligible_on=v["eligible_on"],
+                entered_on=v["entry_date"],
+                eligible=v["status"] == "active",  # inactive: no longer eligible to defer (EDCP 2.2)
+            )
+            for _, v in batch
+        ]
+        made = _bulk(Participation, new, "participations.csv", 2)
+        for (_, v), p in zip(batch, made, strict=True):
+            ids[(v["employee_number"], v["plan"])] = p.pk
+    return ids
 
 
 def _apply_accounts(
-    *, checker: Checker, participations: dict[tuple[str, str], Participation]
-) -> dict[tuple[str, str, str], Account]:
-    new = []
-    names = []
-    for r in _good(checker, "accounts.csv"):
-        kind, month, _ = split_account(r.v["account"])
-        new.append(
-            Account(
-                participation=participations[(r.v["employee_number"], r.v["plan"])],
-                kind=kind,
-                specified_month=month,
-                opened_on=r.v["opened_on"],
+    *, folder: Path, participations: dict[tuple[str, str], int]
+) -> dict[tuple[str, str, str], int]:
+    """Returns the account id of each (employee number, plan, account)."""
+    ids: dict[tuple[str, str, str], int] = {}
+    for batch in _in_batches(_stream(folder, "accounts.csv")):
+        new = []
+        for _, v in batch:
+            kind, month, _ = split_account(v["account"])
+            new.append(
+                Account(
+                    participation_id=participations[(v["employee_number"], v["plan"])],
+                    kind=kind,
+                    specified_month=month,
+                    opened_on=v["opened_on"],
+                )
             )
-        )
-        names.append((r.v["employee_number"], r.v["plan"], r.v["account"]))
-    return dict(zip(names, _bulk(Account, new, "accounts.csv", 2), strict=True))
+        made = _bulk(Account, new, "accounts.csv", 2)
+        for (_, v), account in zip(batch, made, strict=True):
+            ids[(v["employee_number"], v["plan"], v["account"])] = account.pk
+    return ids
 
 
 def _apply_positions(
     *,
     folder: Path,
-    accounts: dict[tuple[str, str, str], Account],
+    accounts: dict[tuple[str, str, str], int],
     funds: dict[tuple[str, str], Fund],
     cd: dt.date,
     package_id: str,
@@ -496,7 +506,7 @@ def _apply_positions(
         made: list[Position] = []
         for _, v in batch:
             where = {
-                "account": accounts[(v["employee_number"], v["plan"], v["account"])],
+                "account_id": accounts[(v["employee_number"], v["plan"], v["account"])],
                 "fund": funds[(v["plan"], v["fund"])],
             }
             made.append(build_like(made[0], **where) if made else build(Position, **where))
@@ -506,7 +516,7 @@ def _apply_positions(
         for (_, v), position in zip(batch, positions, strict=True):
             entry = {
                 "position": position,
-                "account": position.account,
+                "account_id": position.account_id,
                 "units": v["units"],
                 "price": v["price"],
                 "amount": v["market_value"],
@@ -529,7 +539,7 @@ def _apply_positions(
             )
             valuation = {
                 "position": position,
-                "account": position.account,
+                "account_id": position.account_id,
                 "fund": position.fund,
                 "units": v["units"],
                 "price": v["price"],
@@ -552,11 +562,9 @@ def _apply_positions(
     flush()
 
 
-def _election_fields(
-    *, participation: Participation, filed_on: dt.date, actor: str, data: dict
-) -> dict[str, Any]:
+def _election_fields(*, participation: int, filed_on: dt.date, actor: str, data: dict) -> dict[str, Any]:
     return {
-        "participation": participation,
+        "participation_id": participation,
         "submitted_at": _received(filed_on),
         "status": Status.ACCEPTED,
         "channel": Channel.IMPORT,
@@ -570,12 +578,12 @@ def _jsonable(v: dict[str, Any]) -> dict[str, Any]:
     return {k: (str(x) if x is not None else None) for k, x in v.items()}
 
 
-def _in_batches(items: Iterator[Any]) -> Iterator[list[Any]]:
-    """`items` in lists of BATCH: the model instances of one batch are all that is held at a time."""
+def _in_batches(items: Iterator[Any], size: int = BATCH) -> Iterator[list[Any]]:
+    """`items` in lists of `size`: the model instances of one batch are all that is held at a time."""
     batch: list[Any] = []
     for item in items:
         batch.append(item)
-        if len(batch) >= BATCH:
+        if len(batch) >= size:
             yield batch
             batch = []
     if batch:
@@ -585,7 +593,7 @@ def _in_batches(items: Iterator[Any]) -> Iterator[list[Any]]:
 def _apply_elections(
     *,
     folder: Path,
-    participations: dict[tuple[str, str], Participation],
+    participations: dict[tuple[str, str], int],
     funds: dict[tuple[str, str], Fund],
     actor: str,
 ) -> None:
@@ -653,7 +661,7 @@ def _apply_elections(
 
 
 def _apply_deferral_elections(
-    *, folder: Path, participations: dict[tuple[str, str], Participation], actor: str
+    *, folder: Path, participations: dict[tuple[str, str], int], actor: str
 ) -> dict[tuple[str, str, int], int]:
     """Rows with the same person, plan, plan year, type and filing date make one election; returns the id of the
     election each (person, plan, plan year)'s allocations attach to: its first non-performance one, else its first."""
@@ -712,7 +720,7 @@ def _day(text: str | None) -> dt.date | None:
 def _apply_investment_elections(
     *,
     folder: Path,
-    participations: dict[tuple[str, str], Participation],
+    participations: dict[tuple[str, str], int],
     funds: dict[tuple[str, str], Fund],
     actor: str,
 ) -> None:
@@ -748,9 +756,7 @@ def _apply_investment_elections(
         _bulk(InvestmentElectionLine, lines, "investment_elections.csv", 2)
 
 
-def _apply_beneficiaries(
-    *, folder: Path, people: dict[str, Person], plans: dict[str, Plan], actor: str
-) -> None:
+def _apply_beneficiaries(*, folder: Path, people: dict[str, int], plans: dict[str, Plan], actor: str) -> None:
     """Each designation as received on its designation_date (FORMAT.md 5)."""
     grouped: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for _line, v in _stream(folder, "beneficiaries.csv"):
@@ -762,7 +768,7 @@ def _apply_beneficiaries(
             BeneficiaryDesignation,
             [
                 BeneficiaryDesignation(
-                    person=people[emp],
+                    person_id=people[emp],
                     plan=plans[plan],
                     received_at=_received(grouped[(emp, plan)][0]["designation_date"]),
                     recorded_by=actor,
@@ -793,7 +799,7 @@ def _apply_beneficiaries(
 def _apply_brp(
     *,
     folder: Path,
-    participations: dict[tuple[str, str], Participation],
+    participations: dict[tuple[str, str], int],
     cd: dt.date,
     package_id: str,
     actor: str,
@@ -802,7 +808,7 @@ def _apply_brp(
     election (BRP 4.2(c)). Benefits in pay are written with the payment schedules (conversion.apply_payments)."""
     figures = [
         DefinedBenefitRecord(
-            participation=participations[(v["employee_number"], v["plan"])],
+            participation_id=participations[(v["employee_number"], v["plan"])],
             as_of=v["as_of"],
             unlimited_annual_benefit=v["unlimited_annual_benefit"],
             imputed_annual_benefit=v["imputed_annual_benefit"] or Decimal("0.00"),
@@ -840,30 +846,60 @@ def _apply_brp(
 def _apply_payments(
     *,
     folder: Path,
-    checker: Checker,
-    accounts: dict[tuple[str, str, str], Account],
-    participations: dict[tuple[str, str], Participation],
+    kept: Kept,
+    accounts: dict[tuple[str, str, str], int],
+    participations: dict[tuple[str, str], int],
+    plans: dict[str, Plan],
     cd: dt.date,
     package_id: str,
     now: dt.datetime,
 ) -> None:
-    """Payments in progress and BRP benefits in pay continue here (FORMAT.md 5): conversion.apply_payments."""
+    """Payments in progress and BRP benefits in pay continue here (FORMAT.md 5): conversion.apply_payments. It is
+    given the accounts, participations and people its files name, read from what was just written."""
+    scheduled = {
+        (v["employee_number"], v["plan"], v["account"]) for _, v in _stream(folder, "payment_schedules.csv")
+    }
+    benefits = {(v["employee_number"], v["plan"]) for _, v in _stream(folder, "db_benefits.csv")}
     try:
         apply_payment_schedules(
             stream=lambda name: _stream(folder, name),
-            accounts=accounts,
+            accounts=_written(Account, {key: accounts[key] for key in scheduled}),
             package_id=package_id,
             now=now,
             cd=cd,
         )
+        del scheduled
+        emps = {emp for emp, _ in benefits}
+        chosen = _written(Participation, {key: participations[key] for key in benefits}, "person")
+        by_id = {plan.pk: plan for plan in plans.values()}
+        for participation in chosen.values():
+            participation.plan = by_id[participation.plan_id]  # one plan object: its versions are read once
+        key_years: dict[str, frozenset[int] | None] = {}
+        people: dict[str, dict[str, Any]] = {}
+        for _line, v in _stream(folder, "participants.csv"):
+            if v["employee_number"] in emps:
+                people[v["employee_number"]] = v
+                key_years[v["employee_number"]] = v["key_employee_years"]
         apply_db_benefits(
             stream=lambda name: _stream(folder, name),
-            participations=participations,
-            people={emp: row.v for emp, row in checker.people.items()},
-            key_employee=checker.key_employee,
+            participations=chosen,
+            people=people,
+            key_employee=lambda emp, day: key_employee_on(key_years.get(emp), day, kept.ke_from, kept.ke_to),
             package_id=package_id,
             now=now,
             cd=cd,
         )
     except PaymentMismatch as exc:
         raise ApplyFailure(exc.file, exc.line, exc.message) from exc
+
+
+def _written(model: Any, ids: dict[Any, int], *related: str) -> dict[Any, Any]:
+    """The rows of `model` with the ids of `ids` (a package key -> id), by the same keys: read back a chunk at a time."""
+    found: dict[int, Any] = {}
+    wanted = list(ids.values())
+    for i in range(0, len(wanted), LOOKUP_CHUNK):
+        found.update(
+            (o.pk, o)
+            for o in model.objects.filter(id__in=wanted[i : i + LOOKUP_CHUNK]).select_related(*related)
+        )
+    return {key: found[pk] for key, pk in ids.items()}

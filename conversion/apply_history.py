@@ -24,7 +24,7 @@ from typing import Any
 
 from books.models import PayrollDeferral, PayrollRecord
 from core.money import ZERO
-from participants.models import Participation, Person
+from plans.models import Plan
 
 Stream = Callable[[str], Iterator[tuple[int, dict[str, Any]]]]
 COMPONENT = "year_to_date"
@@ -33,59 +33,73 @@ COMPONENT = "year_to_date"
 def apply_year_to_date(
     *,
     stream: Stream,
-    people: dict[str, Person],
-    participations: dict[tuple[str, str], Participation],
+    people: dict[str, int],
+    participations: dict[tuple[str, str], int],
+    plans: dict[str, Plan],
     cd: dt.date,
     actor: str,
     now: dt.datetime,
     bulk: Callable[[Any, list[Any], str, int], list[Any]],
 ) -> int:
-    """One year-to-date pay line per participant with compensation in the conversion year; returns the count."""
+    """One year-to-date pay line per participant with compensation in the conversion year; returns the count.
+    `people` and `participations` are the ids written, by employee number and (employee number, plan)."""
     year = cd.year
-    compensation: dict[str, dict[str, Any]] = {
-        v["employee_number"]: v for _line, v in stream("compensation.csv") if v["plan_year"] == year
+    # employee number -> (compensation, excess_compensation) of the conversion year
+    compensation: dict[str, tuple[Decimal, Decimal | None]] = {
+        v["employee_number"]: (v["compensation"], v["excess_compensation"])
+        for _line, v in stream("compensation.csv")
+        if v["plan_year"] == year
     }
     sums: dict[tuple[str, str, str], Decimal] = defaultdict(lambda: ZERO)
     for _line, v in stream("contributions.csv"):
         if v["plan_year"] == year:
             sums[(v["employee_number"], v["plan"], v["source"])] += v["amount"]
+    emps = list(compensation)
     records = bulk(
         PayrollRecord,
         [
             PayrollRecord(
-                person=people[emp],
+                person_id=people[emp],
                 pay_date=cd,
                 component=COMPONENT,
-                gross=v["compensation"],
+                gross=compensation[emp][0],
                 plan_year=year,
                 recorded_at=now,
                 actor=actor,
             )
-            for emp, v in compensation.items()
+            for emp in emps
         ],
         "compensation.csv",
         2,
     )
-    by_person = {r.person.employee_number: r for r in records}
+    by_person = {emp: record.pk for emp, record in zip(emps, records, strict=True)}
+    del records
+    terms = {}
+    for code, plan in plans.items():
+        if plan.kind == plan.Kind.ACCOUNT_BALANCE:
+            version = plan.version_on(cd)
+            terms[code] = (
+                version.provision("plan_compensation", None) == "above_401a17",
+                bool(version.provision("matching", None)),
+            )
     rows = []
-    for (emp, plan), participation in participations.items():
-        record = by_person.get(emp)
-        if record is None or participation.plan.kind != participation.plan.Kind.ACCOUNT_BALANCE:
+    for (emp, code), participation_id in participations.items():
+        record_id = by_person.get(emp)
+        if record_id is None or code not in terms:
             continue
-        version = participation.plan.version_on(cd)
-        above = version.provision("plan_compensation", None) == "above_401a17"
-        comp = compensation[emp]
+        above, matching = terms[code]
+        comp, excess = compensation[emp]
         rows.append(
             PayrollDeferral(
-                record=record,
-                participation=participation,
-                compensation=comp["compensation"],
-                plan_compensation=(comp["excess_compensation"] or ZERO) if above else comp["compensation"],
+                record_id=record_id,
+                participation_id=participation_id,
+                compensation=comp,
+                plan_compensation=(excess or ZERO) if above else comp,
                 percent=ZERO,
-                deferral=sums[(emp, plan, "deferral")],
-                matching=sums[(emp, plan, "matching")] if version.provision("matching", None) else ZERO,
+                deferral=sums[(emp, code, "deferral")],
+                matching=sums[(emp, code, "matching")] if matching else ZERO,
                 reason=f"year to date through {cd} from the prior recordkeeper (conversion)",
             )
         )
     bulk(PayrollDeferral, rows, "contributions.csv", 2)
-    return len(records)
+    return len(by_person)

@@ -62,6 +62,26 @@ class Row:
     bad: bool = False  # raised an exception: present, but not believed (FORMAT.md 4.4)
 
 
+@dataclass(frozen=True)
+class Kept:
+    """What the apply step needs of the checks once their parsed rows are let go: the plans of plans.csv and the
+    Key Employee years the package covers (package.csv). Everything else the apply reads from the files again."""
+
+    plans: tuple[str, ...]
+    ke_from: int
+    ke_to: int
+
+
+def key_employee_on(years: frozenset[int] | None, day: dt.date, ke_from: int, ke_to: int) -> bool | None:
+    """Key Employee on `day` given the person's key_employee_years (EDCP 1.20, RRP 1.14, BRP 1.3(i)): the list of
+    the identification year ending the December 31 before the April 1 on or before `day`; None when the package
+    does not cover that year."""
+    year = day.year - 1 if (day.month, day.day) >= (4, 1) else day.year - 2
+    if not ke_from <= year <= ke_to:
+        return None
+    return year in (years or ())
+
+
 @dataclass
 class Result:
     participants: int = 0
@@ -71,7 +91,7 @@ class Result:
     package_id: str = ""
     conversion_date: dt.date | None = None
     hashes: dict[str, str] = field(default_factory=dict)
-    checker: Any = None  # the Checker, whose parsed rows the apply step writes
+    kept: Kept | None = None  # what the apply needs of the checks; it re-reads the files themselves
 
     def as_dict(self, *, status: str, with_findings: bool = True) -> dict[str, Any]:
         return {
@@ -168,6 +188,49 @@ def parse_value(col: spec.Column, raw: str) -> Any:  # noqa: C901 - one branch p
             raise _Unreadable("value_invalid", f"{col.name} {text!r} is not one of {', '.join(col.choices)}")
         return sys.intern(text)
     raise AssertionError(f"no value kind {kind!r}")  # pragma: no cover - spec.py uses only the kinds above
+
+
+_FIELD = (1 << 62) - 1
+
+
+def _amount_code(value: Any) -> int | None:
+    """An amount of at most two decimals as an int that gives it back with its decimals as written; 0: none;
+    None: too many digits to pack."""
+    if not isinstance(value, Decimal):
+        return 0
+    _, digits, exponent = value.as_tuple()
+    if len(digits) > 18:
+        return None
+    assert isinstance(exponent, int) and -2 <= exponent <= 0  # the pattern of an amount (FORMAT.md 1)
+    places = -exponent
+    return (int(value.scaleb(places)) << 2 | places) + 1
+
+
+def _amount_of(code: int) -> Decimal | None:
+    if not code:
+        return None
+    code -= 1
+    return Decimal(code >> 2).scaleb(-(code & 3))
+
+
+def _packed(bad: bool, compensation: Any, excess: Any) -> Any:
+    """(bad, compensation, excess_compensation) of a compensation.csv row as one int, a fifth of the memory of the
+    tuple of Decimals it stands for (the conversion keeps one per participant and year); that tuple when an amount
+    has too many digits to pack."""
+    a, b = _amount_code(compensation), _amount_code(excess)
+    if a is None or b is None:
+        return (
+            bool(bad),
+            compensation if isinstance(compensation, Decimal) else None,
+            excess if isinstance(excess, Decimal) else None,
+        )
+    return ((b << 62 | a) << 1) | bool(bad)
+
+
+def _unpacked(packed: Any) -> tuple[bool, Decimal | None, Decimal | None]:
+    if isinstance(packed, tuple):
+        return packed
+    return bool(packed & 1), _amount_of((packed >> 1) & _FIELD), _amount_of(packed >> 63)
 
 
 def add_months(day: dt.date, months: int) -> dt.date:
@@ -279,7 +342,10 @@ class Checker:
         self.present[name] = True
         columns = {c.name: c for c in fspec.columns}
         ordered = [columns[h] for h in header]
-        seen: set[tuple[Any, ...]] = set()
+        # the keys seen, each packed into one int (32 bits per key column: the index of its value in `codes`); a
+        # large file's keys held as tuples would be its largest holding
+        seen: set[int] = set()
+        codes: list[dict[Any, int]] = [{} for _ in fspec.key]
         for raw in rows:
             self.row_counts[name] += 1
             if raw.values is None:
@@ -304,7 +370,6 @@ class Checker:
                     values[col.name] = _UNREADABLE
                     if not row.bad:
                         self.flag(name, row, self._blank_code(name, col, text, exc.code), exc.message)
-            key = tuple(values[k] for k in fspec.key)
             if fspec.key and any(
                 values[k] is _UNREADABLE or (values[k] is None and columns[k].required) for k in fspec.key
             ):
@@ -312,9 +377,11 @@ class Checker:
                 row.bad = True
                 yield row
                 continue
-            if not fspec.key:  # package.csv: one row only
-                key = ("package",)
-            if key in seen:
+            packed = 0
+            for i, (k, c) in enumerate(zip(fspec.key, codes, strict=True)):
+                packed |= c.setdefault(values[k], len(c)) << (32 * i)
+            if packed in seen:  # package.csv, with no key: one row only
+                key = tuple(values[k] for k in fspec.key)
                 self._unflag_if_needed(name, row)
                 self.report(
                     name,
@@ -326,7 +393,7 @@ class Checker:
                 )
                 row.v["__duplicate__"] = True
                 continue
-            seen.add(key)
+            seen.add(packed)
             yield row
 
     def _blank_code(self, name: str, col: spec.Column, text: str, code: str) -> str:
@@ -505,6 +572,9 @@ class Checker:
                 self.participations[(row.v["employee_number"], row.v["plan"])] = row
         self.check_participants()
         self.check_participations()
+        # of a participant, the later checks read when they were employed, their vesting service and their events
+        for row in self.people.values():
+            row.v = {k: row.v[k] for k in _PERSON_KEPT}
         # the files other checks look into, held whole; deferral_elections.csv, distribution_elections.csv and
         # pension_figures.csv are streamed by their own checks (what others need of them kept by key)
         for name in (
@@ -521,8 +591,6 @@ class Checker:
         }
         self.check_positions()
         self.check_accounts()
-        self.check_compensation()
-        self.check_contributions()
         self.check_deferral_elections()
         self.check_deferral_allocations()
         self.check_distribution_elections()
@@ -532,12 +600,41 @@ class Checker:
         self.check_payment_schedules()
         self.check_pension_figures()
         self.check_db_benefits()
+        # compensation.csv and contributions.csv, the largest file, come last: the files held for the checks above
+        # are let go first. No check of another file reads what these two keep, and each flags only its own
+        # file's rows, so the order changes no exception.
+        self._let_go()
+        self.check_compensation()
+        self.check_contributions()
         self.check_control()
-        for name in _STREAMED_AGAIN:
-            self.files.pop(name, None)
+        self.files.clear()
         self.result.findings.sort(key=lambda f: (f.file, f.line, f.code))
-        self.result.checker = self
+        self.result.kept = Kept(plans=tuple(self.plan_rows), ke_from=self.ke_from, ke_to=self.ke_to)
         return self.result
+
+    def _let_go(self) -> None:
+        """Drop what only the checks already made read: the rows of the files held whole (accounts.csv,
+        deferral_allocations.csv, schedule_changes.csv, payment_schedules.csv) and what was kept of positions.csv,
+        the elections, the schedule changes and the pension figures. Kept: the participants and participations,
+        which the reference checks of every file read."""
+        for name in (
+            "accounts.csv",
+            "deferral_allocations.csv",
+            "schedule_changes.csv",
+            "payment_schedules.csv",
+        ):
+            self.files.pop(name, None)
+        self.accounts = {}
+        for kept in (
+            "position_sums",
+            "accounts_with_bad_positions",
+            "deferral_election_keys",
+            "_elections",
+            "figures_in_force",
+            "_schedules_by_emp",  # built on first use by schedules_of
+            "_changes",  # built on first use by changes_of
+        ):
+            self.__dict__.pop(kept, None)
 
     # -- package.csv, plans.csv ------------------------------------------------------------------
 
@@ -1132,7 +1229,7 @@ class Checker:
         line: int,
         deferred: Decimal,
         matching: tuple[int, Decimal] | None,
-        comp_years: dict[tuple[str, int], tuple[bool, Decimal | None, Decimal | None]],
+        comp_years: dict[tuple[str, int], Any],
     ) -> None:
         if line:
             comp = comp_years.get((emp, year))
@@ -1144,11 +1241,12 @@ class Checker:
                     f"{emp} {plan} {year}: deferrals but no compensation.csv row for {year}",
                 )
                 return
-            if comp[0]:
+            bad, compensation, excess = _unpacked(comp)
+            if bad:
                 return
             above = self.above_401a17(plan)
             cap_col = "excess_compensation" if above else "compensation"
-            cap = comp[2] if above else comp[1]
+            cap = excess if above else compensation
             if cap is not None and deferred > cap:
                 self.report(
                     name,
@@ -1171,17 +1269,15 @@ class Checker:
             yield row
             v = row.v
             if "__keyless__" not in v:
-                amounts = (v.get("compensation"), v.get("excess_compensation"))
-                self.compensation[(v["employee_number"], v["plan_year"])] = (
-                    row.bad,
-                    amounts[0] if isinstance(amounts[0], Decimal) else None,
-                    amounts[1] if isinstance(amounts[1], Decimal) else None,
+                self.compensation[(v["employee_number"], v["plan_year"])] = _packed(
+                    row.bad, v.get("compensation"), v.get("excess_compensation")
                 )
 
     def check_compensation(self) -> None:
         name = "compensation.csv"
         rrp_entry = {emp: r for (emp, plan), r in self.participations.items() if self.above_401a17(plan)}
-        self.compensation: dict[tuple[str, int], tuple[bool, Decimal | None, Decimal | None]] = {}
+        # (employee, plan year) -> (bad, compensation, excess_compensation), packed (_packed)
+        self.compensation: dict[tuple[str, int], Any] = {}
         for row in self._kept_compactly(self._rows(spec.BY_NAME[name])):
             if row.bad:
                 continue
@@ -1766,7 +1862,7 @@ class Checker:
 
     def check_db_benefits(self) -> None:
         name = "db_benefits.csv"
-        for row in self.load(name):
+        for row in self._rows(spec.BY_NAME[name]):
             v = row.v
             if "__keyless__" in v:
                 self.unreadable_groups.add((name, "monthly_in_pay", "*"))
@@ -1974,18 +2070,15 @@ _UNREADABLE: Any = object()
 _INTERNED = frozenset(
     {"employee_number", "plan", "account", "fund", "component", "relationship", "state", "city"}
 )
-# files the apply step re-reads as a stream: their parsed rows are not kept once checked
-_STREAMED_AGAIN = (
-    "compensation.csv",
-    "beneficiaries.csv",
-    "investment_elections.csv",
-    "deferral_elections.csv",
-    "deferral_allocations.csv",
-    "distribution_elections.csv",
-    "schedule_changes.csv",
-    "payment_schedules.csv",
-    "pension_figures.csv",
-    "db_benefits.csv",
+_PERSON_KEPT = (
+    "employee_number",
+    "birth_date",
+    "rehire_date",
+    "termination_date",
+    "death_date",
+    "disability_date",
+    "key_employee_years",
+    "vesting_service_years",
 )
 _BRP_FIGURES = {
     "unlimited_annual_benefit",
