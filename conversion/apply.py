@@ -856,19 +856,15 @@ def _apply_payments(
 ) -> None:
     """Payments in progress and BRP benefits in pay continue here (FORMAT.md 5): conversion.apply_payments. It is
     given the accounts, participations and people its files name, read from what was just written."""
-    scheduled = {
-        (v["employee_number"], v["plan"], v["account"]) for _, v in _stream(folder, "payment_schedules.csv")
-    }
     benefits = {(v["employee_number"], v["plan"]) for _, v in _stream(folder, "db_benefits.csv")}
     try:
         apply_payment_schedules(
             stream=lambda name: _stream(folder, name),
-            accounts=_written(Account, {key: accounts[key] for key in scheduled}),
+            accounts=accounts,
             package_id=package_id,
             now=now,
             cd=cd,
         )
-        del scheduled
         emps = {emp for emp, _ in benefits}
         chosen = _written(Participation, {key: participations[key] for key in benefits}, "person")
         by_id = {plan.pk: plan for plan in plans.values()}
