@@ -64,7 +64,9 @@ def _migrated_template(cursor, database: dict, name: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, django_db_blocker, request):
+def django_db_modify_db_settings(
+    django_db_modify_db_settings_parallel_suffix, django_db_blocker, request, _test_database_set_up
+):
     """Each session still gets a fresh test database, dropped at the end, but copied from a migrated template
     with the shipped catalog in it (CREATE DATABASE ... TEMPLATE, Django's TEST["TEMPLATE"]) instead of migrated
     and loaded anew: the template is named after a digest of the migration files and of the catalog and its
@@ -76,11 +78,18 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, d
     from django.db import DatabaseError, connection
 
     database = settings.DATABASES["default"]
-    if request.config.getvalue("reuse_db") or database["ENGINE"] != "django.db.backends.postgresql":
+    if (
+        request.config.getvalue("reuse_db")
+        or database["ENGINE"] != "django.db.backends.postgresql"
+        or not _test_database_set_up
+    ):
         return
     prefix = f"test_{database['NAME']}_tpl_m"[:50]
     template = f"{prefix}{template_key(Path(settings.BASE_DIR))}"
     with django_db_blocker.unblock(), connection._nodb_cursor() as cursor:
+        # One session makes a missing template while the others (make check's xdist workers) wait for it, instead
+        # of each making its own on the same two cores; the lock ends with the connection.
+        cursor.execute("SELECT pg_advisory_lock(hashtext(%s))", [prefix])
         cursor.execute(
             "SELECT datname FROM pg_database WHERE datname LIKE %s", [prefix.replace("_", r"\_") + "%"]
         )
@@ -149,13 +158,27 @@ def _catalog_restore() -> None:
 
 
 @pytest.fixture(scope="session")
-def django_db_setup(django_db_setup, django_db_blocker):
+def _test_database_set_up(request) -> bool:
+    """Whether pytest-django set up a test database in this session: it does only when a collected test needs
+    one (its own rule, asked here). Without one, Django's connection still names the development database, which
+    the session fixtures below must then not read or change (a run of tests that need no database, e.g.
+    tests/test_layers.py alone, used to fail in set-up reading the development database's catalog)."""
+    from pytest_django.fixtures import _get_databases_for_setup  # the rule pytest-django's own set-up applies
+
+    aliases, _ = _get_databases_for_setup(request.session.items)
+    return "default" in aliases
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker, _test_database_set_up):
     """The shipped catalog is in the test database: copied with the template (django_db_modify_db_settings), else
     (not PostgreSQL, or --reuse-db) loaded here."""
     from django.conf import settings  # configured by pytest-django before the session fixtures run
 
     from plans.services import catalog_load  # app code: importable once Django is configured
 
+    if not _test_database_set_up:
+        return
     with django_db_blocker.unblock():
         if not settings.DATABASES["default"].get("TEST", {}).get("TEMPLATE"):
             catalog_load()
@@ -174,7 +197,7 @@ SELECT relname FROM pg_class WHERE oid IN (SELECT oid FROM emptied) ORDER BY rel
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _flush_by_delete(django_db_setup, django_db_blocker):
+def _flush_by_delete(django_db_setup, django_db_blocker, _test_database_set_up):
     """The end of a transactional test empties the tables (Django's flush): on PostgreSQL a TRUNCATE of every
     table, which makes new files for each table and index, some 2.4 s of the server's time per test for a few
     rows. Here a DELETE of each table instead, in the flush's transaction, with triggers (the append-only
@@ -184,7 +207,7 @@ def _flush_by_delete(django_db_setup, django_db_blocker):
     ones, as the cascade would; one that resets sequences keeps Django's TRUNCATE."""
     from django.db import connection  # configured by pytest-django before the session fixtures run
 
-    if connection.vendor != "postgresql":
+    if connection.vendor != "postgresql" or not _test_database_set_up:
         yield
         return
     with django_db_blocker.unblock(), connection.cursor() as cursor:
