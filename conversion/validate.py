@@ -324,6 +324,16 @@ def split_account(name: str) -> tuple[str, dt.date | None, bool]:
     return name, None, True
 
 
+def _label(values: dict[str, Any], columns: tuple[str, ...]) -> str:
+    """The label a finding's message starts with: the row's key values, spaced. Made in the branch that reports the
+    finding, not on every row of the large files (most rows have none)."""
+    return " ".join(str(values[c]) for c in columns)
+
+
+_POSITION_KEY = ("employee_number", "plan", "account", "fund")
+_CONTRIBUTION_KEY = ("employee_number", "plan", "plan_year", "account", "source")
+
+
 class Checker:
     """One run of the checks over one package folder."""
 
@@ -1007,10 +1017,14 @@ class Checker:
 
     def _position_values(self, name: str, row: Row) -> None:
         v = row.v
-        label = f"{v['employee_number']} {v['plan']} {v['account']} {v['fund']}"
         for col in ("units", "price", "market_value"):
             if v[col] <= 0:
-                self.flag(name, row, "value_invalid", f"{label}: {col} {v[col]} is not more than zero")
+                self.flag(
+                    name,
+                    row,
+                    "value_invalid",
+                    f"{_label(v, _POSITION_KEY)}: {col} {v[col]} is not more than zero",
+                )
                 return
         fund_price = self.prices_on_cd.get((v["plan"], v["fund"]))
         if fund_price is not None and v["price"] != fund_price:
@@ -1018,7 +1032,7 @@ class Checker:
                 name,
                 row,
                 "price_mismatch",
-                f"{label}: price {v['price']} is not the fund's price {fund_price} on {self.cd}",
+                f"{_label(v, _POSITION_KEY)}: price {v['price']} is not the fund's price {fund_price} on {self.cd}",
             )
             return
         expected = cents(v["units"] * v["price"])
@@ -1027,7 +1041,7 @@ class Checker:
                 name,
                 row,
                 "units_price_value_mismatch",
-                f"{label}: {v['units']} units x {v['price']} = {expected}, not {v['market_value']}",
+                f"{_label(v, _POSITION_KEY)}: {v['units']} units x {v['price']} = {expected}, not {v['market_value']}",
             )
 
     def _position_sums(self, v: dict[str, Any], *, readable: bool) -> None:
@@ -1036,22 +1050,19 @@ class Checker:
         fund = v.get("fund") if isinstance(v.get("fund"), str) else None
         kind = split_account(account)[0] if account else ""
         f = "positions.csv"
-        groups = {
-            "units": [(f, "units", plan or "", kind, fund or "", "", "")],
-            "market_value": [
-                (f, "market_value", plan or "", kind, fund or "", "", ""),
-                (f, "market_value", plan or "", "", "", "", ""),
-                (f, "market_value", "", "", "", "", ""),
-            ],
-        }
-        for measure, keys in groups.items():
+        groups = (
+            ("units", (f, "units", plan or "", kind, fund or "", "", "")),
+            ("market_value", (f, "market_value", plan or "", kind, fund or "", "", "")),
+            ("market_value", (f, "market_value", plan or "", "", "", "", "")),
+            ("market_value", (f, "market_value", "", "", "", "", "")),
+        )
+        for measure, key in groups:
             value = v.get(measure)
-            for key in keys:
-                if isinstance(value, Decimal) and plan is not None and (account is not None or key[3] == ""):
-                    self.sums[key] += value
-                else:
-                    self.unreadable_groups.add(key)
-                    self.unreadable_groups.add((f, measure, "*"))
+            if isinstance(value, Decimal) and plan is not None and (account is not None or key[3] == ""):
+                self.sums[key] += value
+            else:
+                self.unreadable_groups.add(key)
+                self.unreadable_groups.add((f, measure, "*"))
 
     def check_accounts(self) -> None:
         name = "accounts.csv"
@@ -1243,14 +1254,17 @@ class Checker:
                 self.unreadable_groups.add((name, "amount", "*"))
                 self.unreadable_groups.add((name, "fica_wages", "*"))
                 continue
+            plan, year_text, source = v["plan"], str(v["plan_year"]), v["source"]
             for measure in ("amount", "fica_wages"):
-                key = (name, measure, v["plan"], "", "", str(v["plan_year"]), v["source"])
+                key = (name, measure, plan, "", "", year_text, source)
                 if isinstance(v.get(measure), Decimal):
                     self.sums[key] += v[measure]
                 else:
                     self.unreadable_groups.add(key)
-            gkey = (v["employee_number"], v["plan"], v["plan_year"])
-            group = groups.setdefault(gkey, [0, ZERO, None, False])
+            gkey = (v["employee_number"], plan, v["plan_year"])
+            group = groups.get(gkey)
+            if group is None:
+                group = groups[gkey] = [0, ZERO, None, False]
             self.ref_checks(name, row)
             if not row.bad:
                 self._contribution_row(name, row)
@@ -1271,14 +1285,13 @@ class Checker:
     def _contribution_row(self, name: str, row: Row) -> None:
         v = row.v
         kind = split_account(v["account"])[0]
-        label = f"{v['employee_number']} {v['plan']} {v['plan_year']} {v['account']} {v['source']}"
         sources = spec.ACCOUNT_SOURCES.get((v["plan"], kind), ())
         if v["source"] not in sources:
             self.flag(
                 name,
                 row,
                 "contribution_invalid_for_plan",
-                f"{label}: {v['source']} is not a source of {v['plan']} {kind} (EDCP 4.1, RRP 3.02-3.04)",
+                f"{_label(v, _CONTRIBUTION_KEY)}: {v['source']} is not a source of {v['plan']} {kind} (EDCP 4.1, RRP 3.02-3.04)",
             )
             return
         participation = self.participations[(v["employee_number"], v["plan"])]
@@ -1290,7 +1303,7 @@ class Checker:
                 name,
                 row,
                 "contribution_invalid_for_plan",
-                f"{label}: plan year {v['plan_year']} is before the entry year {entry_year} or after the conversion year",
+                f"{_label(v, _CONTRIBUTION_KEY)}: plan year {v['plan_year']} is before the entry year {entry_year} or after the conversion year",
             )
 
     def _contribution_group(
