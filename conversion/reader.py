@@ -15,7 +15,7 @@ def normalise_header(name: str) -> str:
     return name.strip().lower().replace(" ", "_").replace("-", "_")
 
 
-@dataclass
+@dataclass(slots=True)
 class RawRow:
     line: int
     values: list[str] | None  # None: the row is malformed (not UTF-8, not CSV)
@@ -53,7 +53,9 @@ def read_rows(*, path: Path) -> Iterator[RawRow]:
             previous_end = reader.line_num
             if not values or values == [""]:
                 continue
-            if _has_surrogate("".join(values)):  # one encoding per row: a lone surrogate is one code point
+            joined = "".join(values)
+            # one encoding per row: a lone surrogate is one code point (an ASCII row, nearly every one, has none)
+            if not joined.isascii() and _has_surrogate(joined):
                 yield RawRow(line=start, values=None, problem="is not valid UTF-8")
                 continue
             yield RawRow(line=start, values=values)
