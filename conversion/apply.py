@@ -34,7 +34,15 @@ from conversion import spec
 from conversion.apply_history import apply_year_to_date
 from conversion.apply_payments import PaymentMismatch, apply_db_benefits, apply_payment_schedules
 from conversion.reader import normalise_header, read_rows
-from conversion.validate import Finding, Kept, Result, add_years, key_employee_on, parse_value, split_account
+from conversion.validate import (
+    Finding,
+    Kept,
+    Result,
+    add_years,
+    column_parser,
+    key_employee_on,
+    split_account,
+)
 from core.audit import audit_record
 from core.bulk import analyze, column_values, insert_new, insert_values
 from core.models import JobRun
@@ -206,9 +214,11 @@ def _stream(folder: Path, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
     header_row = next(rows)
     assert header_row.values is not None
     ordered = [columns[normalise_header(h)] for h in header_row.values]
+    names = [c.name for c in ordered]
+    parsers = [column_parser(c) for c in ordered]  # made once per file, as the checks read it
     for raw in rows:
         assert raw.values is not None
-        yield raw.line, {c.name: parse_value(c, t) for c, t in zip(ordered, raw.values, strict=True)}
+        yield raw.line, {n: parse(t) for n, parse, t in zip(names, parsers, raw.values, strict=True)}
 
 
 POSITION_COLUMNS = ("account_id", "fund_id")

@@ -216,7 +216,7 @@ class _Cached(dict):
         return value
 
 
-def _parser(col: spec.Column) -> Callable[[str], Any]:
+def column_parser(col: spec.Column) -> Callable[[str], Any]:
     """parse_value for one column, made once per file: the same value, or the same _Unreadable, for every text.
     The common case of each kind is read directly; anything else (blanks, padding, errors) goes to parse_value."""
     if col.kind in _CACHED_KINDS or col.name in _FEW_VALUES:
@@ -409,7 +409,7 @@ class Checker:
         ordered = [columns[h] for h in header]
         names = [c.name for c in ordered]
         # one parser per column, made once per file (not a look-up of the column's kind on every field)
-        parsers = [_parser(c) for c in ordered]
+        parsers = [column_parser(c) for c in ordered]
         width = len(header)
         # the keys seen, each packed into one int (32 bits per key column: the index of its value in `codes`); a
         # large file's keys held as tuples would be its largest holding

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from conversion import spec
-from conversion.validate import _parser, _Unreadable, check_package, parse_value
+from conversion.validate import _Unreadable, check_package, column_parser, parse_value
 
 TEXTS = [
     "",
@@ -80,7 +80,7 @@ def _outcome(read: Any, text: str) -> tuple[str, Any, str]:
 @pytest.mark.parametrize("fspec", spec.FILES, ids=lambda f: f.name)
 def test_every_column_parser_reads_as_parse_value(fspec: spec.FileSpec) -> None:
     for col in fspec.columns:
-        parse = _parser(col)
+        parse = column_parser(col)
         for text in TEXTS:
             expected = _outcome(functools.partial(parse_value, col), text)
             assert _outcome(parse, text) == expected, (fspec.name, col.name, text)
