@@ -512,7 +512,8 @@ class Checker:
         looked up once per plan, key and conversion date)."""
         memo = (plan, key, self.cd)
         if memo not in self._provided:
-            self._provided[memo] = self.in_force(plan).provision(key, None)
+            # a plan the catalog lacks has no provisions: its rows are `unknown_plan` already (FORMAT.md 4)
+            self._provided[memo] = self.in_force(plan).provision(key, None) if plan in self.catalog else None
         return self._provided[memo]
 
     def distribution_rule(self, plan: str, kind: str, trigger: str) -> dict | None:

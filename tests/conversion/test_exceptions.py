@@ -265,3 +265,12 @@ def test_a_refused_package_applies_nothing_and_keeps_its_exceptions_page_by_page
     from participants.models import Person  # noqa: PLC0415 - only this test looks at people
 
     assert not Person.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_participation_in_a_plan_the_catalog_lacks_is_reported_not_a_crash(package):
+    """participations.csv naming a plan of neither plans.csv nor the catalog is `unknown_plan` on its line; the checks
+    that ask the plan's provisions (compensation.csv's Plan Compensation, RRP 1.21) pass over it instead of failing."""
+    cell("participations.csv", 2, "plan", "ZZZ")(package)
+    result = check_package(folder=package)
+    assert ("participations.csv", 2, "unknown_plan") in [(f.file, f.line, f.code) for f in result.findings]
