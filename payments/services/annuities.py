@@ -1475,8 +1475,10 @@ def annuities_take_over(
                 )
             )
     ids = iter(insert_values(model=ScheduledPayment, columns=_MADE_COLUMNS, rows=rows, history=True))
+    del rows  # written: not held through the recomputation (some 80 a benefit)
     # the schedules are new: these are all their payments, in the order of their ids
     written = {pk: [_Made(next(ids), d) for d in made] for pk, made in made_of}
+    del made_of, ids
     planned: dict[int, list[ScheduledPayment]] = {}
     _recompute(
         accounts=accounts, because=by, now=now, as_of=as_of, written=written, inputs=inputs, planned=planned
