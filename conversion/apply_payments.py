@@ -35,9 +35,11 @@ from payments.services.schedules import ScheduleTakenOver, schedules_take_over
 
 Stream = Callable[[str], Iterator[tuple[int, dict[str, Any]]]]
 IN_PAY = ("in_pay", "survivor_in_pay", "beneficiary_in_pay")
-# Benefits per call of the set-based take-overs: each call's statements do not grow with it, its memory does (some
-# 80 payments made per benefit in pay, with their history rows).
-BENEFITS_PER_CALL = 100
+# Benefits per call of the set-based take-overs: each call's statements do not grow with it (some 30, and an
+# ANALYZE check), its memory does (some 80 payments made per benefit in pay, as plain tuples, then one object each).
+# 500: at 100,000 participants 64 calls, not 320. What a call writes is let go before it recomputes
+# (annuities_take_over): at 10,000 participants this phase stays below the run's peak set before it (212 MB).
+BENEFITS_PER_CALL = 500
 # Schedules per call of `schedules_take_over`: its statements name every account of the call (PostgreSQL takes at most
 # 65,535 parameters to a statement; 100,000 participants have some 96,000 schedules).
 SCHEDULES_PER_CALL = 5000
@@ -140,6 +142,15 @@ def _analyze_as_they_grow(calls: int) -> None:
         analyze(models=[PaymentSchedule, ScheduledPayment, Annuity, TakenOverOverride])
 
 
+def _analyze_grown() -> None:
+    """After each call of the benefits, the payment tables' statistics are refreshed once a table has doubled since
+    its last ANALYZE (core.bulk.analyze, `grown`), for the reason of `_analyze_as_they_grow`. Not on a count of this
+    phase's calls: the schedules before it leave the tables holding their rows, analyzed, and ANALYZEs after the
+    1st, 2nd, 4th... call of benefits mostly found them grown far less than twofold (5 of the payments at 10,000
+    participants, 2 of them now; each reads a sample of up to 30,000 pages)."""
+    analyze(models=[PaymentSchedule, ScheduledPayment, Annuity, TakenOverOverride], grown=2)
+
+
 def _key_wait_end(separation: dt.date, key: bool | None, commencement: dt.date) -> dt.date:
     """BRP 4.3: a Key Employee's first payment is the later of the commencement date and the 1st day of the month
     after the six-month anniversary of separation."""
@@ -170,7 +181,6 @@ def apply_db_benefits(
             not_begun.append((line, v, participation))
     by = _by(package_id)
     checked: list[tuple[int, dict[str, Any], dt.date | None]] = []
-    calls = 0
     for start in range(0, len(in_pay), BENEFITS_PER_CALL):
         chunk = in_pay[start : start + BENEFITS_PER_CALL]
         try:
@@ -179,15 +189,13 @@ def apply_db_benefits(
             line = next(line for line, _, t in chunk if t is exc.taken)
             raise PaymentMismatch("db_benefits.csv", line, str(exc)) from exc
         checked += [(line, v, _first(left)) for (line, v, _), left in zip(chunk, paying, strict=True)]
-        calls += 1
-        _analyze_as_they_grow(calls)
+        _analyze_grown()
     for start in range(0, len(not_begun), BENEFITS_PER_CALL):
         chunk_nb = not_begun[start : start + BENEFITS_PER_CALL]
         planned = annuities_not_commenced_open(
             participations=[p for _, _, p in chunk_nb], by=by, now=now, as_of=cd
         )
-        calls += 1
-        _analyze_as_they_grow(calls)
+        _analyze_grown()
         # the benefit the package describes; a Pre-2005 Supplemental Benefit (BRP App. A) is paid apart
         checked += [
             (line, v, _first([p for p in left if p.benefit == p.schedule.benefit]))

@@ -397,7 +397,7 @@ def update_existing(*, objs: Sequence[models.Model], model: type[models.Model], 
     _history_from_rows(model=model, ids=[o.pk for o in objs], sample=objs[0], update=True)
 
 
-def analyze(*, models: Sequence[type[models.Model]]) -> None:
+def analyze(*, models: Sequence[type[models.Model]], grown: float | None = None) -> list[str]:
     """Refresh the planner's statistics of the tables of `models` (and of their many-to-many tables), on PostgreSQL.
 
     Why: a conversion writes its tables in one transaction, and autovacuum's ANALYZE cannot see rows not yet
@@ -405,9 +405,14 @@ def analyze(*, models: Sequence[type[models.Model]]) -> None:
     began (empty or nearly): lookups of a few keys become scans of the whole table, or of an index on a column that
     was rare then (the status of the payments), and the cost grows with the square of the rows. An ANALYZE run in
     the transaction itself counts its own rows; it reads a sample (300 x default_statistics_target rows) whatever
-    the table's size. Other databases plan otherwise: nothing to do there."""
+    the table's size. Other databases plan otherwise: nothing to do there.
+
+    `grown`: only the tables whose size has reached `grown` times their size (in pages) at their last ANALYZE (a
+    table never analyzed counts none, and is analyzed once it has a page): a caller writing into tables that
+    already hold many rows refreshes them as they double, not on a count of its own calls. Returns the tables
+    analyzed."""
     if connection.vendor != "postgresql":
-        return
+        return []
     tables: list[str] = []
     for model in models:
         for table in [model._meta.db_table] + [
@@ -417,8 +422,19 @@ def analyze(*, models: Sequence[type[models.Model]]) -> None:
             if table not in tables:
                 tables.append(table)
     with connection.cursor() as cursor:
+        if grown is not None:
+            # relpages: the size the last ANALYZE (or VACUUM) saw; pg_relation_size: the size now, this
+            # transaction's rows included
+            cursor.execute(
+                "SELECT relname FROM pg_class WHERE relname = ANY(%s) AND relkind = 'r' "
+                "AND pg_relation_size(oid) / current_setting('block_size')::int >= GREATEST(%s * relpages, 1)",
+                [tables, grown],
+            )
+            due = {name for (name,) in cursor.fetchall()}
+            tables = [t for t in tables if t in due]
         for table in tables:
             cursor.execute(f'ANALYZE "{table}"')
+    return tables
 
 
 def _column(model: type[models.Model], name: str) -> str:

@@ -52,6 +52,12 @@ def remember(key: Hashable, compute: Callable[[], T]) -> T:
         return value
 
 
+def recall(key: Hashable) -> Any:
+    """The answer kept for `key` in the active run, or None (none kept, or no run active): nothing is computed."""
+    memo = _memo.get()
+    return None if memo is None else memo.get(key)
+
+
 def seed(key: Hashable, value: Any) -> None:
     """Record an answer read in bulk; nothing happens when no run is active."""
     memo = _memo.get()

@@ -57,6 +57,7 @@ from pensions.services.benefit import (
     benefit_commencement_date,
     brp_benefit_quote,
     brp_survivor_quote,
+    pension_records_seed,
     pre_2005_cash_out_value,
 )
 from pensions.services.orders import order_share, share_lump_sum
@@ -1474,8 +1475,10 @@ def annuities_take_over(
                 )
             )
     ids = iter(insert_values(model=ScheduledPayment, columns=_MADE_COLUMNS, rows=rows, history=True))
+    del rows  # written: not held through the recomputation (some 80 a benefit)
     # the schedules are new: these are all their payments, in the order of their ids
     written = {pk: [_Made(next(ids), d) for d in made] for pk, made in made_of}
+    del made_of, ids
     planned: dict[int, list[ScheduledPayment]] = {}
     _recompute(
         accounts=accounts, because=by, now=now, as_of=as_of, written=written, inputs=inputs, planned=planned
@@ -1576,6 +1579,8 @@ def annuities_not_commenced_open(
     # Each benefit is quoted afresh (BRP 3.2-4.2): within the call the same Key Employee list, dated IRS figures
     # and actuarial factors are read or computed once (core.memo; nothing here writes them).
     with memo.run_memo():
+        # each one's Pension Plan figures in force on its own commencement: all read in one statement
+        pension_records_seed(participations=[p for _, p, _ in separated])
         _recompute(accounts=accounts, because=by, now=now, as_of=as_of, inputs=inputs, planned=planned)
     left: dict[int, list[ScheduledPayment]] = defaultdict(list)
     if fresh:

@@ -20,6 +20,7 @@ Every figure is a step with its section, so the pages and the PDF can show how i
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -191,7 +192,10 @@ def maximum_benefit_for(*, version: PlanVersion, year: int) -> tuple[Decimal, st
 
 def pension_figures(*, participation: Participation, as_of: dt.date) -> DefinedBenefitRecord | None:
     """The Pension Plan figures in force on `as_of`: the latest recorded as of that day or before (a report over
-    many participants seeds these for the run: pension_figures_seed)."""
+    many participants seeds these for the run: pension_figures_seed, or every record of each, pension_records_seed)."""
+    records: list[DefinedBenefitRecord] | None = memo.recall(("pension_records", participation.pk))
+    if records is not None:  # latest first, as the query below orders them
+        return next((r for r in records if r.as_of <= as_of), None)
     return memo.remember(
         ("pension_figures", participation.pk, as_of),
         lambda: (
@@ -211,6 +215,21 @@ def pension_figures_seed(*, participations: list[Participation], as_of: dt.date)
         latest.setdefault(record.participation_id, record)
     for participation in participations:
         memo.seed(("pension_figures", participation.pk, as_of), latest.get(participation.pk))
+
+
+def pension_records_seed(*, participations: Sequence[Participation]) -> None:
+    """Read every Pension Plan figures record of many participants at once, for the run (core.memo):
+    `pension_figures` then finds the one in force on any day, for a batch that quotes each participant as of a day
+    of their own (a benefit not yet begun, as of its commencement)."""
+    if not memo.active():
+        return
+    records: dict[int, list[DefinedBenefitRecord]] = {p.pk: [] for p in participations}
+    for record in DefinedBenefitRecord.objects.filter(participation_id__in=list(records)).order_by(
+        "participation_id", "-as_of", "-id"
+    ):
+        records[record.participation_id].append(record)
+    for pk, of_one in records.items():
+        memo.seed(("pension_records", pk), of_one)
 
 
 def benefit_commencement_date(*, separation_date: dt.date, defer_years: int = 0) -> dt.date:

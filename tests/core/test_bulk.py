@@ -111,3 +111,38 @@ def test_analyze_counts_the_rows_the_transaction_has_written():
 
     assert _reltuples("participants_person") == people_now
     assert _reltuples(members) == KeyEmployeeList.members.through.objects.count()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="planner statistics are PostgreSQL's")
+def _pages(table: str) -> tuple[int, int]:
+    """(the table's pages at its last ANALYZE, its pages now)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT relpages, pg_relation_size(oid) / current_setting('block_size')::int FROM pg_class "
+            "WHERE relname = %s",
+            [table],
+        )
+        return cursor.fetchone()
+
+
+def test_analyze_grown_refreshes_only_the_tables_that_doubled_since_their_last_analyze():
+    """`grown=2`: a table written into is analyzed once it is twice the size its last ANALYZE saw, not before; a
+    table not written into is left alone."""
+    insert_new(objs=[_person(f"G{i:05d}") for i in range(3000)], model=Person)
+    analyze(models=[Person, FundPrice])
+    counted = _reltuples("participants_person")
+    assert counted == Person.objects.count()
+
+    insert_new(objs=[_person(f"H{i:05d}") for i in range(200)], model=Person)
+    then, now = _pages("participants_person")
+    assert now < 2 * then
+    assert analyze(models=[Person, FundPrice], grown=2) == []
+    assert _reltuples("participants_person") == counted
+
+    batch = 0
+    while now < 2 * then:
+        batch += 1
+        insert_new(objs=[_person(f"J{batch:03d}{i:04d}") for i in range(1000)], model=Person)
+        _, now = _pages("participants_person")
+    assert analyze(models=[Person, FundPrice], grown=2) == ["participants_person"]
+    assert _reltuples("participants_person") == Person.objects.count()

@@ -8,8 +8,15 @@ from decimal import Decimal
 import pytest
 
 from books.models import DefinedBenefitRecord
+from core import memo
 from participants.services import key_employee_list_record
-from pensions.services.benefit import BenefitError, brp_benefit_quote, maximum_benefit
+from pensions.services.benefit import (
+    BenefitError,
+    brp_benefit_quote,
+    maximum_benefit,
+    pension_figures,
+    pension_records_seed,
+)
 from plans.models import Plan
 from tests.factories import ParticipationFactory, PersonFactory
 
@@ -283,3 +290,28 @@ def test_brp_appendix_a_the_quote_shows_the_pre_2005_and_post_2004_parts_apart(t
     assert quote.pre_2005.start_date == quote.commencement_date and quote.pre_2005.cite == "BRP App. A 3(b)"
     # App. A 4: the Company may cash it out: 20,000 x 18.5/12 = 30,833.33
     assert quote.pre_2005.lump_sum_value == Decimal("30833.33")
+
+
+def test_seeded_records_give_the_figures_in_force_on_each_day_without_a_statement(
+    brp_participation, django_assert_num_queries
+):
+    """A batch quoting each benefit as of its own commencement reads every record once (pension_records_seed):
+    the figures in force on a day are still the latest recorded on or before it, none before the first."""
+    later = DefinedBenefitRecord.objects.create(
+        participation=brp_participation,
+        as_of=dt.date(2026, 12, 31),
+        unlimited_annual_benefit=Decimal("190000.00"),
+        payable_annual_benefit=Decimal("115000.00"),
+        benefit_service_years=Decimal("19.50"),
+        early_retirement_date=dt.date(2016, 3, 10),
+        normal_retirement_date=dt.date(2026, 3, 10),
+    )
+    with memo.run_memo():
+        pension_records_seed(participations=[brp_participation])
+        with django_assert_num_queries(0):
+            in_2026 = pension_figures(participation=brp_participation, as_of=dt.date(2026, 6, 30))
+            in_2027 = pension_figures(participation=brp_participation, as_of=dt.date(2027, 1, 1))
+            before = pension_figures(participation=brp_participation, as_of=dt.date(2025, 12, 30))
+    assert in_2026 is not None and in_2026.as_of == dt.date(2025, 12, 31)
+    assert in_2027 == later
+    assert before is None
