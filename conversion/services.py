@@ -11,7 +11,7 @@ from django.db import transaction
 
 from conversion.apply import ApplyFailure, apply_package, conflicts
 from conversion.models import ConversionException, ConversionRun
-from conversion.validate import Finding, Result, check_package
+from conversion.validate import Finding, Result, check_package, collector_paused
 
 EXCEPTION_BATCH = 5000
 
@@ -52,7 +52,7 @@ def conversion_run(*, folder: Path, dry_run: bool, actor: str, now: dt.datetime)
             status = ConversionRun.Status.REFUSED
     if status == ConversionRun.Status.VALIDATED and not dry_run:
         try:
-            with transaction.atomic():
+            with collector_paused(collect_after=True), transaction.atomic():
                 apply_package(result=result, folder=folder, actor=actor, now=now)
                 status = ConversionRun.Status.APPLIED
                 run = _record(
