@@ -10,6 +10,7 @@ event hooks that would react to them.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from collections import defaultdict
 from collections.abc import Iterator
@@ -250,23 +251,26 @@ VALUATION_COLUMNS = (
 )
 
 
-def _values(model: Any, columns: tuple[str, ...], rows: list[tuple], file: str, line: int) -> list[int]:
-    """`core.bulk.insert_values`, a refusal of the database reported on the batch's first line (as `_bulk`)."""
+@contextlib.contextmanager
+def _refusal_reported(model: Any, file: str, line: int) -> Iterator[None]:
+    """A refusal of the database while writing `model`'s rows is an ApplyFailure on the batch's first line."""
     try:
-        return insert_values(model=model, columns=columns, rows=rows)
+        yield
     except (IntegrityError, DatabaseError) as exc:
         raise ApplyFailure(
             file, line, f"the database refused {model._meta.verbose_name_plural}: {exc}"
         ) from exc
+
+
+def _values(model: Any, columns: tuple[str, ...], rows: list[tuple], file: str, line: int) -> list[int]:
+    """`core.bulk.insert_values` (plain tuples), as `_bulk` inserts instances."""
+    with _refusal_reported(model, file, line):
+        return insert_values(model=model, columns=columns, rows=rows)
 
 
 def _bulk(model: Any, objs: list[Any], file: str, line: int) -> list[Any]:
-    try:
+    with _refusal_reported(model, file, line):
         return insert_new(objs=objs, model=model, batch_size=BATCH)
-    except (IntegrityError, DatabaseError) as exc:
-        raise ApplyFailure(
-            file, line, f"the database refused {model._meta.verbose_name_plural}: {exc}"
-        ) from exc
 
 
 def apply_package(*, result: Result, folder: Path, actor: str, now: dt.datetime) -> None:
