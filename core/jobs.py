@@ -31,7 +31,7 @@ from celery import current_app
 from celery.contrib.django.task import DjangoTask
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
-from django.db.models import Case, F, Max, QuerySet, Value, When
+from django.db.models import Case, F, QuerySet, Value, When
 from django.utils import timezone
 
 from core.audit import audit_record
@@ -530,8 +530,14 @@ class RecordedTask(DjangoTask):
 def last_credited_date(*, before: dt.date | None = None) -> dt.date | None:
     """The last Valuation Date (before `before`, if given) whose crediting job is done. It lives with the
     jobs so that the plan tables (market closures) can ask it without importing the books."""
-    qs = JobRun.objects.filter(kind="crediting", status=JobRun.Status.DONE)
+    # One statement written out: the simulator and the payment services ask it every production day (some
+    # 900 times in a three-year scenario), and the ORM's aggregate took most of its millisecond to compile.
+    sql = f"SELECT max(key) FROM {JobRun._meta.db_table} WHERE kind = %s AND status = %s"
+    params = ["crediting", JobRun.Status.DONE.value]
     if before is not None:
-        qs = qs.filter(key__lt=before.isoformat())
-    key = qs.aggregate(m=Max("key"))["m"]
+        sql += " AND key < %s"
+        params.append(before.isoformat())
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        key = cursor.fetchone()[0]
     return dt.date.fromisoformat(key) if key else None

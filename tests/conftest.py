@@ -265,10 +265,12 @@ LONG_FIRST = (
 )
 
 
+# Before pytest-xdist's, which reads the groups (tests/test_tiers.py checks that they hold).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (`make check`: `-n 2 --dist loadgroup`), the tests of one class stay on one process, so
     that state built once for the class (`replayed_once` in tests/payments/factories.py) is built once; every
-    other test is shared out on its own (a long module, or one test per round, spreads over both processes).
+    other test is shared out on its own (a long module, or one test per round, spreads over the processes).
     Within each of pytest-django's three parts (`_django_order`), the modules of LONG_FIRST come first, whole and
     in their order, the rest after them as collected: the processes
     share out the long tests while there is still other work to balance them, instead of one of them ending on

@@ -47,7 +47,9 @@ from core.roles import ROLE_CAPABILITIES, Cap, Role, has_cap
 from participants.models import Person
 from tests.signin import sign_in
 
-pytestmark = pytest.mark.django_db
+# On one pytest-xdist process (`make check`): the walks share the module's population, some 5 CPU seconds to
+# build, which each process that ran one of them would build again.
+pytestmark = [pytest.mark.django_db, pytest.mark.xdist_group("tests.test_access")]
 
 # Pages anyone may open (signing in, resetting a password, the load balancer's check).
 PUBLIC = {
