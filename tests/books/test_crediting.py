@@ -92,6 +92,46 @@ def test_dates_are_credited_in_order(setup):
     assert later.status == "refused" and "2026-01-16 must be credited before 2026-01-20" in later.message
 
 
+def _work_mem() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW work_mem")
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="work_mem is PostgreSQL's")
+def test_a_payday_is_valued_with_room_for_its_hashes_and_the_setting_is_put_back(setup, monkeypatch):
+    from books.services import crediting
+
+    before, seen = _work_mem(), []
+    valuations = crediting._valuations_sql
+
+    def valuing(day, **kwargs):
+        seen.append(_work_mem())
+        return valuations(day, **kwargs)
+
+    monkeypatch.setattr(crediting, "_valuations_sql", valuing)
+    credit_valuation_date(valuation_date=JAN15)  # the credit of the setup: a payday
+    credit_valuation_date(valuation_date=JAN16)  # nothing due: an ordinary day
+    assert seen == [crediting._PAYDAY_WORK_MEM, before] and _work_mem() == before
+
+    def failing(day, **kwargs):
+        raise RuntimeError("the valuation stopped")
+
+    monkeypatch.setattr(crediting, "_valuations_sql", failing)
+    credit_create(
+        participation=setup[0],
+        account_name="retirement_termination",
+        source=Source.DEFERRAL,
+        amount=Decimal("10.00"),
+        effective_date=dt.date(2026, 1, 20),
+        idempotency_key="t:2",
+        actor="test",
+    )
+    with pytest.raises(RuntimeError):
+        credit_valuation_date(valuation_date=dt.date(2026, 1, 20))
+    assert _work_mem() == before
+
+
 def test_set_based_and_portable_crediting_agree(edcp):
     fund_a = FundFactory(plan=edcp, code="A", is_default=True)
     fund_b = FundFactory(plan=edcp, code="B")
