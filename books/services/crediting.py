@@ -553,7 +553,8 @@ def _valuations_python(day: dt.date) -> int:
 
 
 # A payday's valuation aggregates the day's credits by position and joins them to every position held: at
-# PostgreSQL's default work_mem (4 MB) both hashes spill to disk from some 50,000 credits. `manage.py bench crediting
+# PostgreSQL's default work_mem (4 MB) the aggregate spills to disk at 40,000 credits (EXPLAIN), and at 200,000 the
+# join's hash (some 13 MB) too. `manage.py bench crediting
 # --participants 100000 --paid 1` (200,000 credits, 2026-12-04, nothing else running): the valuation's backend CPU
 # 4.44 s at 4 MB, 3.64 s at 32 MB, 3.59 s at 64 MB; peak memory (this process and the job's backend) 399, 452
 # and 474 MB against the 500 MB allowed. An ordinary day has no flows to hash and keeps the server's setting.
