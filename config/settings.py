@@ -10,6 +10,7 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from core.crypto import checked_keys, development_key
 from core.dates import EASTERN_NAME
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -46,6 +47,16 @@ if not SECRET_KEY:
     SECRET_KEY = _key_file.read_text().strip()
 elif len(SECRET_KEY) < 32:
     raise ImproperlyConfigured("SECRET_KEY is too short: use at least 32 random characters")
+
+# The keys of the values encrypted at rest (core/crypto.py: beneficiaries' taxpayer numbers): Fernet keys, comma
+# separated, the newest first (it encrypts; every key decrypts). Without them: a development machine, one random key
+# per checkout in var/ (never in git; `make clean` removes it with the SQLite database it belongs to). Production
+# sets them (docker-compose.yml requires them) and keeps them apart from the database's backups.
+FIELD_ENCRYPTION_KEYS = checked_keys(env.list("FIELD_ENCRYPTION_KEYS", default=[]))
+if not FIELD_ENCRYPTION_KEYS:
+    if _bool("REQUIRE_SECRET_KEY", False):
+        raise ImproperlyConfigured("FIELD_ENCRYPTION_KEYS must be set (REQUIRE_SECRET_KEY is on)")
+    FIELD_ENCRYPTION_KEYS = [development_key(VAR_DIR / "field_encryption_key")]
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 

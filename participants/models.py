@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Q
 from simple_history.models import HistoricalRecords
 
+from core.encrypted import EncryptedTextField
 from plans.models import Plan
 
 
@@ -248,7 +249,8 @@ class BeneficiaryTaxInfo(models.Model):
     """
 
     beneficiary = models.OneToOneField(Beneficiary, on_delete=models.CASCADE, related_name="tax_info")
-    taxpayer_number = models.CharField(max_length=11, help_text="SSN or ITIN, 9 digits")
+    # Encrypted at rest (core/crypto.py); in clear only in the 1099-MISC file (view_tax_ids), masked everywhere else.
+    taxpayer_number = EncryptedTextField(help_text="SSN or ITIN, 9 digits; stored encrypted")
     address_line1 = models.CharField(max_length=200)
     address_line2 = models.CharField(max_length=200, blank=True)
     city = models.CharField(max_length=100)

@@ -19,6 +19,7 @@ session keys of a passed second factor; the participant (no authenticator) uses 
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import html
 import json
@@ -45,6 +46,8 @@ from operations.stack import (  # noqa: E402 - after the project root is on the 
 )
 
 ROOT = Path(__file__).resolve().parent.parent
+# The key of the values encrypted at rest (config/settings.py FIELD_ENCRYPTION_KEYS), new for each run: a Fernet key.
+FIELD_KEY = base64.urlsafe_b64encode(secrets.token_bytes(32)).decode()
 PY = sys.executable
 STARTUP_SECONDS = 60
 JOB_SECONDS = 120
@@ -68,7 +71,7 @@ def compose_config() -> None:
         return
     result = subprocess.run(
         [docker, "compose", "-f", str(ROOT / "docker-compose.yml"), "config", "--quiet"],
-        env={**os.environ, "SECRET_KEY": "x" * 50},
+        env={**os.environ, "SECRET_KEY": "x" * 50, "FIELD_ENCRYPTION_KEYS": FIELD_KEY},
         capture_output=True,
         text=True,
         timeout=60,
@@ -312,6 +315,7 @@ def main() -> int:
         "DEBUG": "false",
         "SECRET_KEY": secrets.token_urlsafe(50),
         "REQUIRE_SECRET_KEY": "true",
+        "FIELD_ENCRYPTION_KEYS": FIELD_KEY,
         "DATABASE_URL": with_database(base_url, name),
         # Its own Redis database (SMOKE_REDIS_DB, default 14), so beat's schedules land apart from the tests'.
         "REDIS_URL": with_database(redis_url, os.environ.get("SMOKE_REDIS_DB", "14")),

@@ -63,3 +63,20 @@ def test_production_without_a_secret_key_stops_start_up():
 
 def test_a_short_secret_key_stops_start_up():
     assert "too short" in _settings_error(DJANGO_SETTINGS_MODULE="config.settings", SECRET_KEY="short")
+
+
+def test_production_without_field_encryption_keys_stops_start_up():
+    assert "FIELD_ENCRYPTION_KEYS must be set" in _settings_error(
+        DJANGO_SETTINGS_MODULE="config.settings",
+        DEBUG="false",
+        REQUIRE_SECRET_KEY="true",
+        SECRET_KEY="k" * 50,
+        FIELD_ENCRYPTION_KEYS="",
+    )
+
+
+def test_a_field_encryption_key_that_is_not_a_fernet_key_stops_start_up():
+    good = "0" * 43 + "="  # 32 bytes, url-safe base64
+    assert "key 2 is not a Fernet key" in _settings_error(
+        DJANGO_SETTINGS_MODULE="config.settings", FIELD_ENCRYPTION_KEYS=f"{good},not-a-key"
+    )
