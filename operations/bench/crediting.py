@@ -1,6 +1,8 @@
 """Crediting one Valuation Date for N synthetic participants, against a hand-written INSERT ... SELECT.
 
-`python manage.py bench crediting --participants N [--paid F] [--json]`, in a scratch database:
+`python manage.py bench crediting --participants N [--paid F] [--repeat R] [--json]`, in a scratch database
+(with --repeat, R times, each on new books in a new scratch database: the figures are the runs' medians, `runs`
+lists each):
 
 1. Generation (set-based, generate_series): N participants in the first plan with three
    single accounts (RRP), each account holding four funds (12 positions a participant), bought on
@@ -34,6 +36,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import resource
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -114,6 +117,12 @@ def add_arguments(parser) -> None:
         type=float,
         default=0.0,
         help="share of participants with two payroll credits pending for the day (1: a payday)",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="runs, each on newly generated books with its own reference: the figures are then their medians",
     )
 
 
@@ -352,17 +361,62 @@ def measure(*, quiet: bool = True) -> dict:
     }
 
 
-def run(*, participants: int, json: bool, paid: float = 0.0) -> dict:
+def run(*, participants: int, json: bool, paid: float = 0.0, repeat: int = 1) -> dict:
     quiet = json
-    with scratch_database() as name:
-        _say(quiet, f"scratch database {name}: generating {participants} participants")
-        started = time.perf_counter()
-        built = generate(participants=participants, paid=paid)
-        _say(
-            quiet,
-            f"generated {built['positions']} positions, {built['pending_credits']} pending credits "
-            f"in {time.perf_counter() - started:.1f}s",
-        )
-        result = measure(quiet=quiet)
-    result["pending_credits"] = built["pending_credits"]
+    runs = []
+    for n in range(max(repeat, 1)):
+        with scratch_database() as name:
+            _say(
+                quiet,
+                f"scratch database {name}: generating {participants} participants (run {n + 1} of {repeat})",
+            )
+            started = time.perf_counter()
+            built = generate(participants=participants, paid=paid)
+            _say(
+                quiet,
+                f"generated {built['positions']} positions, {built['pending_credits']} pending credits "
+                f"in {time.perf_counter() - started:.1f}s",
+            )
+            result = measure(quiet=quiet)
+        result["pending_credits"] = built["pending_credits"]
+        runs.append(result)
+    return runs[0] if len(runs) == 1 else repeated(runs)
+
+
+# The figures of repeated runs: the medians of the timings and ratios (the reference alone moves by up to 40%
+# between runs of the same statement), the worst of the memory and of the rerun's rows.
+_MEDIANS = (
+    "seconds",
+    "reference_seconds",
+    "ratio",
+    "backend_cpu_seconds",
+    "reference_backend_cpu_seconds",
+    "cpu_ratio",
+)
+_WORST = ("peak_memory_mb", "rerun_rows_added", "python_peak_rss_mb", "postgres_backend_peak_rss_mb")
+
+
+def repeated(runs: list[dict]) -> dict:
+    """One result for several runs: the run of the median `ratio` (its counts and statuses), with the medians and
+    worsts above, the backend CPU of each statement as medians, and each run's figures under `runs`."""
+    ordered = sorted(runs, key=lambda r: r["ratio"])
+    result = dict(ordered[(len(ordered) - 1) // 2])
+    for key in _MEDIANS:
+        values = [r[key] for r in runs if r.get(key) is not None]
+        result[key] = round(statistics.median(values), 3) if values else None
+    for key in _WORST:
+        values = [r[key] for r in runs if r.get(key) is not None]
+        result[key] = max(values) if values else None
+    by_statement = [r["backend_cpu_by_statement"] for r in runs if r.get("backend_cpu_by_statement")]
+    if by_statement:
+        result["backend_cpu_by_statement"] = {
+            label: round(statistics.median(b[label] for b in by_statement), 2) for label in by_statement[0]
+        }
+    result["runs"] = [
+        {
+            key: r.get(key)
+            for key in ("ratio", "cpu_ratio", "seconds", "reference_seconds", "backend_cpu_by_statement")
+        }
+        for r in runs
+    ]
     return result

@@ -48,14 +48,37 @@ def test_the_benchmark_splits_the_jobs_cpu_into_the_credits_the_valuation_and_th
 def test_bench_command_prints_the_target_result_as_one_json_object(monkeypatch, capsys):
     seen = {}
 
-    def fake_run(*, participants, json, paid):
-        seen.update(participants=participants, json=json, paid=paid)
+    def fake_run(*, participants, json, paid, repeat):
+        seen.update(participants=participants, json=json, paid=paid, repeat=repeat)
         return dict.fromkeys(KEYS, 0)
 
     monkeypatch.setattr(bench, "run", fake_run)
-    call_command("bench", "crediting", "--participants", "7", "--paid", "0.25", "--json")
+    call_command("bench", "crediting", "--participants", "7", "--paid", "0.25", "--repeat", "3", "--json")
     assert json.loads(capsys.readouterr().out).keys() == KEYS
-    assert seen == {"participants": 7, "json": True, "paid": 0.25}
+    assert seen == {"participants": 7, "json": True, "paid": 0.25, "repeat": 3}
+
+
+def test_repeated_runs_report_medians_of_the_timings_and_the_worst_of_the_memory():
+    def one(ratio, reference, memory, credits):
+        return {
+            "ratio": ratio,
+            "cpu_ratio": ratio + 0.1,
+            "seconds": ratio * reference,
+            "reference_seconds": reference,
+            "backend_cpu_seconds": None,
+            "reference_backend_cpu_seconds": None,
+            "peak_memory_mb": memory,
+            "rerun_rows_added": 0,
+            "backend_cpu_by_statement": {"credits": credits, "valuation": 1.0, "other": 0.0},
+            "positions": 240,
+        }
+
+    result = bench.repeated([one(3.0, 1.0, 300, 0.9), one(2.0, 0.5, 450, 0.5), one(2.5, 0.8, 320, 0.7)])
+    assert (result["ratio"], result["cpu_ratio"], result["reference_seconds"]) == (2.5, 2.6, 0.8)
+    assert result["seconds"] == 2.0  # the median of 3.0, 1.0 and 2.0
+    assert result["peak_memory_mb"] == 450 and result["backend_cpu_seconds"] is None
+    assert result["backend_cpu_by_statement"] == {"credits": 0.7, "valuation": 1.0, "other": 0.0}
+    assert [r["ratio"] for r in result["runs"]] == [3.0, 2.0, 2.5] and result["positions"] == 240
 
 
 def test_bench_command_refuses_an_unknown_target():
