@@ -10,15 +10,19 @@ from __future__ import annotations
 import pytest
 
 
+@pytest.fixture
+def nodeid(request) -> str:
+    """The test's node id as pytest-xdist left it; outside `--dist loadgroup` there are no groups to check."""
+    if not getattr(request.config.option, "loadgroup", False):
+        pytest.skip("only under `--dist loadgroup` (make check)")
+    return request.node.nodeid
+
+
 class TestAClassIsAGroup:
-    def test_its_tests_carry_its_group(self, request):
-        if not getattr(request.config.option, "loadgroup", False):
-            pytest.skip("only under `--dist loadgroup` (make check)")
-        assert request.node.nodeid.endswith("@tests.test_tiers.TestAClassIsAGroup"), request.node.nodeid
+    def test_its_tests_carry_its_group(self, nodeid):
+        assert nodeid.endswith("@tests.test_tiers.TestAClassIsAGroup"), nodeid
 
 
 @pytest.mark.xdist_group("tests.test_tiers")
-def test_a_test_marked_with_a_group_carries_it(request):
-    if not getattr(request.config.option, "loadgroup", False):
-        pytest.skip("only under `--dist loadgroup` (make check)")
-    assert request.node.nodeid.endswith("@tests.test_tiers"), request.node.nodeid
+def test_a_test_marked_with_a_group_carries_it(nodeid):
+    assert nodeid.endswith("@tests.test_tiers"), nodeid
