@@ -37,10 +37,9 @@ def field_keys_rotate(*, actor: Actor, now: dt.datetime, chunk: int = 1000) -> d
     counts: dict[str, int] = {}
     with transaction.atomic():
         for model, field in encrypted_fields():
-            # chunks by primary key, not a server-side cursor: a refusal part-way must leave no cursor behind
-            rows = model._default_manager.select_for_update().order_by(
-                "pk"
-            )  # "" stays "" (no lookup: see above)
+            # Chunks by primary key, not a server-side cursor: a refusal part-way must leave no cursor behind.
+            # Every row, "" too (it stays ""): the field has no lookup to leave it out with.
+            rows = model._default_manager.select_for_update().order_by("pk")
             done, last = 0, None
             while batch := list((rows if last is None else rows.filter(pk__gt=last))[:chunk]):
                 done += model._default_manager.bulk_update(batch, [field.name])

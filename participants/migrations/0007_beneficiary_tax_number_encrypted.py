@@ -13,9 +13,8 @@ TABLE = "participants_beneficiarytaxinfo"
 def _rewrite(apps, schema_editor, change, wanted) -> None:
     with schema_editor.connection.cursor() as cursor:
         cursor.execute(f"SELECT id, taxpayer_number FROM {TABLE}")
-        rows = [(pk, value) for pk, value in cursor.fetchall() if value and wanted(value)]
-        for pk, value in rows:
-            cursor.execute(f"UPDATE {TABLE} SET taxpayer_number = %s WHERE id = %s", [change(value), pk])
+        rows = [(change(value), pk) for pk, value in cursor.fetchall() if value and wanted(value)]
+        cursor.executemany(f"UPDATE {TABLE} SET taxpayer_number = %s WHERE id = %s", rows)
 
 
 def encrypt_numbers(apps, schema_editor) -> None:
