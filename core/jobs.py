@@ -43,6 +43,34 @@ logger = logging.getLogger(__name__)
 
 # The runs claimed under the innermost job_lock, so that an exception leaving the lock marks them failed.
 _CLAIMED: contextvars.ContextVar[list[JobRun] | None] = contextvars.ContextVar("job_claimed", default=None)
+# The tasks queued inside `tasks_held`: recorded here instead of being sent to the broker.
+_HELD: contextvars.ContextVar[list[HeldTask] | None] = contextvars.ContextVar("tasks_held", default=None)
+
+
+@dataclass(frozen=True)
+class HeldTask:
+    """A task queued inside `tasks_held`: what would have been sent."""
+
+    name: str
+    args: tuple
+    kwargs: dict
+
+
+@contextlib.contextmanager
+def tasks_held() -> Iterator[list[HeldTask]]:
+    """Within: a task queued (`delay`, `apply_async`, and their on-commit forms when the commit comes inside) is
+    recorded in the list yielded and never sent to the broker.
+
+    For the simulator: it replays plan life in a scratch database, and a message naming one of its rows (the advice
+    of payment run 4, the confirmation of election 12) would reach the real broker and a real worker, which would
+    look that id up in the real books.
+    """
+    held: list[HeldTask] = []
+    token = _HELD.set(held)
+    try:
+        yield held
+    finally:
+        _HELD.reset(token)
 
 
 class JobBusy(RuntimeError):
@@ -496,11 +524,19 @@ def job_task_failed(*, task: str, args, kwargs, error: BaseException, now: dt.da
 
 
 class RecordedTask(DjangoTask):
-    """The project's task class (config/celery.py): no task fails silently (STYLE 12).
+    """The project's task class (config/celery.py): no task fails silently (STYLE 12), and none is sent from
+    inside `tasks_held`.
 
     A job that claims a JobRun records its own failure (job_fail); any other task that raises leaves a
     failed run named after the task, which staff see and retry; a later success closes it.
     """
+
+    def apply_async(self, args=None, kwargs=None, *more, **options):
+        held = _HELD.get()
+        if held is not None:  # inside tasks_held: recorded, not sent
+            held.append(HeldTask(name=self.name, args=tuple(args or ()), kwargs=dict(kwargs or {})))
+            return None
+        return super().apply_async(args, kwargs, *more, **options)
 
     def on_failure(self, exc, task_id, args, kwargs, einfo):
         if getattr(exc, "job_run_recorded", False):

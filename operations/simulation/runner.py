@@ -15,6 +15,7 @@ from books.models import Account
 from books.selectors import account_values
 from core import valuation_calendar as cal
 from core.dates import EASTERN
+from core.jobs import tasks_held
 from core.simulation import registry
 from core.simulation.registry import Rejected
 from operations.simulation.scenario import Scenario
@@ -132,7 +133,9 @@ def run_scenario(scenario: Scenario, *, shortcut: bool = True) -> dict:
         by_day.setdefault(event.on, []).append(event)
     checkpoints = set(scenario.checkpoints) | {scenario.through}
     results: dict[int, dict] = {}
-    with figure_overrides(limits=scenario.limits), pinned_version_date(scenario.plan_version):
+    # The tasks the services queue (payment advice, election confirmations) are held, never sent: they would name
+    # rows of this sandbox to the real broker's workers, which read the real books (core.jobs.tasks_held).
+    with tasks_held(), figure_overrides(limits=scenario.limits), pinned_version_date(scenario.plan_version):
         for hook in registry.SETUP_HOOKS:
             hook(ctx)
         for day in _days(scenario.start, scenario.through):
