@@ -154,7 +154,11 @@ if DATABASES["default"]["ENGINE"].endswith("postgresql"):
     if not DATABASES["default"]["TEST"]["NAME"]:
         DATABASES["default"]["TEST"] = {}
 else:
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # SQLite (the embedded default): a transaction takes the write lock when it begins (BEGIN IMMEDIATE), and
+    # waits up to `timeout` seconds for it. Begun DEFERRED, a transaction that read first and then writes while
+    # another process (the web server, the worker's other child) holds the lock fails at once with "database is
+    # locked" instead of waiting: a worker's two children sending two runs' payment advice did exactly that.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({"timeout": 30, "transaction_mode": "IMMEDIATE"})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- auth -----------------------------------------------------------------------------------

@@ -80,3 +80,64 @@ def test_a_field_encryption_key_that_is_not_a_fernet_key_stops_start_up():
     assert "key 2 is not a Fernet key" in _settings_error(
         DJANGO_SETTINGS_MODULE="config.settings", FIELD_ENCRYPTION_KEYS=f"{good},not-a-key"
     )
+
+
+# Two transactions of the embedded default that each read, then write, at once (as two worker children sending two
+# runs' payment advice do: a select_for_update().get_or_create() of a Notice).
+_SQLITE_WRITERS = r"""
+import threading
+
+import django
+
+django.setup()
+from django.db import OperationalError, connection, transaction
+
+with connection.cursor() as cursor:
+    cursor.execute("CREATE TABLE t (n integer)")
+connection.close()
+both_read = threading.Barrier(2, timeout=1)
+errors = []
+
+
+def write(n):
+    try:
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT count(*) FROM t")
+            try:
+                both_read.wait()
+            except threading.BrokenBarrierError:  # the other waits for the lock to begin: this one goes on
+                pass
+            with connection.cursor() as cursor:
+                cursor.execute("INSERT INTO t VALUES (%s)", [n])
+    except OperationalError as exc:
+        errors.append(str(exc))
+    finally:
+        connection.close()
+
+
+threads = [threading.Thread(target=write, args=(n,)) for n in (1, 2)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+with connection.cursor() as cursor:
+    cursor.execute("SELECT count(*) FROM t")
+    print(cursor.fetchone()[0], errors)
+"""
+
+
+def test_two_writers_of_the_embedded_default_wait_for_each_other_instead_of_failing(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-c", _SQLITE_WRITERS],
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'embedded.sqlite3'}",
+        },
+        capture_output=True,
+        text=True,
+        cwd=settings.BASE_DIR,
+        timeout=120,
+    )
+    assert result.stdout.strip() == "2 []", result.stdout + result.stderr
