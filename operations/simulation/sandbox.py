@@ -1,7 +1,11 @@
 """Where a simulation runs: a scratch database (default) or a transaction rolled back at the end.
 
 The scratch database is a copy of a template built once per schema (migrations + catalog), so a
-run never sees or touches real plan data, and starts in well under a second.
+run never sees or touches real plan data, and starts in well under a second. In either sandbox the
+tasks the services queue are held, never sent (core.jobs.tasks_held): a message naming one of the
+sandbox's rows (the advice of payment run 4) would reach the real broker's workers, which read the
+real books. The benchmarks that build books in a scratch database (load_demo, a payment run
+approved) are covered too.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.db import connection, connections, transaction
 
+from core.jobs import tasks_held
 from participants.models import Person
 from plans.services import catalog_load
 
@@ -49,7 +54,7 @@ def rolled_back() -> Iterator[None]:
             "the transaction sandbox needs a database with no participants; use the scratch sandbox"
         )
     try:
-        with transaction.atomic():
+        with tasks_held(), transaction.atomic():
             _prepare_current()
             yield
             raise _Rollback
@@ -83,6 +88,13 @@ def _build_template(quiet: bool = True) -> None:
 
 @contextlib.contextmanager
 def scratch_database() -> Iterator[str]:
+    """A throw-away copy of the template, its name yielded; the tasks queued inside are held (module docstring)."""
+    with tasks_held(), _scratch() as name:
+        yield name
+
+
+@contextlib.contextmanager
+def _scratch() -> Iterator[str]:
     conn = connections["default"]
     fingerprint = _schema_fingerprint()
     if conn.vendor == "postgresql":

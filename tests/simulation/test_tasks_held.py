@@ -13,6 +13,7 @@ from django.conf import settings
 from config.celery import app
 from core.jobs import tasks_held
 from operations.simulation.runner import run_scenario
+from operations.simulation.sandbox import rolled_back, scratch_database
 from operations.simulation.scenario import load_scenario
 from payments.models import PaymentRun
 from payments.tasks import payment_advice_task
@@ -36,3 +37,22 @@ def test_a_simulation_approves_payment_runs_and_sends_no_advice_task():
     # each run released queued its payment advice when its approval committed (payments.services.runs)
     assert PaymentRun.objects.filter(status=PaymentRun.Status.RELEASED).exists()
     assert sent.call_count == 0, [c.args[0] for c in sent.call_args_list]
+
+
+@pytest.mark.django_db
+def test_the_transaction_sandbox_holds_what_is_queued_in_it():
+    with mock.patch.object(app, "send_task") as sent:
+        with rolled_back():
+            payment_advice_task.delay(3)
+    assert sent.call_count == 0
+
+
+@pytest.mark.slow  # builds the scratch databases' template once for the test database (migrate + catalog)
+def test_a_scratch_database_holds_what_is_queued_in_it(django_db_blocker):
+    # Not in a test transaction: the sandbox points the connection at the scratch database and back.
+    with django_db_blocker.unblock(), mock.patch.object(app, "send_task") as sent:
+        with scratch_database():
+            payment_advice_task.delay(3)
+        assert sent.call_count == 0
+        payment_advice_task.delay(3)  # out of it: sent as ever
+        assert sent.call_count == 1
