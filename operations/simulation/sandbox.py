@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
 import shutil
 import tempfile
 import uuid
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management import call_command
-from django.db import connection, connections, transaction
+from django.db import DatabaseError, connection, connections, transaction
 
 from core.jobs import tasks_held
 from participants.models import Person
@@ -93,6 +94,18 @@ def scratch_database() -> Iterator[str]:
         yield name
 
 
+def _drop_older_templates(base: str, template: str) -> None:
+    """The templates of this database made for earlier schemas (another fingerprint): nothing will copy them again.
+    One in use (being copied by a process still on the old code) is left for a later call."""
+    with connections["default"]._nodb_cursor() as cursor:
+        cursor.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", [f"{base}_simtpl_%"])
+        names = [row[0] for row in cursor.fetchall()]
+    for name in names:
+        if name != template and re.fullmatch(rf"{re.escape(base)}_simtpl_[0-9a-f]{{12}}", name):
+            with contextlib.suppress(DatabaseError):
+                _pg_admin_execute(f'DROP DATABASE IF EXISTS "{name}"')
+
+
 @contextlib.contextmanager
 def _scratch() -> Iterator[str]:
     conn = connections["default"]
@@ -112,6 +125,7 @@ def _scratch() -> Iterator[str]:
                 _pg_admin_execute(f'ALTER DATABASE "{building}" RENAME TO "{template}"')
             except Exception:  # another process built it first
                 _pg_admin_execute(f'DROP DATABASE IF EXISTS "{building}"')
+        _drop_older_templates(base, template)
         scratch = f"{base}_sim_{uuid.uuid4().hex[:10]}"
         _pg_admin_execute(f'CREATE DATABASE "{scratch}" TEMPLATE "{template}"')
         try:
@@ -132,6 +146,9 @@ def _scratch() -> Iterator[str]:
             with _point_default_at({"NAME": building_file}):
                 _build_template()
             building_file.replace(template_file)
+        for older in var.glob("simtpl_*.sqlite3"):  # the templates of earlier schemas
+            if older != template_file and re.fullmatch(r"simtpl_[0-9a-f]{12}\.sqlite3", older.name):
+                older.unlink(missing_ok=True)
         with tempfile.TemporaryDirectory() as tmp:
             scratch_file = Path(tmp) / "simulation.sqlite3"
             shutil.copyfile(template_file, scratch_file)
